@@ -1,0 +1,49 @@
+// `pnpm dev`: runs the whole OS locally on workerd and says how to reach it.
+//   pnpm dev [--port 8787] [--persist-to DIR]
+// The admin secret comes from ITERATE_ADMIN_SECRET, else the documented local default.
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { LOCAL_ADMIN_SECRET, startLocalOs } from "./local-os.ts";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2).filter((arg) => arg !== "--"),
+  options: {
+    port: { type: "string", default: "8787" },
+    "persist-to": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+
+if (values.help) {
+  console.log("usage: pnpm dev [--port 8787] [--persist-to DIR]   (ITERATE_ADMIN_SECRET sets the admin secret)");
+  process.exit(0);
+}
+
+const port = Number(values.port);
+if (!Number.isInteger(port) || port <= 0 || port > 65535) {
+  console.error(`--port must be a port number, got ${values.port}`);
+  process.exit(2);
+}
+const persistTo = resolve(process.env.INIT_CWD ?? process.cwd(), values["persist-to"] ?? ".dev-state");
+const fromEnv = process.env.ITERATE_ADMIN_SECRET;
+const adminSecret = fromEnv !== undefined && fromEnv !== "" ? fromEnv : LOCAL_ADMIN_SECRET;
+
+const os = await startLocalOs({ port, persistTo, adminSecret, inheritOutput: true });
+console.log(`
+iterate OS is running at ${os.baseUrl}   (Cap'n Web at ${os.baseUrl}/api, state in ${persistTo})
+Authenticate with the admin secret ${fromEnv ? "from ITERATE_ADMIN_SECRET" : `"${LOCAL_ADMIN_SECRET}" (the local default; set ITERATE_ADMIN_SECRET to change it)`}:
+
+  import { connectItx } from "iterate/client";
+  using session = connectItx({ baseUrl: "${os.baseUrl}", auth: { type: "admin-secret", secret: process.env.ITERATE_ADMIN_SECRET } });
+  console.log(await session.__describe());
+
+Press Ctrl-C to stop.
+`);
+
+const shutdown = async () => {
+  await os.stop();
+  process.exit(0);
+};
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);
+os.process.on("exit", (code) => process.exit(code ?? 1));

@@ -1,0 +1,39 @@
+import type { Principal } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import type { Env } from "../env.ts";
+import { secretsEqual } from "./constant-time.ts";
+import { parseCredentials } from "./credentials.ts";
+
+/**
+ * Turns untrusted credentials into a Principal, or fails with `UNAUTHENTICATED`. This is the only
+ * place the OS checks who a caller is (authentication happens at connect and nowhere else).
+ */
+export async function authenticate(env: Env, input: unknown): Promise<Principal> {
+  const credentials = parseCredentials(input);
+  switch (credentials.type) {
+    case "admin-secret":
+      await requireAdminSecret(env, credentials.secret);
+      return { kind: "admin", id: "admin" };
+    case "impersonate":
+      await requireAdminSecret(env, credentials.secret);
+      return { kind: "impersonated", id: credentials.principal, projectIds: [...new Set(credentials.projectIds)] };
+    case "bearer":
+    case "operator-session":
+      // No token issuer is configured for this deployment yet: every token is unknown.
+      throw new ItxError("UNAUTHENTICATED", `${credentials.type} token is not valid for this deployment`, {
+        details: { reason: "rejected" },
+      });
+  }
+}
+
+async function requireAdminSecret(env: Env, secret: string): Promise<void> {
+  const expected = env.ITERATE_ADMIN_SECRET;
+  if (expected === undefined || expected === "") {
+    throw new ItxError("UNAUTHENTICATED", "this deployment has no admin secret configured (set ITERATE_ADMIN_SECRET)", {
+      details: { reason: "rejected" },
+    });
+  }
+  if (!(await secretsEqual(secret, expected))) {
+    throw new ItxError("UNAUTHENTICATED", "the admin secret is wrong", { details: { reason: "rejected" } });
+  }
+}

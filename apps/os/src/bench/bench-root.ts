@@ -1,0 +1,50 @@
+import { RpcTarget } from "capnweb";
+import type { Env } from "../env.ts";
+
+const TRIVIAL_MODULE = "export default { add(a, b) { return a + b; }, fetch() { return new Response('ok'); } };";
+
+/**
+ * The benchmark's own Cap'n Web root (never part of /api): the raw operations whose timings are
+ * the baselines that every platform target is stated against.
+ */
+export class BenchRootRpcTarget extends RpcTarget {
+  readonly #env: Env;
+
+  constructor(env: Env) {
+    super();
+    this.#env = env;
+  }
+
+  /** (a) the raw Cap'n Web round trip. */
+  ping(): null {
+    return null;
+  }
+
+  /** (b) Worker -> Durable Object no-op -> back. */
+  async doNoop(name: string): Promise<null> {
+    return this.#env.BENCH.getByName(name).noop();
+  }
+
+  /** (c) the same with one SQLite row inserted. */
+  async doInsertOne(name: string): Promise<number> {
+    return this.#env.BENCH.getByName(name).insertOne("x");
+  }
+
+  /** (d) `count` inserts inside one Durable Object request. */
+  async doInsertMany(name: string, count: number): Promise<number> {
+    return this.#env.BENCH.getByName(name).insertMany(count);
+  }
+
+  /** (e) load a trivial module under a fresh id and call it once. */
+  async loaderCall(id: string): Promise<number> {
+    const worker = this.#env.LOADER.get(id, () => ({
+      compatibilityDate: "2026-08-01",
+      mainModule: "main.js",
+      modules: { "main.js": TRIVIAL_MODULE },
+      globalOutbound: null,
+    }));
+    const response = await worker.getEntrypoint().fetch("http://bench/");
+    await response.arrayBuffer();
+    return response.status;
+  }
+}

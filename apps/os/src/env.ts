@@ -1,0 +1,11 @@
+import type { BenchDurableObject } from "./bench/bench-durable-object.ts";
+
+/** The bindings and variables of the OS Worker (see wrangler.jsonc). */
+export interface Env {
+  /** The deployment's admin secret. Unset means the admin lanes refuse everyone. */
+  ITERATE_ADMIN_SECRET?: string;
+  /** "1" exposes the benchmark root at /api/bench. Only the bench harness sets it. */
+  ITERATE_BENCH?: string;
+  BENCH: DurableObjectNamespace<BenchDurableObject>;
+  LOADER: WorkerLoader;
+}

@@ -1,0 +1,29 @@
+import { serveCapnWeb } from "./api/api-route.ts";
+import { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
+import { BenchRootRpcTarget } from "./bench/bench-root.ts";
+import type { Env } from "./env.ts";
+
+export { BenchDurableObject } from "./bench/bench-durable-object.ts";
+
+/** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url);
+    switch (url.pathname) {
+      case "/api":
+        return serveCapnWeb(request, (connection) => new UnauthenticatedRootRpcTarget(env, connection));
+      case "/api/bench":
+        if (env.ITERATE_BENCH !== "1") return notFound();
+        return serveCapnWeb(request, () => new BenchRootRpcTarget(env));
+      case "/":
+      case "/health":
+        return Response.json({ ok: true, service: "iterate-os", api: "/api" });
+      default:
+        return notFound();
+    }
+  },
+} satisfies ExportedHandler<Env>;
+
+function notFound(): Response {
+  return Response.json({ code: "NOT_FOUND", message: "no such route" }, { status: 404 });
+}

@@ -1,0 +1,19 @@
+/**
+ * `iterate/client`: connect to an iterate OS from Node or a browser.
+ *
+ * @example
+ * import { connectItx } from "iterate/client";
+ * using session = connectItx({ baseUrl: "http://127.0.0.1:8787", auth: { type: "admin-secret", secret } });
+ * console.log((await session.__describe()).principal);
+ * @module
+ */
+export {
+  connectItx,
+  type ConnectAgentOptions,
+  type ConnectOptions,
+  type ConnectProjectOptions,
+  type ConnectWithAuthOptions,
+  type Handle,
+} from "./connect-itx.ts";
+export { errorCode, errorMessage, hasErrorCode, ItxError } from "../errors/index.ts";
+export type * from "../types.ts";

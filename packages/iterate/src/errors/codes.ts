@@ -1,0 +1,44 @@
+/**
+ * The one table of error codes. Every error the platform raises on purpose carries one of
+ * these as a string `code`, and the code survives Cap'n Web and Workers RPC: callers branch on
+ * `error.code`, never on `instanceof` or on message text.
+ */
+export const ERROR_CODES = {
+  /** Missing or forbidden: the two are deliberately indistinguishable. */
+  NOT_FOUND: "NOT_FOUND",
+  /** Credentials were absent, malformed or rejected at `authenticate()`. */
+  UNAUTHENTICATED: "UNAUTHENTICATED",
+  /** The caller sent input that fails validation or a named limit. */
+  INVALID_ARGUMENT: "INVALID_ARGUMENT",
+  /** A live capability's provider is no longer connected. */
+  CAPABILITY_DISCONNECTED: "CAPABILITY_DISCONNECTED",
+  /** An idempotency key was reused with a different body. */
+  IDEMPOTENCY_CONFLICT: "IDEMPOTENCY_CONFLICT",
+  /** An expected offset no longer matches the head of the stream. */
+  OFFSET_CONFLICT: "OFFSET_CONFLICT",
+  /** A chain of reactions ran too many rounds and was stopped. */
+  LOOP_LIMIT: "LOOP_LIMIT",
+  /** The egress pipe refused an outbound request. */
+  EGRESS_REFUSED: "EGRESS_REFUSED",
+  /** A script threw or could not be compiled. */
+  SCRIPT_FAILED: "SCRIPT_FAILED",
+  /** A wait ran past its deadline. */
+  TIMEOUT: "TIMEOUT",
+  /** The caller is authenticated but the operation needs more authority (reported as such only where existence is not secret). */
+  PERMISSION_DENIED: "PERMISSION_DENIED",
+  /** Stored state is larger than a named limit allows (for example a processor checkpoint). */
+  LIMIT_EXCEEDED: "LIMIT_EXCEEDED",
+  /** A platform part is not available right now; retrying may succeed. */
+  UNAVAILABLE: "UNAVAILABLE",
+  /** A bug: an invariant was broken. The message says which. */
+  INTERNAL: "INTERNAL",
+} as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+const CODE_SET: ReadonlySet<string> = new Set(Object.values(ERROR_CODES));
+
+/** True when `value` is one of the table's codes. */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && CODE_SET.has(value);
+}
