@@ -83,7 +83,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     await waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 60_000);
   } catch (error) {
     await stop();
-    throw new Error(`local OS did not start: ${(error as Error).message}\n--- wrangler output ---\n${output}`);
+    throw new Error(`local OS did not start: ${(error as Error).message}\n--- wrangler output ---\n${output}`, { cause: error });
   }
   return { baseUrl, adminSecret, persistTo, process: child, stop };
 }

@@ -126,3 +126,79 @@ export interface ProjectSummary {
   id: string;
   slug: string;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Streams
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Who wrote an event. The platform stamps `origin` (the context whose code or session wrote it),
+ * `principal` and `platform`; a writer's own values are dropped except `processor`.
+ */
+export interface EventSource {
+  /** The context path whose code or session appended the event, e.g. "/agents/a". */
+  origin?: string;
+  /** The authenticated principal id behind the write. */
+  principal?: string;
+  /** Set when the platform itself wrote the event (a domain Durable Object), naming which part. */
+  platform?: string;
+  /** The slug of the processor that appended it; the one field a writer may set. */
+  processor?: string;
+}
+
+/** An event as stored in (or, when ephemeral, passed through) a stream. */
+export interface StreamEvent<Type extends string = string, Payload = unknown> {
+  /** The stream's path inside its project, e.g. "/" or "/agents/a". */
+  streamPath: string;
+  /**
+   * Position in the stream. Durable events are numbered 1, 2, 3, ... with no gaps. An ephemeral
+   * event carries the offset of the durable event it follows (the head when it was sent).
+   */
+  offset: number;
+  type: Type;
+  payload: Payload;
+  /** ISO-8601 time the stream committed it. */
+  createdAt: string;
+  source: EventSource;
+  idempotencyKey?: string;
+  /** Present and true for events that were never stored. */
+  ephemeral?: true;
+}
+
+/** What a writer hands to `append`. Everything else is stamped by the stream. */
+export interface EventInput<Type extends string = string, Payload = unknown> {
+  type: Type;
+  payload?: Payload;
+  /** Same key and same body returns the stored event; a different body fails with IDEMPOTENCY_CONFLICT. */
+  idempotencyKey?: string;
+  /** Never stored: reaches only live subscribers connected at that moment. */
+  ephemeral?: boolean;
+  /** Only `processor` survives; the platform stamps the rest. */
+  source?: EventSource;
+}
+
+export interface AppendOptions {
+  /** Fails with OFFSET_CONFLICT unless the head is exactly this offset when the append commits. */
+  expectedOffset?: number;
+}
+
+export interface GetEventsInput {
+  /** Exclusive lower bound; 0 (the default) reads from the start. */
+  afterOffset?: number;
+  /** Exclusive upper bound. */
+  beforeOffset?: number;
+  /** Only these types. */
+  types?: string[];
+  /** At most this many events (1-500, default 100). */
+  limit?: number;
+}
+
+export interface WaitForEventInput {
+  type?: string;
+  /** Every key given must equal the event payload's value at that key (deep equality). */
+  payload?: Record<string, unknown>;
+  /** Only events after this offset count; 0 (the default) includes the whole history. */
+  afterOffset?: number;
+  /** Fails with TIMEOUT after this long (at most 300,000). */
+  timeoutMs: number;
+}

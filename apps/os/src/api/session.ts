@@ -11,14 +11,10 @@ import { describeNode } from "./describe.ts";
  */
 export class SessionRpcTarget extends RpcTarget {
   // Private fields never cross RPC: capnweb exposes only prototype methods and getters.
-  readonly #env: Env;
-  readonly #connection: Connection;
   readonly #principal: Principal;
 
-  constructor(env: Env, connection: Connection, principal: Principal) {
+  constructor(_env: Env, _connection: Connection, principal: Principal) {
     super();
-    this.#env = env;
-    this.#connection = connection;
     this.#principal = principal;
   }
 

@@ -1,0 +1,14 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Workerd tests: the real runtime, real Durable Object SQLite, the real Worker Loader.
+export default defineConfig({
+  test: { include: ["src/**/*.test.ts", "test/**/*.test.ts"], testTimeout: 20_000 },
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.jsonc" },
+      remoteBindings: false,
+      miniflare: { bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret" } },
+    }),
+  ],
+});

@@ -1,0 +1,11 @@
+// `pnpm bench`: starts a local OS (or uses BASE_URL) and prints every figure as `name: value unit`.
+import { measureBaselines } from "./baselines.ts";
+import { openTarget } from "./target.ts";
+
+const target = await openTarget();
+try {
+  console.log(`# iterate benchmarks against ${target.baseUrl} (node ${process.version})`);
+  await measureBaselines(target);
+} finally {
+  await target.close();
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+// End-to-end suites against a running OS. The global setup starts a fresh local OS unless
+// BASE_URL (plus ITERATE_ADMIN_SECRET) points at one that is already running.
+export default defineConfig({
+  test: {
+    include: ["suites/**/*.test.ts"],
+    globalSetup: ["harness/global-setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    fileParallelism: false,
+  },
+});
