@@ -1,4 +1,5 @@
 import type { BenchDurableObject } from "./bench/bench-durable-object.ts";
+import type { StreamDurableObject } from "./stream/stream-durable-object.ts";
 
 /** The bindings and variables of the OS Worker (see wrangler.jsonc). */
 export interface Env {
@@ -6,6 +7,8 @@ export interface Env {
   ITERATE_ADMIN_SECRET?: string;
   /** "1" exposes the benchmark root at /api/bench. Only the bench harness sets it. */
   ITERATE_BENCH?: string;
+  /** One Stream Durable Object per stream, named by its coordinate `<projectId>:<path>`. */
+  STREAM: DurableObjectNamespace<StreamDurableObject>;
   BENCH: DurableObjectNamespace<BenchDurableObject>;
   LOADER: WorkerLoader;
 }

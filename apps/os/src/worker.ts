@@ -4,6 +4,7 @@ import { BenchRootRpcTarget } from "./bench/bench-root.ts";
 import type { Env } from "./env.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
+export { StreamDurableObject } from "./stream/stream-durable-object.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {

@@ -4,6 +4,7 @@ import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
 import { describeNode } from "./describe.ts";
+import { StreamCollection } from "../stream/stream-collection.ts";
 
 /**
  * What `authenticate()` answers: a catalogue that vends contexts. It is not itself a context;
@@ -11,10 +12,12 @@ import { describeNode } from "./describe.ts";
  */
 export class SessionRpcTarget extends RpcTarget {
   // Private fields never cross RPC: capnweb exposes only prototype methods and getters.
+  readonly #env: Env;
   readonly #principal: Principal;
 
-  constructor(_env: Env, _connection: Connection, principal: Principal) {
+  constructor(env: Env, _connection: Connection, principal: Principal) {
     super();
+    this.#env = env;
     this.#principal = principal;
   }
 
@@ -26,10 +29,16 @@ export class SessionRpcTarget extends RpcTarget {
           "An authenticated session. Open a project with projects.get(slugOrId); list what you can reach with projects.list().",
         children: {
           projects: "the projects this principal can reach: list(), get(slugOrId), create({ slug })",
+          ...(this.#principal.kind === "admin" ? { streams: "admin: deployment-wide streams, streams.get(path)" } : {}),
         },
       },
       { kind: "session" as const, principal: structuredClone(this.#principal) },
     );
+  }
+
+  /** Admin only: the deployment-wide streams, outside every project. */
+  get streams(): StreamCollection {
+    return new StreamCollection(this.#env, this.#principal);
   }
 
   get projects(): ProjectCollectionRpcTarget {

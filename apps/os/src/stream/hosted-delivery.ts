@@ -1,0 +1,107 @@
+import type { StreamEvent } from "iterate/types";
+
+/** Where a hosted processor lives: a Durable Object namespace binding, the object's name, the slug. */
+export interface ProcessorSubscription {
+  type: "processor";
+  binding: string;
+  host: string;
+  processor: string;
+}
+
+/** What a processor host answers when woken: its committed checkpoint and where to send batches. */
+export interface ProcessorSession {
+  checkpoint: number;
+  processEventBatch: ((events: StreamEvent[]) => Promise<{ offset: number }>) & Partial<Disposable>;
+}
+
+const DELIVERY_BATCH = 500;
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 60_000;
+
+/**
+ * Delivers a stream's durable events to one hosted processor, at least once and in order. The
+ * host, not the stream, owns the cursor: each batch answers the offset the host committed, and a
+ * fresh wake answers its checkpoint, so a host that died resumes exactly where its fold stopped.
+ */
+export class HostedDelivery {
+  readonly key: string;
+  readonly subscription: ProcessorSubscription;
+  #session: ProcessorSession | undefined;
+  #cursor = 0;
+  #pumping: Promise<void> | undefined;
+  #failures = 0;
+  #retryAt = 0;
+  #lastError: string | undefined;
+
+  constructor(key: string, subscription: ProcessorSubscription) {
+    this.key = key;
+    this.subscription = subscription;
+  }
+
+  /** When the next retry is due (0 when none is pending). */
+  get retryAt(): number {
+    return this.#retryAt;
+  }
+
+  status(): { key: string; subscription: ProcessorSubscription; cursor: number; failures: number; lastError?: string } {
+    return {
+      key: this.key,
+      subscription: this.subscription,
+      cursor: this.#cursor,
+      failures: this.#failures,
+      ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
+    };
+  }
+
+  /** Sends every event after the host's cursor. One pump runs at a time. */
+  pump(options: {
+    head: () => number;
+    read: (after: number, limit: number) => StreamEvent[];
+    wake: () => Promise<ProcessorSession>;
+    now: () => number;
+  }): Promise<void> {
+    if (this.#pumping) return this.#pumping;
+    this.#pumping = this.#drain(options).finally(() => {
+      this.#pumping = undefined;
+    });
+    return this.#pumping;
+  }
+
+  /** Forgets the live session (the subscription changed, or the stream is shutting down). */
+  close(): void {
+    const session = this.#session;
+    this.#session = undefined;
+    try {
+      session?.processEventBatch[Symbol.dispose]?.();
+    } catch {
+      // the host may be gone already
+    }
+  }
+
+  async #drain(options: Parameters<HostedDelivery["pump"]>[0]): Promise<void> {
+    try {
+      if (!this.#session) {
+        const session = await options.wake();
+        this.#session = session;
+        this.#cursor = session.checkpoint;
+      }
+      while (this.#cursor < options.head()) {
+        const batch = options.read(this.#cursor, DELIVERY_BATCH);
+        const last = batch.at(-1);
+        if (!last) break;
+        const { offset } = await this.#session.processEventBatch(batch);
+        if (offset < last.offset) throw new Error(`host committed ${offset}, short of ${last.offset}`);
+        this.#cursor = offset;
+      }
+      this.#failures = 0;
+      this.#retryAt = 0;
+      this.#lastError = undefined;
+    } catch (error) {
+      // Whatever failed (the host restarted, its fold threw), start over from its checkpoint later.
+      this.close();
+      this.#failures += 1;
+      this.#lastError = error instanceof Error ? error.message : String(error);
+      this.#retryAt = options.now() + Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(this.#failures - 1, 10));
+    }
+  }
+}

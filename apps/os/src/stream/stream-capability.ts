@@ -1,0 +1,130 @@
+import { RpcTarget } from "cloudflare:workers";
+import type { EventInput, EventSource, StreamEvent } from "iterate/types";
+import { ItxError, withErrorCode } from "iterate/errors";
+import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-durable-object.ts";
+import type { BatchCallback } from "./live-subscribers.ts";
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** What a StreamCapability forwards to: the Stream Durable Object itself, or a stub of it. */
+export interface StreamBackend {
+  append(request: AppendRequest): MaybePromise<StreamEvent[]>;
+  getEvents(input?: unknown): MaybePromise<StreamEvent[]>;
+  getEventsJson(input?: unknown): MaybePromise<string>;
+  head(): MaybePromise<number>;
+  waitForEvent(input: unknown): MaybePromise<StreamEvent>;
+  subscribe(request: SubscribeRequest): MaybePromise<{ key: string; afterOffset: number; head: number }>;
+  unsubscribe(key: string): MaybePromise<boolean>;
+  info(): MaybePromise<StreamInfo>;
+}
+
+/** One page of `readEvents`. */
+export interface EventPage {
+  events: StreamEvent[];
+  /** Pass as `afterOffset` to read the next page. */
+  nextAfterOffset: number;
+  /** True when this page reached the head that existed when it was read. */
+  done: boolean;
+}
+
+/**
+ * The public Stream capability: what `session.streams.get(path)` (and later `itx.streams.get`)
+ * answers, and what processor hosts receive. Every write is stamped with `stamp`, fixed when the
+ * capability was made; writers cannot change it.
+ */
+export class StreamCapability extends RpcTarget {
+  readonly #backend: StreamBackend;
+  readonly #stamp: EventSource;
+
+  constructor(backend: StreamBackend, stamp: EventSource) {
+    super();
+    this.#backend = backend;
+    this.#stamp = stamp;
+  }
+
+  async __describe() {
+    const info = await relay(this.#backend.info());
+    return {
+      kind: "stream",
+      instructions:
+        "An append-only event stream. append(...events) commits events as one batch; getEvents/readEvents read them; " +
+        "waitForEvent({ type, payload, afterOffset, timeoutMs }) waits for one; subscribe(callback, { afterOffset }) replays then tails.",
+      children: {
+        append: "append(...events): one commit, answers the stored events",
+        appendBatch: "appendBatch({ events, expectedOffset? }): append only if the head is still expectedOffset",
+        getEvents: "getEvents({ afterOffset?, beforeOffset?, types?, limit? }): at most 500 events",
+        readEvents: "readEvents({ afterOffset?, limit? }): one page and where the next starts",
+        waitForEvent: "waitForEvent({ type?, payload?, afterOffset?, timeoutMs }): the first match, or TIMEOUT",
+        subscribe: "subscribe(callback, { key?, afterOffset?, types? }): ordered batches, then live",
+      },
+      ...info,
+    };
+  }
+
+  async head(): Promise<number> {
+    return relay(this.#backend.head());
+  }
+
+  /** Appends events as one commit. */
+  async append(...events: EventInput[]): Promise<StreamEvent[]> {
+    return relay(this.#backend.append({ events, stamp: this.#stamp }));
+  }
+
+  /** Appends as one commit only if the head is still `expectedOffset`, else OFFSET_CONFLICT. */
+  async appendBatch(input: { events: EventInput[]; expectedOffset?: number }): Promise<StreamEvent[]> {
+    if (typeof input !== "object" || input === null || !Array.isArray(input.events)) {
+      throw new ItxError("INVALID_ARGUMENT", "appendBatch takes { events: [...], expectedOffset? }");
+    }
+    const request: AppendRequest = { events: input.events, stamp: this.#stamp };
+    if (input.expectedOffset !== undefined) request.expectedOffset = input.expectedOffset;
+    return relay(this.#backend.append(request));
+  }
+
+  async getEvents(input: unknown = {}): Promise<StreamEvent[]> {
+    return relay(this.#backend.getEvents(input));
+  }
+
+  /** One page of events from `afterOffset`; loop on `nextAfterOffset` until `done`. */
+  async readEvents(input: { afterOffset?: number; limit?: number } = {}): Promise<EventPage> {
+    const afterOffset = input.afterOffset ?? 0;
+    const limit = input.limit ?? 500;
+    const [events, head] = await Promise.all([relay(this.#backend.getEvents({ afterOffset, limit })), relay(this.#backend.head())]);
+    const nextAfterOffset = events.at(-1)?.offset ?? afterOffset;
+    return { events, nextAfterOffset, done: nextAfterOffset >= head };
+  }
+
+  /** `getEvents` as one JSON string: a bulk reader parses it itself instead of paying per-object RPC encoding. */
+  async getEventsJson(input: unknown = {}): Promise<string> {
+    return relay(this.#backend.getEventsJson(input));
+  }
+
+  async waitForEvent(input: unknown): Promise<StreamEvent> {
+    return relay(this.#backend.waitForEvent(input));
+  }
+
+  /** Replays then tails; `callback` receives ordered batches. Same key replaces the earlier subscription. */
+  async subscribe(
+    callback: BatchCallback,
+    options: { key?: string; afterOffset?: number; types?: string[] } = {},
+  ): Promise<{ key: string; afterOffset: number; head: number }> {
+    if (typeof options !== "object" || options === null) throw new ItxError("INVALID_ARGUMENT", "subscribe options must be an object");
+    const request: SubscribeRequest = { callback };
+    if (options.key !== undefined) request.key = options.key;
+    if (options.afterOffset !== undefined) request.afterOffset = options.afterOffset;
+    if (options.types !== undefined) request.types = options.types;
+    return relay(this.#backend.subscribe(request));
+  }
+
+  async unsubscribe(key: string): Promise<boolean> {
+    return relay(this.#backend.unsubscribe(key));
+  }
+}
+
+// Workers RPC may drop an error's own properties; put `code` back before it crosses Cap'n Web.
+async function relay<T>(value: MaybePromise<T>): Promise<T> {
+  try {
+    return await value;
+  } catch (error) {
+    throw withErrorCode(error);
+  }
+}

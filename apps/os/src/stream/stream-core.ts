@@ -1,0 +1,66 @@
+import type { StreamEvent } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import type { ProcessorSubscription } from "./hosted-delivery.ts";
+
+/** The one event type the Stream itself folds: a row of its subscription table, set or cleared. */
+export const SUBSCRIPTION_CONFIGURED = "events.iterate.com/itx/subscription-configured";
+
+/** Bindings that may host stream processors end in this suffix (e.g. CAPABILITY_HOST_PROCESSORS). */
+export const PROCESSOR_HOST_BINDING_SUFFIX = "_PROCESSORS";
+
+/** Most hosted-processor subscriptions on one stream: each is woken on every append. */
+export const SUBSCRIPTIONS_MAX = 32;
+
+export interface SubscriptionConfigured {
+  key: string;
+  subscription: ProcessorSubscription | null;
+}
+
+/** The Stream's own folded state: its hosted-processor subscriptions by key. */
+export interface StreamCoreState {
+  subscriptions: Record<string, ProcessorSubscription>;
+}
+
+export function initialStreamCoreState(): StreamCoreState {
+  return { subscriptions: {} };
+}
+
+const KEY = /^[a-z0-9][a-z0-9._:/-]{0,127}$/;
+const BINDING = /^[A-Z][A-Z0-9_]{0,63}$/;
+const SLUG = /^[a-z][a-z0-9-]{0,63}$/;
+
+/**
+ * Validates a subscription-configured payload at append time, so a bad row never enters the log.
+ * `hasBinding` says whether this deployment has a Durable Object namespace under that name.
+ */
+export function parseSubscriptionConfigured(payload: unknown, hasBinding: (name: string) => boolean): SubscriptionConfigured {
+  const bad = (why: string) => new ItxError("INVALID_ARGUMENT", `${SUBSCRIPTION_CONFIGURED}: ${why}`);
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) throw bad("payload must be an object");
+  const { key, subscription, ...rest } = payload as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) throw bad(`unknown field(s) ${Object.keys(rest).join(", ")}`);
+  if (typeof key !== "string" || !KEY.test(key)) throw bad("key must be 1-128 characters of a-z 0-9 . _ : / -");
+  if (subscription === null) return { key, subscription: null };
+  if (typeof subscription !== "object" || subscription === undefined || Array.isArray(subscription)) {
+    throw bad("subscription must be an object or null");
+  }
+  const { type, binding, host, processor, ...more } = subscription as Record<string, unknown>;
+  if (Object.keys(more).length > 0) throw bad(`unknown subscription field(s) ${Object.keys(more).join(", ")}`);
+  if (type !== "processor") throw bad('subscription.type must be "processor"');
+  if (typeof binding !== "string" || !BINDING.test(binding) || !binding.endsWith(PROCESSOR_HOST_BINDING_SUFFIX)) {
+    throw bad(`subscription.binding must name a processor host binding ending in ${PROCESSOR_HOST_BINDING_SUFFIX}`);
+  }
+  if (!hasBinding(binding)) throw bad(`this deployment has no processor host binding ${binding}`);
+  if (typeof host !== "string" || host.length === 0 || host.length > 512) throw bad("subscription.host must be 1-512 characters");
+  if (typeof processor !== "string" || !SLUG.test(processor)) throw bad("subscription.processor must be a contract slug");
+  return { key, subscription: { type, binding, host, processor } };
+}
+
+/** The pure fold of the Stream's own events. Foreign types leave the state as it is. */
+export function reduceStreamCore(state: StreamCoreState, event: StreamEvent): StreamCoreState {
+  if (event.type !== SUBSCRIPTION_CONFIGURED) return state;
+  const { key, subscription } = event.payload as SubscriptionConfigured;
+  const subscriptions = { ...state.subscriptions };
+  if (subscription === null) delete subscriptions[key];
+  else subscriptions[key] = subscription;
+  return { subscriptions };
+}

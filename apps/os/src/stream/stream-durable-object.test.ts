@@ -1,0 +1,223 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, test } from "vitest";
+import type { StreamEvent } from "iterate/types";
+import { errorCode } from "iterate/errors";
+import { STREAM_LIMITS } from "iterate/stream/events";
+
+let counter = 0;
+/** A unique coordinate per test, so tests never share state. */
+function freshName(path = "/test"): string {
+  counter += 1;
+  return `prj_test${Date.now()}${counter}:${path}`;
+}
+function freshStream(path = "/test") {
+  return env.STREAM.getByName(freshName(path));
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    return errorCode(error) ?? `uncoded: ${String(error)}`;
+  }
+  return "resolved";
+}
+
+const stamp = { principal: "tester", origin: "/test" };
+
+describe("append", () => {
+  test("numbers durable events 1, 2, 3 with no gaps and stamps createdAt and path", async () => {
+    const stream = freshStream("/agents/a");
+    const first = await stream.append({ events: [{ type: "demo/ping" }, { type: "demo/ping", payload: { n: 2 } }], stamp });
+    const second = await stream.append({ events: [{ type: "demo/pong" }], stamp });
+    expect([...first, ...second].map((event) => event.offset)).toEqual([1, 2, 3]);
+    expect(first[0]?.streamPath).toBe("/agents/a");
+    expect(first[0]?.payload).toEqual({});
+    expect(Date.parse(first[0]?.createdAt ?? "")).not.toBeNaN();
+    expect(await stream.head()).toBe(3);
+  });
+
+  test("the platform stamps source; a writer keeps only source.processor", async () => {
+    const stream = freshStream();
+    const [event] = await stream.append({
+      events: [{ type: "demo/ping", source: { origin: "/forged", principal: "mallory", processor: "counter" } }],
+      stamp,
+    });
+    expect(event?.source).toEqual({ principal: "tester", origin: "/test", processor: "counter" });
+  });
+
+  test("an idempotent repeat answers the stored event; a different body is IDEMPOTENCY_CONFLICT", async () => {
+    const stream = freshStream();
+    const [original] = await stream.append({ events: [{ type: "demo/step", payload: { a: 1, b: [1] }, idempotencyKey: "k1" }], stamp });
+    const [again] = await stream.append({ events: [{ type: "demo/step", payload: { b: [1], a: 1 }, idempotencyKey: "k1" }], stamp });
+    expect(again).toEqual(original);
+    expect(await stream.head()).toBe(1);
+    expect(await codeOf(stream.append({ events: [{ type: "demo/step", payload: { a: 2 }, idempotencyKey: "k1" }], stamp }))).toBe(
+      "IDEMPOTENCY_CONFLICT",
+    );
+    // A conflict anywhere in a call rejects the whole call.
+    expect(
+      await codeOf(
+        stream.append({ events: [{ type: "demo/new" }, { type: "demo/other", idempotencyKey: "k1" }], stamp }),
+      ),
+    ).toBe("IDEMPOTENCY_CONFLICT");
+    expect(await stream.head()).toBe(1);
+  });
+
+  test("the same key twice in one call lands once", async () => {
+    const stream = freshStream();
+    const events = await stream.append({
+      events: [
+        { type: "demo/step", idempotencyKey: "k" },
+        { type: "demo/step", idempotencyKey: "k" },
+      ],
+      stamp,
+    });
+    expect(events.map((event) => event.offset)).toEqual([1, 1]);
+    expect(await stream.head()).toBe(1);
+  });
+
+  test("expectedOffset fails with OFFSET_CONFLICT when the head moved, and changes nothing", async () => {
+    const stream = freshStream();
+    await stream.append({ events: [{ type: "demo/a" }], expectedOffset: 0, stamp });
+    expect(await codeOf(stream.append({ events: [{ type: "demo/b" }], expectedOffset: 0, stamp }))).toBe("OFFSET_CONFLICT");
+    await stream.append({ events: [{ type: "demo/b" }], expectedOffset: 1, stamp });
+    expect(await stream.head()).toBe(2);
+  });
+
+  test("ephemeral events carry the head offset, are never stored, and reach only live subscribers", async () => {
+    const stream = freshStream();
+    await stream.append({ events: [{ type: "demo/a" }], stamp });
+    const seen: StreamEvent[] = [];
+    await stream.subscribe({ callback: (batch: StreamEvent[]) => void seen.push(...batch) });
+    const [poke] = await stream.append({ events: [{ type: "demo/poke", ephemeral: true }], stamp });
+    expect(poke?.offset).toBe(1);
+    expect(poke?.ephemeral).toBe(true);
+    await stream.append({ events: [{ type: "demo/b" }], stamp });
+    await expect.poll(() => seen.map((event) => event.type)).toEqual(["demo/a", "demo/poke", "demo/b"]);
+    expect((await stream.getEvents({})).map((event) => event.type)).toEqual(["demo/a", "demo/b"]);
+    expect(await stream.head()).toBe(2);
+    const late: StreamEvent[] = [];
+    await stream.subscribe({ callback: (batch: StreamEvent[]) => void late.push(...batch) });
+    await expect.poll(() => late.length).toBe(2);
+    expect(late.map((event) => event.type)).toEqual(["demo/a", "demo/b"]);
+  });
+});
+
+describe("reads", () => {
+  test("getEvents uses exclusive bounds, filters types and caps the limit", async () => {
+    const stream = freshStream();
+    await stream.append({ events: Array.from({ length: 10 }, (_, i) => ({ type: i % 2 ? "demo/odd" : "demo/even", payload: { i } })), stamp });
+    expect((await stream.getEvents({ afterOffset: 2, beforeOffset: 6 })).map((event) => event.offset)).toEqual([3, 4, 5]);
+    expect((await stream.getEvents({ types: ["demo/odd"], limit: 2 })).map((event) => event.offset)).toEqual([2, 4]);
+    expect(await codeOf(stream.getEvents({ limit: STREAM_LIMITS.READ_MAX_LIMIT + 1 }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.getEvents({ afterOffset: -1 }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.getEvents({ afterOffset: 1.5 }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.getEvents({ after: 1 }))).toBe("INVALID_ARGUMENT");
+  });
+
+  test("getEventsJson answers the same events as getEvents", async () => {
+    const stream = freshStream();
+    await stream.append({ events: [{ type: "demo/a", payload: { text: 'quote " and \\ slash', n: [1, { x: null }] }, idempotencyKey: "k" }, { type: "demo/b" }], stamp });
+    expect(JSON.parse(await stream.getEventsJson({}))).toEqual(await stream.getEvents({}));
+  });
+
+  test("waitForEvent finds history, waits for the future, and times out with TIMEOUT", async () => {
+    const stream = freshStream();
+    await stream.append({ events: [{ type: "demo/settled", payload: { requestOffset: 7, status: "succeeded" } }], stamp });
+    const found = await stream.waitForEvent({ type: "demo/settled", payload: { requestOffset: 7 }, timeoutMs: 1000 });
+    expect(found.offset).toBe(1);
+    const later = stream.waitForEvent({ type: "demo/settled", payload: { requestOffset: 9 }, afterOffset: 1, timeoutMs: 5000 });
+    await stream.append({ events: [{ type: "demo/settled", payload: { requestOffset: 8 } }], stamp });
+    await stream.append({ events: [{ type: "demo/settled", payload: { requestOffset: 9, status: "failed" } }], stamp });
+    expect((await later).offset).toBe(3);
+    expect(await codeOf(stream.waitForEvent({ type: "demo/never", timeoutMs: 50 }))).toBe("TIMEOUT");
+    expect(await codeOf(stream.waitForEvent({ type: "demo/never", timeoutMs: STREAM_LIMITS.WAIT_MAX_TIMEOUT_MS + 1 }))).toBe(
+      "INVALID_ARGUMENT",
+    );
+  });
+});
+
+describe("live subscriptions", () => {
+  test("replay from an offset, then the live tail, in order", async () => {
+    const stream = freshStream();
+    for (let chunk = 0; chunk < 3; chunk++) {
+      await stream.append({ events: Array.from({ length: 400 }, (_, i) => ({ type: "demo/n", payload: { i } })), stamp });
+    }
+    const seen: number[] = [];
+    await stream.subscribe({ afterOffset: 100, callback: (batch: StreamEvent[]) => void seen.push(...batch.map((event) => event.offset)) });
+    await stream.append({ events: [{ type: "demo/n" }], stamp });
+    await expect.poll(() => seen.length, { timeout: 5000 }).toBe(1101);
+    expect(seen).toEqual(Array.from({ length: 1101 }, (_, i) => i + 101));
+  });
+
+  test("unsubscribe stops delivery; the same key replaces the first subscription", async () => {
+    const stream = freshStream();
+    const first: number[] = [];
+    const second: number[] = [];
+    await stream.subscribe({ key: "ui", callback: (batch: StreamEvent[]) => void first.push(...batch.map((event) => event.offset)) });
+    await stream.append({ events: [{ type: "demo/a" }], stamp });
+    await expect.poll(() => first).toEqual([1]);
+    await stream.subscribe({ key: "ui", afterOffset: 1, callback: (batch: StreamEvent[]) => void second.push(...batch.map((event) => event.offset)) });
+    await stream.append({ events: [{ type: "demo/b" }], stamp });
+    await expect.poll(() => second).toEqual([2]);
+    expect(first).toEqual([1]);
+    expect(await stream.unsubscribe("ui")).toBe(true);
+    await stream.append({ events: [{ type: "demo/c" }], stamp });
+    await new Promise((done) => setTimeout(done, 50));
+    expect(second).toEqual([2]);
+    expect(await stream.unsubscribe("ui")).toBe(false);
+  });
+});
+
+describe("limits and bad input change nothing", () => {
+  const big = "x".repeat(STREAM_LIMITS.EVENT_MAX_BYTES);
+  let deep: unknown = "leaf";
+  for (let i = 0; i <= STREAM_LIMITS.PAYLOAD_MAX_DEPTH; i++) deep = { d: deep };
+  test.each([
+    ["EVENT_MAX_BYTES", [{ type: "demo/big", payload: { big } }]],
+    ["APPEND_MAX_EVENTS", Array.from({ length: STREAM_LIMITS.APPEND_MAX_EVENTS + 1 }, () => ({ type: "demo/a" }))],
+    ["PAYLOAD_MAX_DEPTH", [{ type: "demo/deep", payload: deep }]],
+    ["EVENT_TYPE_MAX_LENGTH", [{ type: `demo/${"a".repeat(STREAM_LIMITS.EVENT_TYPE_MAX_LENGTH)}` }]],
+    ["a type with spaces", [{ type: "demo ping" }]],
+    ["an empty type", [{ type: "" }]],
+    ["a platform type with a third segment", [{ type: "events.iterate.com/itx/run/requested" }]],
+    ["a platform type in camelCase", [{ type: "events.iterate.com/itx/runRequested" }]],
+    ["an unknown field", [{ type: "demo/a", colour: "red" }]],
+    ["a payload of the wrong kind", [{ type: "demo/a", payload: () => 1 }]],
+    ["a non-object event", ["demo/a"]],
+    ["an empty call", []],
+    ["a long idempotency key", [{ type: "demo/a", idempotencyKey: "k".repeat(STREAM_LIMITS.IDEMPOTENCY_KEY_MAX_LENGTH + 1) }]],
+  ])("%s is INVALID_ARGUMENT", async (_name, events) => {
+    const stream = freshStream();
+    await stream.append({ events: [{ type: "demo/first" }], stamp });
+    expect(await codeOf(stream.append({ events: events as never[], stamp }))).toBe("INVALID_ARGUMENT");
+    expect(await stream.head()).toBe(1);
+    expect((await stream.getEvents({})).length).toBe(1);
+  });
+});
+
+describe("crashes", () => {
+  test("an aborted Durable Object loses no acknowledged event", async () => {
+    const name = freshName();
+    const before = env.STREAM.getByName(name);
+    for (let i = 0; i < 20; i++) await before.append({ events: [{ type: "demo/n", payload: { i } }], stamp });
+    // Abort while appends are in flight: each one either committed and was acknowledged, or failed.
+    const inFlight = Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => before.append({ events: [{ type: "demo/late", payload: { i } }], stamp })),
+    );
+    await runInDurableObject(before, (_instance, state) => {
+      state.abort("test: crash mid-work");
+    }).catch(() => undefined);
+    const settled = await inFlight;
+    const acknowledged = settled.filter((result) => result.status === "fulfilled").length;
+    const stream = env.STREAM.getByName(name);
+    const events = await stream.getEvents({ limit: 500 });
+    expect(events.filter((event) => event.type === "demo/late").length).toBeGreaterThanOrEqual(acknowledged);
+    events.splice(20);
+    expect(events.map((event) => event.offset)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    const [next] = await stream.append({ events: [{ type: "demo/n" }], stamp });
+    expect(next?.offset).toBe(21);
+  });
+});

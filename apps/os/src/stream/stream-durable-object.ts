@@ -1,0 +1,378 @@
+import { DurableObject } from "cloudflare:workers";
+import type { EventSource, StreamEvent } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import {
+  STREAM_LIMITS,
+  matchesPayload,
+  sameEventBody,
+  validateAppendBatch,
+  validateGetEventsInput,
+  validateWaitForEventInput,
+} from "iterate/stream/events";
+import type { Env } from "../env.ts";
+import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
+import { Journal, type PendingEvent } from "./journal.ts";
+import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
+import {
+  SUBSCRIPTION_CONFIGURED,
+  SUBSCRIPTIONS_MAX,
+  initialStreamCoreState,
+  parseSubscriptionConfigured,
+  reduceStreamCore,
+  type StreamCoreState,
+} from "./stream-core.ts";
+import { StreamCapability } from "./stream-capability.ts";
+import { Waiters } from "./waiters.ts";
+
+/** Most live subscribers on one stream: each costs a retained callback and a send per append. */
+export const LIVE_SUBSCRIBERS_MAX = 256;
+
+export interface AppendRequest {
+  events: unknown[];
+  expectedOffset?: number;
+  /** Trusted: set by the Worker or host that holds this stub, never by the writer. */
+  stamp: EventSource;
+}
+
+export interface SubscribeRequest {
+  key?: string;
+  afterOffset?: number;
+  types?: string[];
+  callback: BatchCallback;
+}
+
+export interface StreamInfo {
+  projectId: string;
+  path: string;
+  head: number;
+  liveSubscribers: number;
+  processors: ReturnType<HostedDelivery["status"]>[];
+}
+
+const CORE_CHECKPOINT_KEY = "core-checkpoint";
+
+/**
+ * One stream: an append-only SQLite journal named by its coordinate `<projectId>:<path>`, live
+ * subscriptions, waiters, and delivery to the processors it is subscribed to. Every append is one
+ * SQLite transaction; nothing is acknowledged before it commits.
+ */
+export class StreamDurableObject extends DurableObject<Env> {
+  readonly #projectId: string;
+  readonly #path: string;
+  readonly #journal: Journal;
+  readonly #waiters = new Waiters();
+  readonly #live = new Map<string, LiveSubscriber>();
+  readonly #deliveries = new Map<string, HostedDelivery>();
+  #core: StreamCoreState;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const name = ctx.id.name;
+    const colon = name?.indexOf(":") ?? -1;
+    if (name === undefined || colon <= 0) throw new Error("a Stream Durable Object must be addressed by its coordinate name");
+    this.#projectId = name.slice(0, colon);
+    this.#path = name.slice(colon + 1);
+    const sql = ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    this.#journal = new Journal(sql, () => this.#path);
+    this.#core = this.#restoreCore();
+    this.#syncDeliveries();
+    if (this.#deliveries.size > 0) ctx.waitUntil(this.#pumpDeliveries());
+  }
+
+  /** Appends events as one commit; answers them as stored (or as they were, for idempotent repeats). */
+  append(request: AppendRequest): StreamEvent[] {
+    const inputs = validateAppendBatch(request.events);
+    const expected = request.expectedOffset;
+    if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
+      throw new ItxError("INVALID_ARGUMENT", `expectedOffset must be a non-negative integer, got ${String(expected)}`);
+    }
+    if (expected !== undefined && expected !== this.#journal.head) {
+      throw new ItxError("OFFSET_CONFLICT", `expected the head at ${expected}, but it is at ${this.#journal.head}`, {
+        details: { expectedOffset: expected, head: this.#journal.head },
+      });
+    }
+    const stamp = trustedSource(request.stamp);
+    const answers: Array<StreamEvent | number> = [];
+    const pending: PendingEvent[] = [];
+    const ephemeralAt: Array<{ index: number; event: StreamEvent }> = [];
+    const keysInCall = new Map<string, PendingEvent>();
+    let core = this.#core;
+    for (const [index, input] of inputs.entries()) {
+      const source: EventSource = input.source?.processor ? { ...stamp, processor: input.source.processor } : { ...stamp };
+      if (input.ephemeral) {
+        const event: StreamEvent = {
+          streamPath: this.#path,
+          offset: this.#journal.head + pending.length,
+          type: input.type,
+          payload: input.payload ?? {},
+          createdAt: "",
+          source,
+          ephemeral: true,
+        };
+        ephemeralAt.push({ index, event });
+        answers.push(event);
+        continue;
+      }
+      if (input.type === SUBSCRIPTION_CONFIGURED) {
+        const configured = parseSubscriptionConfigured(input.payload, (name) => hasNamespace(this.env, name));
+        const next = reduceStreamCore(core, { type: input.type, payload: configured } as StreamEvent);
+        if (Object.keys(next.subscriptions).length > SUBSCRIPTIONS_MAX) {
+          throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${SUBSCRIPTIONS_MAX} processor subscriptions`, {
+            details: { limit: "SUBSCRIPTIONS_MAX" },
+          });
+        }
+        core = next;
+      }
+      if (input.idempotencyKey !== undefined) {
+        const stored = this.#journal.byIdempotencyKey(input.idempotencyKey);
+        const earlier = keysInCall.get(input.idempotencyKey);
+        const existing = stored ?? earlier;
+        if (existing) {
+          if (!sameEventBody(existing, input)) {
+            throw new ItxError(
+              "IDEMPOTENCY_CONFLICT",
+              `idempotency key ${JSON.stringify(input.idempotencyKey)} was used for a different event${stored ? ` at offset ${stored.offset}` : ""}`,
+              { details: { index, idempotencyKey: input.idempotencyKey, ...(stored ? { offset: stored.offset } : {}) } },
+            );
+          }
+          answers.push(stored ?? pending.indexOf(existing));
+          continue;
+        }
+      }
+      const event: PendingEvent = { type: input.type, payload: input.payload ?? {}, source };
+      if (input.idempotencyKey !== undefined) {
+        event.idempotencyKey = input.idempotencyKey;
+        keysInCall.set(input.idempotencyKey, event);
+      }
+      answers.push(pending.length);
+      pending.push(event);
+    }
+
+    let written: StreamEvent[] = [];
+    if (pending.length > 0) {
+      const createdAt = new Date().toISOString();
+      try {
+        written = this.ctx.storage.transactionSync(() => {
+          const events = this.#journal.write(pending, createdAt);
+          if (core !== this.#core) this.#saveCore(core);
+          return events;
+        });
+      } catch (error) {
+        this.#journal.resetHead();
+        throw error;
+      }
+      if (core !== this.#core) {
+        this.#core = core;
+        this.#syncDeliveries();
+      }
+    }
+    const result = answers.map((answer) => (typeof answer === "number" ? (written[answer] as StreamEvent) : answer));
+    for (const { event } of ephemeralAt) event.createdAt = new Date().toISOString();
+    this.#afterCommit(written, ephemeralAt.map(({ event }) => event));
+    return result;
+  }
+
+  /** Reads durable events between exclusive bounds. */
+  getEvents(input: unknown = {}): StreamEvent[] {
+    const query = validateGetEventsInput(input);
+    return this.#journal.read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100, query.types);
+  }
+
+  /** The same page as `getEvents` without type filters, as one JSON string (the fast path for bulk reads). */
+  getEventsJson(input: unknown = {}): string {
+    const query = validateGetEventsInput(input);
+    return this.#journal.readJson(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100);
+  }
+
+  head(): number {
+    return this.#journal.head;
+  }
+
+  /** Resolves with the first durable event (after `afterOffset`) that matches, or fails with TIMEOUT. */
+  async waitForEvent(input: unknown): Promise<StreamEvent> {
+    const query = validateWaitForEventInput(input);
+    const matches = (event: StreamEvent) =>
+      event.offset > (query.afterOffset ?? 0) &&
+      (query.type === undefined || event.type === query.type) &&
+      (query.payload === undefined || matchesPayload(event.payload, query.payload));
+    let after = query.afterOffset ?? 0;
+    const types = query.type === undefined ? undefined : [query.type];
+    for (;;) {
+      const page = this.#journal.read(after, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, types);
+      const hit = page.find(matches);
+      if (hit) return hit;
+      const last = page.at(-1);
+      if (!last || page.length < STREAM_LIMITS.READ_MAX_LIMIT) break;
+      after = last.offset;
+    }
+    const described = JSON.stringify({ type: query.type, payload: query.payload, afterOffset: query.afterOffset });
+    return this.#waiters.wait(matches, query.timeoutMs, described);
+  }
+
+  /**
+   * Replays durable events after `afterOffset` to `callback`, then tails live, including ephemeral
+   * events sent while connected. A second subscription with the same key replaces the first.
+   */
+  subscribe(request: SubscribeRequest): { key: string; afterOffset: number; head: number } {
+    const afterOffset = request.afterOffset ?? 0;
+    if (!Number.isSafeInteger(afterOffset) || afterOffset < 0) {
+      throw new ItxError("INVALID_ARGUMENT", `afterOffset must be a non-negative integer, got ${String(afterOffset)}`);
+    }
+    if (typeof request.callback !== "function") throw new ItxError("INVALID_ARGUMENT", "subscribe needs a callback function");
+    const key = request.key ?? crypto.randomUUID();
+    if (typeof key !== "string" || key.length === 0 || key.length > 256) {
+      throw new ItxError("INVALID_ARGUMENT", "a subscription key is 1-256 characters");
+    }
+    if (request.types !== undefined && (!Array.isArray(request.types) || request.types.some((t) => typeof t !== "string"))) {
+      throw new ItxError("INVALID_ARGUMENT", "types must be an array of event types");
+    }
+    this.#live.get(key)?.close();
+    this.#live.delete(key);
+    if (this.#live.size >= LIVE_SUBSCRIBERS_MAX) {
+      throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${LIVE_SUBSCRIBERS_MAX} live subscribers`, {
+        details: { limit: "LIVE_SUBSCRIBERS_MAX" },
+      });
+    }
+    // Parameters are released when this call returns: keep our own reference to the callback.
+    const callback = (request.callback.dup ? request.callback.dup() : request.callback) as BatchCallback;
+    const subscriber = new LiveSubscriber({
+      key,
+      afterOffset,
+      callback,
+      ...(request.types ? { types: request.types } : {}),
+      onFailure: (failed) => {
+        if (this.#live.get(failed.key) === failed) this.#live.delete(failed.key);
+      },
+    });
+    this.#live.set(key, subscriber);
+    this.ctx.waitUntil(subscriber.pump(this.#history()));
+    return { key, afterOffset, head: this.#journal.head };
+  }
+
+  /** Ends a live subscription; answers whether one existed. */
+  unsubscribe(key: string): boolean {
+    const subscriber = this.#live.get(key);
+    if (!subscriber) return false;
+    subscriber.close();
+    this.#live.delete(key);
+    return true;
+  }
+
+  info(): StreamInfo {
+    return {
+      projectId: this.#projectId,
+      path: this.#path,
+      head: this.#journal.head,
+      liveSubscribers: this.#live.size,
+      processors: [...this.#deliveries.values()].map((delivery) => delivery.status()),
+    };
+  }
+
+  /** Retries hosted-processor deliveries that failed. */
+  override async alarm(): Promise<void> {
+    await this.#pumpDeliveries();
+  }
+
+  #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[]): void {
+    if (written.length > 0) this.#waiters.offer(written);
+    if (this.#live.size > 0) {
+      const history = this.#history();
+      for (const subscriber of this.#live.values()) {
+        for (const event of ephemeral) subscriber.pushEphemeral(event);
+        this.ctx.waitUntil(subscriber.pump(history));
+      }
+    }
+    if (written.length > 0 && this.#deliveries.size > 0) this.ctx.waitUntil(this.#pumpDeliveries());
+  }
+
+  #history() {
+    return {
+      head: () => this.#journal.head,
+      read: (after: number, before: number, limit: number) => this.#journal.read(after, before, limit),
+    };
+  }
+
+  async #pumpDeliveries(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      [...this.#deliveries.values()]
+        .filter((delivery) => delivery.retryAt <= now)
+        .map((delivery) =>
+          delivery.pump({
+            head: () => this.#journal.head,
+            read: (after, limit) => this.#journal.read(after, Number.MAX_SAFE_INTEGER, limit),
+            wake: () => this.#wake(delivery),
+            now: () => Date.now(),
+          }),
+        ),
+    );
+    const retries = [...this.#deliveries.values()].map((delivery) => delivery.retryAt).filter((at) => at > 0);
+    if (retries.length > 0) await this.ctx.storage.setAlarm(Math.min(...retries));
+  }
+
+  async #wake(delivery: HostedDelivery): Promise<ProcessorSession> {
+    const { binding, host, processor } = delivery.subscription;
+    const namespace = (this.env as unknown as Record<string, DurableObjectNamespace>)[binding];
+    if (!namespace) throw new Error(`no processor host binding ${binding}`);
+    // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
+    const stub = namespace.getByName(host) as any;
+    const capability = new StreamCapability(this, { platform: `processor-host:${processor}` });
+    const session = (await stub.wakeStreamProcessor({ name: processor, stream: capability })) as ProcessorSession;
+    return session;
+  }
+
+  #syncDeliveries(): void {
+    const wanted = this.#core.subscriptions;
+    for (const [key, delivery] of this.#deliveries) {
+      const now = wanted[key];
+      if (!now || JSON.stringify(now) !== JSON.stringify(delivery.subscription)) {
+        delivery.close();
+        this.#deliveries.delete(key);
+      }
+    }
+    for (const [key, subscription] of Object.entries(wanted)) {
+      if (!this.#deliveries.has(key)) this.#deliveries.set(key, new HostedDelivery(key, subscription));
+    }
+  }
+
+  // The core checkpoint is a cache of the fold of subscription-configured events: when missing it
+  // is rebuilt by replaying them, and it is rolled forward from its offset on every start.
+  #restoreCore(): StreamCoreState {
+    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", CORE_CHECKPOINT_KEY).toArray()[0];
+    let { offset, state } = row
+      ? (JSON.parse(row.value) as { offset: number; state: StreamCoreState })
+      : { offset: 0, state: initialStreamCoreState() };
+    for (;;) {
+      const page = this.#journal.read(offset, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, [SUBSCRIPTION_CONFIGURED]);
+      for (const event of page) state = reduceStreamCore(state, event);
+      const last = page.at(-1);
+      if (!last) break;
+      offset = last.offset;
+    }
+    return state;
+  }
+
+  #saveCore(state: StreamCoreState): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      CORE_CHECKPOINT_KEY,
+      JSON.stringify({ offset: this.#journal.head, state }),
+    );
+  }
+}
+
+// Only the Worker or a processor host holds a Stream stub, and they pass what they know to be
+// true; still, keep exactly the known fields so nothing else rides along.
+function trustedSource(stamp: EventSource | undefined): EventSource {
+  const source: EventSource = {};
+  if (typeof stamp?.origin === "string") source.origin = stamp.origin;
+  if (typeof stamp?.principal === "string") source.principal = stamp.principal;
+  if (typeof stamp?.platform === "string") source.platform = stamp.platform;
+  return source;
+}
+
+function hasNamespace(env: Env, name: string): boolean {
+  const value = (env as unknown as Record<string, unknown>)[name];
+  return typeof value === "object" && value !== null && "getByName" in value;
+}

@@ -1,0 +1,144 @@
+import { describe, expect, it } from "vitest";
+import { errorCode } from "../../errors/index.ts";
+import { STREAM_LIMITS } from "./limits.ts";
+import { validateAppendBatch, validateEventInput } from "./validate-event-input.ts";
+
+function thrownBy(run: () => unknown): { code: unknown; message: string; details: Record<string, unknown> } {
+  try {
+    run();
+  } catch (error) {
+    const { message, details } = error as { message: string; details?: Record<string, unknown> };
+    return { code: errorCode(error), message, details: details ?? {} };
+  }
+  throw new Error("expected a throw");
+}
+
+function nested(depth: number): unknown {
+  let value: unknown = "leaf";
+  for (let i = 0; i < depth; i++) value = { inner: value };
+  return value;
+}
+
+describe("validateEventInput accepts and normalises", () => {
+  it.each([
+    [{ type: "demo/ping" }, { type: "demo/ping", payload: {} }],
+    [{ type: "demo/ping", payload: null }, { type: "demo/ping", payload: null }],
+    [{ type: "demo/ping", payload: { a: 1, gone: undefined } }, { type: "demo/ping", payload: { a: 1 } }],
+    [{ type: "demo/ping", ephemeral: false }, { type: "demo/ping", payload: {} }],
+    [{ type: "demo/ping", ephemeral: true }, { type: "demo/ping", payload: {}, ephemeral: true }],
+    [{ type: "demo/ping", idempotencyKey: "k1" }, { type: "demo/ping", payload: {}, idempotencyKey: "k1" }],
+    [
+      { type: "demo/ping", source: { processor: "greeter", origin: undefined } },
+      { type: "demo/ping", payload: {}, source: { processor: "greeter" } },
+    ],
+    [{ type: "demo/ping", payload: nested(31) }, { type: "demo/ping", payload: nested(31) }],
+    [{ type: "demo/ping", payload: [1, "two", true, null, { x: -0.5 }] }, { type: "demo/ping", payload: [1, "two", true, null, { x: -0.5 }] }],
+  ])("%j", (input, expected) => {
+    expect(validateEventInput(input)).toEqual(expected);
+  });
+
+  it("stores a copy, so mutating the caller's object afterwards changes nothing", () => {
+    const payload = { list: [1, 2] };
+    const event = validateEventInput({ type: "demo/ping", payload });
+    payload.list.push(3);
+    expect(event.payload).toEqual({ list: [1, 2] });
+  });
+
+  it("keeps a __proto__ key as data", () => {
+    const payload = JSON.parse('{"__proto__": {"polluted": true}}') as unknown;
+    const event = validateEventInput({ type: "demo/ping", payload });
+    expect(Object.keys(event.payload as object)).toEqual(["__proto__"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe("validateEventInput refuses with INVALID_ARGUMENT", () => {
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  const sparse = [1, , 3];
+
+  it.each([
+    ["not an object", "demo/ping", {}, /plain object/],
+    ["an array", [{ type: "demo/ping" }], {}, /plain object/],
+    ["an unknown field", { type: "demo/ping", colour: "red" }, { field: "colour" }, /unknown field "colour"/],
+    ["a missing type", { payload: {} }, { field: "type" }, /must be a string/],
+    ["a bad type", { type: "Demo Ping" }, { field: "type" }, /lowercase/],
+    ["a platform type with three segments", { type: "events.iterate.com/a/b/c" }, { field: "type" }, /two segments/],
+    ["a function in the payload", { type: "demo/ping", payload: { f: () => 1 } }, { field: "payload.f" }, /function/],
+    ["a Date in the payload", { type: "demo/ping", payload: { at: new Date(0) } }, { field: "payload.at" }, /Date/],
+    ["a Map payload", { type: "demo/ping", payload: new Map() }, { field: "payload" }, /Map/],
+    ["NaN", { type: "demo/ping", payload: { n: Number.NaN } }, { field: "payload.n" }, /finite/],
+    ["Infinity", { type: "demo/ping", payload: [Infinity] }, { field: "payload[0]" }, /finite/],
+    ["a bigint", { type: "demo/ping", payload: { n: 1n } }, { field: "payload.n" }, /bigint/],
+    ["undefined in an array", { type: "demo/ping", payload: [undefined] }, { field: "payload[0]" }, /undefined/],
+    ["a sparse array", { type: "demo/ping", payload: sparse }, { field: "payload[1]" }, /sparse/],
+    ["a payload nested too deep", { type: "demo/ping", payload: nested(33) }, { limit: "PAYLOAD_MAX_DEPTH" }, /deeper than 32/],
+    ["a cyclic payload", { type: "demo/ping", payload: cyclic }, { limit: "PAYLOAD_MAX_DEPTH" }, /deeper/],
+    [
+      "an oversized payload",
+      { type: "demo/ping", payload: { blob: "x".repeat(STREAM_LIMITS.EVENT_MAX_BYTES) } },
+      { limit: "EVENT_MAX_BYTES" },
+      /at most 262144 bytes/,
+    ],
+    ["an empty idempotency key", { type: "demo/ping", idempotencyKey: "" }, { field: "idempotencyKey" }, /non-empty/],
+    ["a numeric idempotency key", { type: "demo/ping", idempotencyKey: 5 }, { field: "idempotencyKey" }, /string/],
+    [
+      "a long idempotency key",
+      { type: "demo/ping", idempotencyKey: "k".repeat(513) },
+      { limit: "IDEMPOTENCY_KEY_MAX_LENGTH" },
+      /at most 512/,
+    ],
+    ["a keyed ephemeral event", { type: "demo/ping", ephemeral: true, idempotencyKey: "k" }, {}, /ephemeral/],
+    ["a string ephemeral flag", { type: "demo/ping", ephemeral: "yes" }, { field: "ephemeral" }, /boolean/],
+    ["a source that is not an object", { type: "demo/ping", source: "me" }, { field: "source" }, /plain object/],
+    ["an unknown source field", { type: "demo/ping", source: { actor: "x" } }, { field: "source.actor" }, /unknown/],
+    ["a numeric source field", { type: "demo/ping", source: { origin: 1 } }, { field: "source.origin" }, /string/],
+  ])("%s", (_name, input, details, message) => {
+    const error = thrownBy(() => validateEventInput(input));
+    expect(error.code).toBe("INVALID_ARGUMENT");
+    expect(error.details).toMatchObject(details);
+    expect(error.message).toMatch(message);
+  });
+
+  it("counts bytes of UTF-8, not characters", () => {
+    // 100,000 three-byte characters: 300,000 bytes, under the limit in characters but over it in bytes.
+    const error = thrownBy(() => validateEventInput({ type: "demo/ping", payload: "€".repeat(100_000) }));
+    expect(error.details).toMatchObject({ limit: "EVENT_MAX_BYTES" });
+  });
+});
+
+describe("validateAppendBatch", () => {
+  it("returns every event normalised, in order", () => {
+    expect(validateAppendBatch([{ type: "demo/a" }, { type: "demo/b", payload: 1 }])).toEqual([
+      { type: "demo/a", payload: {} },
+      { type: "demo/b", payload: 1 },
+    ]);
+  });
+
+  it("accepts exactly APPEND_MAX_EVENTS events", () => {
+    const batch = Array.from({ length: STREAM_LIMITS.APPEND_MAX_EVENTS }, () => ({ type: "demo/a" }));
+    expect(validateAppendBatch(batch)).toHaveLength(500);
+  });
+
+  const big = { type: "demo/a", payload: "x".repeat(200_000) };
+  it.each([
+    ["not a list", { type: "demo/a" }, {}],
+    ["an empty list", [], {}],
+    ["too many events", Array.from({ length: 501 }, () => ({ type: "demo/a" })), { limit: "APPEND_MAX_EVENTS" }],
+    ["too many bytes together", [big, big, big, big, big, big], { limit: "APPEND_MAX_BYTES" }],
+    ["one bad event, named by index", [{ type: "demo/a" }, { type: "demo/a", extra: 1 }], { index: 1, field: "extra" }],
+    [
+      "one oversized event, named by index and limit",
+      [{ type: "demo/a", payload: "x".repeat(300_000) }],
+      { index: 0, limit: "EVENT_MAX_BYTES" },
+    ],
+  ])("refuses %s with INVALID_ARGUMENT", (_name, inputs, details) => {
+    const error = thrownBy(() => validateAppendBatch(inputs));
+    expect(error.code).toBe("INVALID_ARGUMENT");
+    expect(error.details).toMatchObject(details);
+  });
+
+  it("prefixes the message of a bad event with its position", () => {
+    expect(thrownBy(() => validateAppendBatch([{ type: "demo/a" }, { type: "" }])).message).toMatch(/event 1: /);
+  });
+});

@@ -1,0 +1,121 @@
+import type { EventInput, EventSource } from "../../types.ts";
+import { validateEventType } from "./event-type.ts";
+import { atIndex, invalidInput } from "./invalid-argument.ts";
+import { copyJsonValue } from "./json-value.ts";
+import { isPlainObject, utf8ByteLength } from "./json.ts";
+import { STREAM_LIMITS } from "./limits.ts";
+
+const INPUT_FIELDS: ReadonlySet<string> = new Set(["type", "payload", "idempotencyKey", "ephemeral", "source"]);
+const SOURCE_FIELDS: ReadonlySet<string> = new Set(["origin", "principal", "platform", "processor"]);
+
+/** An event input that passed validation: a private copy, with the payload always present. */
+export type ValidEventInput = EventInput & { payload: unknown };
+
+/**
+ * Checks one untrusted event input and returns a normalised copy: unknown fields, wrong types,
+ * payloads JSON cannot hold, and inputs past a named limit all throw INVALID_ARGUMENT with
+ * `details.limit` or `details.field` saying why. An omitted payload becomes `{}`, `ephemeral:
+ * false` is dropped, and keys whose value is `undefined` disappear, as they would in JSON.
+ *
+ * @example
+ * validateEventInput({ type: "demo/ping" }); // { type: "demo/ping", payload: {} }
+ * validateEventInput({ type: "demo/ping", colour: "red" }); // throws: unknown field "colour"
+ */
+export function validateEventInput(input: unknown): ValidEventInput {
+  return checkEventInput(input).event;
+}
+
+/**
+ * Checks a whole append: 1 to APPEND_MAX_EVENTS inputs of at most APPEND_MAX_BYTES together, each
+ * valid on its own. The error for a bad event names its position in `details.index`.
+ *
+ * @example
+ * validateAppendBatch([{ type: "demo/ping" }, { type: "demo/pong", payload: { n: 1 } }]);
+ */
+export function validateAppendBatch(inputs: unknown): ValidEventInput[] {
+  if (!Array.isArray(inputs)) throw invalidInput("an append takes a list of event inputs");
+  if (inputs.length === 0) throw invalidInput("an append needs at least one event");
+  if (inputs.length > STREAM_LIMITS.APPEND_MAX_EVENTS) {
+    throw invalidInput(`an append holds at most ${STREAM_LIMITS.APPEND_MAX_EVENTS} events, got ${inputs.length}`, {
+      limit: "APPEND_MAX_EVENTS",
+    });
+  }
+  let totalBytes = 0;
+  const events = inputs.map((input: unknown, index) => {
+    try {
+      const checked = checkEventInput(input);
+      totalBytes += checked.bytes;
+      return checked.event;
+    } catch (error) {
+      throw atIndex(error, index);
+    }
+  });
+  if (totalBytes > STREAM_LIMITS.APPEND_MAX_BYTES) {
+    throw invalidInput(`an append holds at most ${STREAM_LIMITS.APPEND_MAX_BYTES} bytes of JSON, got ${totalBytes}`, {
+      limit: "APPEND_MAX_BYTES",
+    });
+  }
+  return events;
+}
+
+function checkEventInput(input: unknown): { event: ValidEventInput; bytes: number } {
+  if (!isPlainObject(input)) throw invalidInput("an event input must be a plain object");
+  for (const key of Object.keys(input)) {
+    if (!INPUT_FIELDS.has(key)) {
+      throw invalidInput(`unknown field "${key}"; an event input has ${[...INPUT_FIELDS].join(", ")}`, { field: key });
+    }
+  }
+  validateEventType(input.type);
+  const event: ValidEventInput = {
+    type: input.type,
+    payload: input.payload === undefined ? {} : copyJsonValue(input.payload, "payload"),
+  };
+  const key = checkIdempotencyKey(input.idempotencyKey);
+  if (key !== undefined) event.idempotencyKey = key;
+  if (input.ephemeral !== undefined && typeof input.ephemeral !== "boolean") {
+    throw invalidInput("ephemeral must be a boolean", { field: "ephemeral" });
+  }
+  if (input.ephemeral === true) {
+    // An ephemeral event is never stored, so a repeat has nothing to be compared with.
+    if (key !== undefined) throw invalidInput("an ephemeral event cannot carry an idempotencyKey", { field: "idempotencyKey" });
+    event.ephemeral = true;
+  }
+  if (input.source !== undefined) event.source = checkSource(input.source);
+  const bytes = utf8ByteLength(JSON.stringify(event));
+  if (bytes > STREAM_LIMITS.EVENT_MAX_BYTES) {
+    throw invalidInput(`an event is at most ${STREAM_LIMITS.EVENT_MAX_BYTES} bytes of JSON, got ${bytes}`, {
+      limit: "EVENT_MAX_BYTES",
+    });
+  }
+  return { event, bytes };
+}
+
+function checkIdempotencyKey(key: unknown): string | undefined {
+  if (key === undefined) return undefined;
+  if (typeof key !== "string" || key.length === 0) {
+    throw invalidInput("idempotencyKey must be a non-empty string", { field: "idempotencyKey" });
+  }
+  if (key.length > STREAM_LIMITS.IDEMPOTENCY_KEY_MAX_LENGTH) {
+    throw invalidInput(
+      `idempotencyKey is at most ${STREAM_LIMITS.IDEMPOTENCY_KEY_MAX_LENGTH} characters, got ${key.length}`,
+      { field: "idempotencyKey", limit: "IDEMPOTENCY_KEY_MAX_LENGTH" },
+    );
+  }
+  return key;
+}
+
+function checkSource(source: unknown): EventSource {
+  if (!isPlainObject(source)) throw invalidInput("source must be a plain object", { field: "source" });
+  const result: EventSource = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (!SOURCE_FIELDS.has(key)) {
+      throw invalidInput(`unknown field "source.${key}"; a source has ${[...SOURCE_FIELDS].join(", ")}`, {
+        field: `source.${key}`,
+      });
+    }
+    if (value === undefined) continue;
+    if (typeof value !== "string") throw invalidInput(`source.${key} must be a string`, { field: `source.${key}` });
+    result[key as keyof EventSource] = value;
+  }
+  return result;
+}

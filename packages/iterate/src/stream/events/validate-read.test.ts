@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { errorCode } from "../../errors/index.ts";
+import { validateGetEventsInput, validateWaitForEventInput } from "./validate-read.ts";
+
+function detailsOfThrow(run: () => unknown): { code: unknown; details: unknown } {
+  try {
+    run();
+  } catch (error) {
+    return { code: errorCode(error), details: (error as { details?: unknown }).details };
+  }
+  throw new Error("expected a throw");
+}
+
+describe("validateGetEventsInput", () => {
+  it.each([
+    [undefined, { afterOffset: 0, limit: 100 }],
+    [{}, { afterOffset: 0, limit: 100 }],
+    [{ afterOffset: 7, limit: 500 }, { afterOffset: 7, limit: 500 }],
+    [{ beforeOffset: 3, limit: 1 }, { afterOffset: 0, beforeOffset: 3, limit: 1 }],
+    [{ types: ["demo/a", "demo/b"] }, { afterOffset: 0, limit: 100, types: ["demo/a", "demo/b"] }],
+  ])("normalises %j", (input, expected) => {
+    expect(validateGetEventsInput(input)).toEqual(expected);
+  });
+
+  it.each([
+    ["a negative afterOffset", { afterOffset: -1 }, { field: "afterOffset" }],
+    ["a fractional afterOffset", { afterOffset: 1.5 }, { field: "afterOffset" }],
+    ["a string afterOffset", { afterOffset: "3" }, { field: "afterOffset" }],
+    ["a negative beforeOffset", { beforeOffset: -2 }, { field: "beforeOffset" }],
+    ["limit 0", { limit: 0 }, { limit: "READ_MAX_LIMIT" }],
+    ["limit 501", { limit: 501 }, { limit: "READ_MAX_LIMIT" }],
+    ["a fractional limit", { limit: 2.5 }, { field: "limit" }],
+    ["an empty types list", { types: [] }, { field: "types" }],
+    ["a bad type in types", { types: ["Bad Type"] }, { field: "type" }],
+    ["an unknown field", { after: 3 }, { field: "after" }],
+    ["a non-object", 5, {}],
+  ])("refuses %s with INVALID_ARGUMENT", (_name, input, details) => {
+    const thrown = detailsOfThrow(() => validateGetEventsInput(input));
+    expect(thrown.code).toBe("INVALID_ARGUMENT");
+    expect(thrown.details).toMatchObject(details);
+  });
+});
+
+describe("validateWaitForEventInput", () => {
+  it.each([
+    [{ timeoutMs: 0 }, { timeoutMs: 0, afterOffset: 0 }],
+    [
+      { type: "demo/a", payload: { requestOffset: 3 }, afterOffset: 2, timeoutMs: 300_000 },
+      { type: "demo/a", payload: { requestOffset: 3 }, afterOffset: 2, timeoutMs: 300_000 },
+    ],
+  ])("normalises %j", (input, expected) => {
+    expect(validateWaitForEventInput(input)).toEqual(expected);
+  });
+
+  it.each([
+    ["a missing timeout", {}, { field: "timeoutMs" }],
+    ["a negative timeout", { timeoutMs: -1 }, { field: "timeoutMs" }],
+    ["a timeout past the limit", { timeoutMs: 300_001 }, { limit: "WAIT_MAX_TIMEOUT_MS" }],
+    ["a negative afterOffset", { timeoutMs: 10, afterOffset: -5 }, { field: "afterOffset" }],
+    ["a bad type", { timeoutMs: 10, type: "A B" }, { field: "type" }],
+    ["a payload that is a list", { timeoutMs: 10, payload: [1] }, { field: "payload" }],
+    ["a payload holding a function", { timeoutMs: 10, payload: { f: () => 0 } }, { field: "payload.f" }],
+    ["an unknown field", { timeoutMs: 10, offset: 3 }, { field: "offset" }],
+    ["undefined", undefined, {}],
+  ])("refuses %s with INVALID_ARGUMENT", (_name, input, details) => {
+    const thrown = detailsOfThrow(() => validateWaitForEventInput(input));
+    expect(thrown.code).toBe("INVALID_ARGUMENT");
+    expect(thrown.details).toMatchObject(details);
+  });
+});
