@@ -112,6 +112,43 @@ export interface UnauthenticatedRoot {
 export interface Session {
   __describe(): SessionDescription;
   projects: ProjectCollection;
+  /** Admin only: deployment-wide streams that belong to no project. Others get NOT_FOUND. */
+  streams: StreamCollection;
+}
+
+export interface StreamCollection {
+  /** The stream at `path` ("/" or "/a/b"); it exists from its first append. */
+  get(path: string): Stream;
+}
+
+/** One page of `Stream.readEvents`. */
+export interface EventPage {
+  events: StreamEvent[];
+  /** Pass as `afterOffset` to read the next page. */
+  nextAfterOffset: number;
+  /** True when this page reached the head. */
+  done: boolean;
+}
+
+/** An append-only event stream. */
+export interface Stream {
+  __describe(): Description & { path: string; head: number };
+  head(): number;
+  /** One commit for all events. Answers them as stored. */
+  append(...events: EventInput[]): StreamEvent[];
+  /** Like append; fails with OFFSET_CONFLICT unless the head is still `expectedOffset`. */
+  appendBatch(input: { events: EventInput[] } & AppendOptions): StreamEvent[];
+  getEvents(input?: GetEventsInput): StreamEvent[];
+  readEvents(input?: { afterOffset?: number; limit?: number }): EventPage;
+  /** `getEvents` (without type filters) as one JSON string, the fast path for bulk reads. */
+  getEventsJson(input?: Omit<GetEventsInput, "types">): string;
+  waitForEvent(input: WaitForEventInput): StreamEvent;
+  /** Replays durable events after `afterOffset`, then tails live (ephemeral events too). */
+  subscribe(
+    callback: (events: StreamEvent[]) => void | Promise<void>,
+    options?: { key?: string; afterOffset?: number; types?: string[] },
+  ): { key: string; afterOffset: number; head: number };
+  unsubscribe(key: string): boolean;
 }
 
 /** The projects a session can reach. */

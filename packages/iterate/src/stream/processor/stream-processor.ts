@@ -1,0 +1,84 @@
+import type { BackgroundClaim, StreamEvent } from "../../types.ts";
+import type { AnyProcessorContract, ConsumedEvent, EmittedInput, StateOf } from "./contract.ts";
+
+/** What `reduce` is given: one consumed event, its payload parsed, and the state before it. */
+export interface ReduceArgs<C extends AnyProcessorContract = AnyProcessorContract> {
+  event: ConsumedEvent<C>;
+  state: StateOf<C>;
+}
+
+/** Appends events of the types the contract emits, stamped with `source.processor`; one call is one commit. */
+export type AppendEmitted<C extends AnyProcessorContract> = (...events: EmittedInput<C>[]) => Promise<StreamEvent[]>;
+
+/** What background work is handed when it starts. */
+export interface BackgroundContext<C extends AnyProcessorContract = AnyProcessorContract> {
+  /** The processor's committed state now, not when the work was asked for. */
+  state(): StateOf<C>;
+  append: AppendEmitted<C>;
+  now(): number;
+}
+
+/** How `runInBackground` answered. */
+export type BackgroundStart =
+  /** Claimed and started now. */
+  | "started"
+  /** Claimed; starts when its backoff after an earlier death ends. */
+  | "scheduled"
+  /** Work under this key is already live in this host; nothing new started. */
+  | "running"
+  /** This key died too many times; the engine will not start it again. */
+  | "given-up";
+
+/** What `processEvent` is given. */
+export interface ProcessEventArgs<C extends AnyProcessorContract = AnyProcessorContract> {
+  /** The event just reduced, or `null` for the pass the engine makes once a batch reaches the head. */
+  event: ConsumedEvent<C> | null;
+  /** The state after reducing `event`. */
+  state: StateOf<C>;
+  /** The state before it; the same object as `state` for the at-head pass and for ephemeral events. */
+  previousState: StateOf<C>;
+  append: AppendEmitted<C>;
+  /** Holds the processor's chain: the next event waits until `promise` settles, and a rejection fails this one. */
+  blockProcessorWhile(promise: Promise<unknown>): void;
+  /**
+   * Starts work that outlives this event under a claim recorded in storage first, so that the
+   * work is revived if the host dies. A key already live in this host is not started twice.
+   */
+  runInBackground(key: string, work: (context: BackgroundContext<C>) => Promise<void>): Promise<BackgroundStart>;
+  delivery: {
+    /** True when this event is at the stream's head (always true for the at-head pass). */
+    caughtUp: boolean;
+  };
+  /** The engine clock, so that tests can fake time. */
+  now(): number;
+}
+
+/**
+ * A processor: a contract, a pure `reduce`, and optional side effects in `processEvent`. The
+ * engine folds each consumed event exactly once into the state it checkpoints, then calls
+ * `processEvent` with the state before and after.
+ *
+ * @example
+ * class Counter extends StreamProcessor<typeof CounterContract> {
+ *   readonly contract = CounterContract;
+ *   override reduce({ event, state }: ReduceArgs<typeof CounterContract>) {
+ *     return { count: state.count + event.payload.by };
+ *   }
+ * }
+ */
+export abstract class StreamProcessor<C extends AnyProcessorContract = AnyProcessorContract> {
+  abstract readonly contract: C;
+
+  /** Folds one event into the state. Pure: no I/O, no clock, no randomness; it is replayed on every rebuild. */
+  reduce(args: ReduceArgs<C>): StateOf<C> {
+    return args.state;
+  }
+
+  /** Side effects for one event, or for the at-head pass (`event: null`). Never called during a replay. */
+  processEvent?(args: ProcessEventArgs<C>): void | Promise<void>;
+}
+
+/** A processor of any contract, as the engine holds it. */
+export type AnyStreamProcessor = StreamProcessor<AnyProcessorContract>;
+
+export type { BackgroundClaim };
