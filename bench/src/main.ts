@@ -1,11 +1,13 @@
 // `pnpm bench`: starts a local OS (or uses BASE_URL) and prints every figure as `name: value unit`.
 import { measureBaselines } from "./baselines.ts";
+import { measureStreams } from "./streams.ts";
 import { openTarget } from "./target.ts";
 
 const target = await openTarget();
 try {
   console.log(`# iterate benchmarks against ${target.baseUrl} (node ${process.version})`);
-  await measureBaselines(target);
+  const baselines = await measureBaselines(target);
+  await measureStreams(target, baselines);
 } finally {
   await target.close();
 }

@@ -74,3 +74,13 @@ describe("deployment-wide streams through the session (admin)", () => {
     expect(Object.keys((await session.__describe()).children)).not.toContain("streams");
   });
 });
+
+test("appendBatch answers a compact receipt, with idempotent repeats at their first offset", async () => {
+  using session = adminSession();
+  const stream = session.streams.get(unique());
+  const receipt = await stream.appendBatch({
+    events: [{ type: "demo/a", idempotencyKey: "x" }, { type: "demo/b" }, { type: "demo/a", idempotencyKey: "x" }],
+  });
+  expect(receipt).toEqual({ offsets: [1, 2, 1], head: 2 });
+  expect((await rejection(stream.appendBatch({ events: [], extra: 1 } as never))).code).toBe("INVALID_ARGUMENT");
+});

@@ -136,8 +136,11 @@ export interface Stream {
   head(): number;
   /** One commit for all events. Answers them as stored. */
   append(...events: EventInput[]): StreamEvent[];
-  /** Like append; fails with OFFSET_CONFLICT unless the head is still `expectedOffset`. */
-  appendBatch(input: { events: EventInput[] } & AppendOptions): StreamEvent[];
+  /**
+   * The bulk writer's append: one commit answered with each input's offset and the new head.
+   * Fails with OFFSET_CONFLICT unless the head is still `expectedOffset` (when given).
+   */
+  appendBatch(input: { events: EventInput[] } & AppendOptions): AppendReceipt;
   getEvents(input?: GetEventsInput): StreamEvent[];
   readEvents(input?: { afterOffset?: number; limit?: number }): EventPage;
   /** `getEvents` (without type filters) as one JSON string, the fast path for bulk reads. */
@@ -217,6 +220,12 @@ export interface EventInput<Type extends string = string, Payload = unknown> {
 export interface AppendOptions {
   /** Fails with OFFSET_CONFLICT unless the head is exactly this offset when the append commits. */
   expectedOffset?: number;
+}
+
+/** What `appendBatch` answers: each input's offset in order, and the head after the commit. */
+export interface AppendReceipt {
+  offsets: number[];
+  head: number;
 }
 
 export interface GetEventsInput {

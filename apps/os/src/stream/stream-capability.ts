@@ -1,13 +1,14 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { EventInput, EventSource, StreamEvent } from "iterate/types";
 import { ItxError, withErrorCode } from "iterate/errors";
-import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-durable-object.ts";
+import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-durable-object.ts";
 import type { BatchCallback } from "./live-subscribers.ts";
 
 type MaybePromise<T> = T | Promise<T>;
 
 /** What a StreamCapability forwards to: the Stream Durable Object itself, or a stub of it. */
 export interface StreamBackend {
+  append(request: AppendRequest & { answer: "receipt" }): MaybePromise<AppendReceipt>;
   append(request: AppendRequest): MaybePromise<StreamEvent[]>;
   getEvents(input?: unknown): MaybePromise<StreamEvent[]>;
   getEventsJson(input?: unknown): MaybePromise<string>;
@@ -51,7 +52,7 @@ export class StreamCapability extends RpcTarget {
         "waitForEvent({ type, payload, afterOffset, timeoutMs }) waits for one; subscribe(callback, { afterOffset }) replays then tails.",
       children: {
         append: "append(...events): one commit, answers the stored events",
-        appendBatch: "appendBatch({ events, expectedOffset? }): append only if the head is still expectedOffset",
+        appendBatch: "appendBatch({ events, expectedOffset? }): bulk append answering { offsets, head }; OFFSET_CONFLICT if the head moved",
         getEvents: "getEvents({ afterOffset?, beforeOffset?, types?, limit? }): at most 500 events",
         readEvents: "readEvents({ afterOffset?, limit? }): one page and where the next starts",
         waitForEvent: "waitForEvent({ type?, payload?, afterOffset?, timeoutMs }): the first match, or TIMEOUT",
@@ -70,13 +71,20 @@ export class StreamCapability extends RpcTarget {
     return relay(this.#backend.append({ events, stamp: this.#stamp }));
   }
 
-  /** Appends as one commit only if the head is still `expectedOffset`, else OFFSET_CONFLICT. */
-  async appendBatch(input: { events: EventInput[]; expectedOffset?: number }): Promise<StreamEvent[]> {
-    if (typeof input !== "object" || input === null || !Array.isArray(input.events)) {
-      throw new ItxError("INVALID_ARGUMENT", "appendBatch takes { events: [...], expectedOffset? }");
+  /**
+   * The bulk writer's append: one commit, answered with a compact receipt (each input's offset
+   * and the new head) instead of the events. `events` may be an array or, cheapest over the wire,
+   * one JSON string holding that array. With `expectedOffset` it commits only if the head is still
+   * there, else OFFSET_CONFLICT.
+   */
+  async appendBatch(input: { events: EventInput[] | string; expectedOffset?: number }): Promise<AppendReceipt> {
+    if (typeof input !== "object" || input === null || (!Array.isArray(input.events) && typeof input.events !== "string")) {
+      throw new ItxError("INVALID_ARGUMENT", "appendBatch takes { events: [...] or a JSON array string, expectedOffset? }");
     }
-    const request: AppendRequest = { events: input.events, stamp: this.#stamp };
-    if (input.expectedOffset !== undefined) request.expectedOffset = input.expectedOffset;
+    const { events, expectedOffset, ...rest } = input;
+    if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `appendBatch has no field(s) ${Object.keys(rest).join(", ")}`);
+    const request: AppendRequest & { answer: "receipt" } = { events, stamp: this.#stamp, answer: "receipt" };
+    if (expectedOffset !== undefined) request.expectedOffset = expectedOffset;
     return relay(this.#backend.append(request));
   }
 

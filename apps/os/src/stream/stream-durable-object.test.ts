@@ -221,3 +221,14 @@ describe("crashes", () => {
     expect(next?.offset).toBe(21);
   });
 });
+
+describe("bulk JSON reads", () => {
+  test("READ_JSON_MAX_LIMIT bounds a page; type filters are refused", async () => {
+    const stream = freshStream();
+    await stream.append({ events: [{ type: "demo/a" }], stamp });
+    expect(await codeOf(stream.getEventsJson({ limit: 10_001 }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.getEventsJson({ types: ["demo/a"] }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.getEventsJson({ afterOffset: -3 }))).toBe("INVALID_ARGUMENT");
+    expect(JSON.parse(await stream.getEventsJson({ limit: 10_000 }))).toHaveLength(1);
+  });
+});

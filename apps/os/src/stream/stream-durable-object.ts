@@ -27,11 +27,23 @@ import { Waiters } from "./waiters.ts";
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
 
+/** Most events one `getEventsJson` page may hold: bounds the string built in memory (~2 MB at typical sizes). */
+export const READ_JSON_MAX_LIMIT = 10_000;
+
 export interface AppendRequest {
-  events: unknown[];
+  /** The inputs, or one JSON string holding the array (parsed here, inside the size limit). */
+  events: unknown[] | string;
   expectedOffset?: number;
+  /** "events" (default) answers the stored events; "receipt" only their offsets, for bulk writers. */
+  answer?: "events" | "receipt";
   /** Trusted: set by the Worker or host that holds this stub, never by the writer. */
   stamp: EventSource;
+}
+
+/** The compact answer to an append: each input's offset, in order, and the head after the commit. */
+export interface AppendReceipt {
+  offsets: number[];
+  head: number;
 }
 
 export interface SubscribeRequest {
@@ -81,8 +93,10 @@ export class StreamDurableObject extends DurableObject<Env> {
   }
 
   /** Appends events as one commit; answers them as stored (or as they were, for idempotent repeats). */
-  append(request: AppendRequest): StreamEvent[] {
-    const inputs = validateAppendBatch(request.events);
+  append(request: AppendRequest & { answer: "receipt" }): AppendReceipt;
+  append(request: AppendRequest): StreamEvent[];
+  append(request: AppendRequest): StreamEvent[] | AppendReceipt {
+    const inputs = validateAppendBatch(typeof request.events === "string" ? parseEventsJson(request.events) : request.events);
     const expected = request.expectedOffset;
     if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
       throw new ItxError("INVALID_ARGUMENT", `expectedOffset must be a non-negative integer, got ${String(expected)}`);
@@ -152,12 +166,17 @@ export class StreamDurableObject extends DurableObject<Env> {
     let written: StreamEvent[] = [];
     if (pending.length > 0) {
       const createdAt = new Date().toISOString();
+      // One INSERT is atomic on its own; a subscription change adds a second statement, so only
+      // then is an explicit transaction needed (it costs two extra statements per append).
       try {
-        written = this.ctx.storage.transactionSync(() => {
-          const events = this.#journal.write(pending, createdAt);
-          if (core !== this.#core) this.#saveCore(core);
-          return events;
-        });
+        written =
+          core === this.#core
+            ? this.#journal.write(pending, createdAt)
+            : this.ctx.storage.transactionSync(() => {
+                const events = this.#journal.write(pending, createdAt);
+                this.#saveCore(core);
+                return events;
+              });
       } catch (error) {
         this.#journal.resetHead();
         throw error;
@@ -170,6 +189,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     const result = answers.map((answer) => (typeof answer === "number" ? (written[answer] as StreamEvent) : answer));
     for (const { event } of ephemeralAt) event.createdAt = new Date().toISOString();
     this.#afterCommit(written, ephemeralAt.map(({ event }) => event));
+    if (request.answer === "receipt") return { offsets: result.map((event) => event.offset), head: this.#journal.head };
     return result;
   }
 
@@ -181,8 +201,15 @@ export class StreamDurableObject extends DurableObject<Env> {
 
   /** The same page as `getEvents` without type filters, as one JSON string (the fast path for bulk reads). */
   getEventsJson(input: unknown = {}): string {
-    const query = validateGetEventsInput(input);
-    return this.#journal.readJson(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100);
+    const { limit, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > READ_JSON_MAX_LIMIT)) {
+      throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${READ_JSON_MAX_LIMIT}`, {
+        details: { limit: "READ_JSON_MAX_LIMIT" },
+      });
+    }
+    if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsJson reads every type; use getEvents to filter");
+    const query = validateGetEventsInput(rest);
+    return this.#journal.readJson(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
   }
 
   head(): number {
@@ -359,6 +386,19 @@ export class StreamDurableObject extends DurableObject<Env> {
       CORE_CHECKPOINT_KEY,
       JSON.stringify({ offset: this.#journal.head, state }),
     );
+  }
+}
+
+function parseEventsJson(text: string): unknown {
+  if (text.length > STREAM_LIMITS.APPEND_MAX_BYTES) {
+    throw new ItxError("INVALID_ARGUMENT", `an append is at most ${STREAM_LIMITS.APPEND_MAX_BYTES} bytes of JSON`, {
+      details: { limit: "APPEND_MAX_BYTES" },
+    });
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ItxError("INVALID_ARGUMENT", "events is a string but not a JSON array of event inputs");
   }
 }
 

@@ -1,20 +1,21 @@
-import type { BackgroundClaim, StreamEvent } from "../../types.ts";
+import type { EventInput, StreamEvent } from "../../types.ts";
 import type { AnyProcessorContract, ConsumedEvent, EmittedInput, StateOf } from "./contract.ts";
 
+// The argument shapes take (State, Event, Emitted) rather than a contract, so that TypeScript sees
+// them as covariant and a processor of any contract fits where the engine holds `AnyStreamProcessor`.
+
 /** What `reduce` is given: one consumed event, its payload parsed, and the state before it. */
-export interface ReduceArgs<C extends AnyProcessorContract = AnyProcessorContract> {
-  event: ConsumedEvent<C>;
-  state: StateOf<C>;
+export interface ReduceInput<State, Event> {
+  event: Event;
+  state: State;
 }
 
-/** Appends events of the types the contract emits, stamped with `source.processor`; one call is one commit. */
-export type AppendEmitted<C extends AnyProcessorContract> = (...events: EmittedInput<C>[]) => Promise<StreamEvent[]>;
-
 /** What background work is handed when it starts. */
-export interface BackgroundContext<C extends AnyProcessorContract = AnyProcessorContract> {
+export interface BackgroundInput<State, Emitted> {
   /** The processor's committed state now, not when the work was asked for. */
-  state(): StateOf<C>;
-  append: AppendEmitted<C>;
+  state(): State;
+  /** Appends events the contract emits, stamped with `source.processor`; one call is one commit. */
+  append(...events: Emitted[]): Promise<StreamEvent[]>;
   now(): number;
 }
 
@@ -30,21 +31,22 @@ export type BackgroundStart =
   | "given-up";
 
 /** What `processEvent` is given. */
-export interface ProcessEventArgs<C extends AnyProcessorContract = AnyProcessorContract> {
+export interface ProcessEventInput<State, Event, Emitted> {
   /** The event just reduced, or `null` for the pass the engine makes once a batch reaches the head. */
-  event: ConsumedEvent<C> | null;
+  event: Event | null;
   /** The state after reducing `event`. */
-  state: StateOf<C>;
+  state: State;
   /** The state before it; the same object as `state` for the at-head pass and for ephemeral events. */
-  previousState: StateOf<C>;
-  append: AppendEmitted<C>;
+  previousState: State;
+  /** Appends events the contract emits, stamped with `source.processor`; one call is one commit. */
+  append(...events: Emitted[]): Promise<StreamEvent[]>;
   /** Holds the processor's chain: the next event waits until `promise` settles, and a rejection fails this one. */
   blockProcessorWhile(promise: Promise<unknown>): void;
   /**
    * Starts work that outlives this event under a claim recorded in storage first, so that the
    * work is revived if the host dies. A key already live in this host is not started twice.
    */
-  runInBackground(key: string, work: (context: BackgroundContext<C>) => Promise<void>): Promise<BackgroundStart>;
+  runInBackground(key: string, work: (input: BackgroundInput<State, Emitted>) => Promise<void>): Promise<BackgroundStart>;
   delivery: {
     /** True when this event is at the stream's head (always true for the at-head pass). */
     caughtUp: boolean;
@@ -52,6 +54,13 @@ export interface ProcessEventArgs<C extends AnyProcessorContract = AnyProcessorC
   /** The engine clock, so that tests can fake time. */
   now(): number;
 }
+
+/** `reduce`'s argument for a contract. */
+export type ReduceArgs<C extends AnyProcessorContract> = ReduceInput<StateOf<C>, ConsumedEvent<C>>;
+/** `processEvent`'s argument for a contract. */
+export type ProcessEventArgs<C extends AnyProcessorContract> = ProcessEventInput<StateOf<C>, ConsumedEvent<C>, EmittedInput<C>>;
+/** What a contract's background work is handed. */
+export type BackgroundContext<C extends AnyProcessorContract> = BackgroundInput<StateOf<C>, EmittedInput<C>>;
 
 /**
  * A processor: a contract, a pure `reduce`, and optional side effects in `processEvent`. The
@@ -79,6 +88,8 @@ export abstract class StreamProcessor<C extends AnyProcessorContract = AnyProces
 }
 
 /** A processor of any contract, as the engine holds it. */
-export type AnyStreamProcessor = StreamProcessor<AnyProcessorContract>;
-
-export type { BackgroundClaim };
+export interface AnyStreamProcessor {
+  readonly contract: AnyProcessorContract;
+  reduce(args: ReduceInput<unknown, StreamEvent>): unknown;
+  processEvent?(args: ProcessEventInput<unknown, StreamEvent, EventInput>): void | Promise<void>;
+}

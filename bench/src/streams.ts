@@ -1,0 +1,113 @@
+import { connectItx, readEvents } from "iterate/client";
+import type { Baselines } from "./baselines.ts";
+import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
+import { report, summarize, time } from "./stats.ts";
+import type { BenchTarget } from "./target.ts";
+
+const SINGLE_APPENDS = 1_000;
+const BATCH = 100;
+const BATCH_EVENTS = 100_000;
+const BIG_STREAM = 1_000_000;
+const FILL_CHUNK = 500;
+
+const event = (i: number) => ({ type: "bench/tick", payload: { i, t: "evt", v: "xxxxxxxx" } });
+const peerItem = (i: number) => JSON.stringify({ i, t: "evt", v: "xxxxxxxx" });
+
+/**
+ * Stream figures beside the baselines and the Durable Streams reference server (file-backed),
+ * measured in this run. Series that are compared are interleaved call by call.
+ */
+export async function measureStreams(target: BenchTarget, baselines: Baselines): Promise<void> {
+  // Node 22 does not parse `using`; dispose by hand.
+  const session = connectItx({ baseUrl: target.baseUrl, auth: { type: "admin-secret", secret: target.adminSecret } });
+  const peer = await startDurableStreamsPeer();
+  const run = `${Date.now()}`;
+  try {
+    // Single-event appends: ours, the raw DO insert floor (c) and the peer, interleaved.
+    const ours = session.streams.get(`/bench/${run}/single`);
+    const peerSingle = await peer.create("single");
+    const doName = `streams-c-${run}`;
+    for (let i = 0; i < 50; i++) {
+      await ours.append(event(i));
+      await target.bench.doInsertOne(doName);
+      await peerSingle.append(peerItem(i));
+    }
+    const mine: number[] = [];
+    const floor: number[] = [];
+    const theirs: number[] = [];
+    for (let i = 0; i < SINGLE_APPENDS; i++) {
+      mine.push(await time(() => ours.append(event(i))));
+      floor.push(await time(() => target.bench.doInsertOne(doName)));
+      theirs.push(await time(() => peerSingle.append(peerItem(i))));
+    }
+    const m = summarize(mine);
+    const c = summarize(floor);
+    const p = summarize(theirs);
+    report("stream.single_append.median", m.median, "ms");
+    report("stream.single_append.p99", m.p99, "ms");
+    report("stream.single_append.baseline_c_same_run.median", c.median, "ms");
+    report("stream.single_append.ratio_to_c", m.median / c.median, "x (target <= 1.3)");
+    report("stream.single_append.peer_durable_streams_file.median", p.median, "ms");
+    report("stream.single_append.peer_durable_streams_file.p99", p.p99, "ms");
+    report("stream.single_append.ratio_to_baseline_c_start_of_run", m.median / baselines.doInsert, "x");
+
+    // Sequential 100-event batches.
+    const batched = session.streams.get(`/bench/${run}/batches`);
+    const batchMs = await time(async () => {
+      for (let i = 0; i < BATCH_EVENTS; i += BATCH) {
+        await batched.appendBatch({ events: JSON.stringify(Array.from({ length: BATCH }, (_, j) => event(i + j))) });
+      }
+    });
+    const peerBatched = await peer.create("batches");
+    const peerBatchMs = await time(async () => {
+      for (let i = 0; i < BATCH_EVENTS; i += BATCH) {
+        await postBatch(peerBatched.url, `[${Array.from({ length: BATCH }, (_, j) => peerItem(i + j)).join(",")}]`);
+      }
+    });
+    const batchRate = BATCH_EVENTS / (batchMs / 1000);
+    const peerBatchRate = BATCH_EVENTS / (peerBatchMs / 1000);
+    report("stream.batch_100_append_rate", batchRate, "events/s");
+    report("stream.batch_100_append_rate.peer_durable_streams_file", peerBatchRate, "events/s");
+    report("stream.batch_100_append_rate.ratio_to_peer", batchRate / peerBatchRate, "x (target >= 1)");
+
+    // Reading the 100,000-event stream from the start.
+    let read = 0;
+    const readMs = await time(async () => {
+      for await (const page of readEvents(batched, { pageSize: Number(process.env.PAGE ?? 5000), prefetch: Number(process.env.PREFETCH ?? 2) })) read += page.length;
+    });
+    if (read !== BATCH_EVENTS) throw new Error(`read ${read} events, expected ${BATCH_EVENTS}`);
+    let peerRead = 0;
+    const peerReadMs = await time(async () => (peerRead = await readAll(peerBatched.url)));
+    if (peerRead !== BATCH_EVENTS) throw new Error(`peer read ${peerRead} items, expected ${BATCH_EVENTS}`);
+    const readRate = BATCH_EVENTS / (readMs / 1000);
+    const peerReadRate = BATCH_EVENTS / (peerReadMs / 1000);
+    report("stream.read_100k_from_start_rate", readRate, "events/s");
+    report("stream.read_100k_from_start_rate.peer_durable_streams_file", peerReadRate, "events/s");
+    report("stream.read_100k_from_start_rate.ratio_to_peer", readRate / peerReadRate, "x (target >= 0.5)");
+
+    // Append latency on a small stream and on a 1,000,000-event stream, interleaved.
+    if (process.env.BENCH_SKIP_BIG !== "1") {
+      const small = session.streams.get(`/bench/${run}/small`);
+      const big = session.streams.get(`/bench/${run}/big`);
+      for (let i = 0; i < 1_000; i += FILL_CHUNK) await small.appendBatch({ events: Array.from({ length: FILL_CHUNK }, (_, j) => event(i + j)) });
+      const fillMs = await time(async () => {
+        for (let i = 0; i < BIG_STREAM; i += FILL_CHUNK) await big.appendBatch({ events: Array.from({ length: FILL_CHUNK }, (_, j) => event(i + j)) });
+      });
+      report("stream.fill_1m_rate", BIG_STREAM / (fillMs / 1000), "events/s");
+      const atSmall: number[] = [];
+      const atBig: number[] = [];
+      for (let i = 0; i < SINGLE_APPENDS; i++) {
+        atSmall.push(await time(() => small.append(event(i))));
+        atBig.push(await time(() => big.append(event(i))));
+      }
+      const s = summarize(atSmall);
+      const b = summarize(atBig);
+      report("stream.append_at_1k_events.median", s.median, "ms");
+      report("stream.append_at_1m_events.median", b.median, "ms");
+      report("stream.append_at_1m_vs_1k", b.median / s.median, "x (target within 1.2)");
+    }
+  } finally {
+    session[Symbol.dispose]();
+    await peer.stop();
+  }
+}

@@ -1,0 +1,250 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import type { BackgroundClaim } from "../../types.ts";
+import { connectEngine, fakeClock, memoryStorage, memoryStream, settle, type FakeClock, type MemoryStorage, type MemoryStream } from "../test-support/index.ts";
+import { defineProcessorContract } from "./contract.ts";
+import { ProcessorEngine } from "./engine.ts";
+import { StreamProcessor, type BackgroundStart, type ProcessEventArgs, type ReduceArgs } from "./stream-processor.ts";
+
+const REQUESTED = "test/job-requested";
+const FINISHED = "test/job-finished";
+
+const JobsContract = defineProcessorContract({
+  slug: "jobs",
+  version: "1.0.0",
+  description: "runs each requested job once in the background",
+  stateSchema: z.object({ open: z.array(z.number()).default([]) }),
+  events: {
+    [REQUESTED]: z.strictObject({ name: z.string() }),
+    [FINISHED]: z.strictObject({ requestOffset: z.number().int() }),
+  },
+  consumes: [REQUESTED, FINISHED],
+  emits: [FINISHED],
+});
+
+type Effect = (requestOffset: number) => Promise<void>;
+
+/** Every open job gets one background driver at head; the driver runs the effect, then lands job-finished. */
+class Jobs extends StreamProcessor<typeof JobsContract> {
+  readonly contract = JobsContract;
+  readonly answers: BackgroundStart[] = [];
+  readonly #effect: Effect;
+
+  constructor(effect: Effect) {
+    super();
+    this.#effect = effect;
+  }
+
+  override reduce({ event, state }: ReduceArgs<typeof JobsContract>) {
+    if (event.type === REQUESTED) return { open: [...state.open, event.offset] };
+    return { open: state.open.filter((offset) => offset !== event.payload.requestOffset) };
+  }
+
+  override async processEvent({ state, delivery, runInBackground }: ProcessEventArgs<typeof JobsContract>) {
+    if (!delivery.caughtUp) return;
+    for (const requestOffset of state.open) {
+      const answer = await runInBackground(`job:${requestOffset}`, async ({ append }) => {
+        await this.#effect(requestOffset);
+        await append({ type: FINISHED, payload: { requestOffset }, idempotencyKey: `jobs/finished:${requestOffset}` });
+      });
+      this.answers.push(answer);
+    }
+  }
+}
+
+/** An effect that records its calls and hangs, succeeds or throws as told. */
+function controlledEffect() {
+  const calls: number[] = [];
+  let mode: "hang" | "succeed" | "throw" = "succeed";
+  const effect: Effect = (requestOffset) => {
+    calls.push(requestOffset);
+    if (mode === "hang") return new Promise<void>(() => {});
+    if (mode === "throw") return Promise.reject(new Error("effect broke"));
+    return Promise.resolve();
+  };
+  return {
+    effect,
+    calls,
+    set(next: typeof mode) {
+      mode = next;
+    },
+  };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  expect(check()).toBe(true);
+}
+
+interface Host {
+  engine: ProcessorEngine;
+  jobs: Jobs;
+  givenUp: BackgroundClaim[];
+  errors: unknown[];
+  die(): void;
+}
+
+/** One incarnation of a host: an engine fed by the stream, over shared storage and clock. */
+function host(stream: MemoryStream, storage: MemoryStorage, clock: FakeClock, effect: Effect): Host {
+  const jobs = new Jobs(effect);
+  const givenUp: BackgroundClaim[] = [];
+  const errors: unknown[] = [];
+  const engine = new ProcessorEngine({
+    stream,
+    storage,
+    clock,
+    processors: [jobs],
+    onGiveUp: (claim) => givenUp.push(claim),
+    onBackgroundError: ({ error }) => errors.push(error),
+  });
+  const connection = connectEngine(stream, engine);
+  return {
+    engine,
+    jobs,
+    givenUp,
+    errors,
+    die() {
+      connection.disconnect();
+      engine.stop();
+    },
+  };
+}
+
+function world() {
+  return { stream: memoryStream(), storage: memoryStorage(), clock: fakeClock(), control: controlledEffect() };
+}
+
+describe("runInBackground", () => {
+  it("records a claim before the work starts and deletes it when the work settles", async () => {
+    const { stream, storage, clock, control } = world();
+    const claimsDuringWork: BackgroundClaim[][] = [];
+    const first = host(stream, storage, clock, async (offset) => {
+      claimsDuringWork.push(storage.claims("jobs"));
+      await control.effect(offset);
+    });
+    await first.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await settle(first.engine);
+
+    expect(claimsDuringWork).toEqual([[{ slug: "jobs", key: "job:1", attempts: 1, nextAttemptAt: clock.now(), status: "running" }]]);
+    expect(storage.claims("jobs")).toEqual([]);
+    expect(stream.events.map((event) => [event.type, event.source])).toEqual([
+      [REQUESTED, {}],
+      [FINISHED, { processor: "jobs" }],
+    ]);
+    expect((await first.engine.snapshot("jobs")).state).toEqual({ open: [] });
+  });
+
+  it("runs one driver per key however many passes ask for it", async () => {
+    const { stream, storage, clock, control } = world();
+    const gate = Promise.withResolvers<void>();
+    const first = host(stream, storage, clock, async (offset) => {
+      await control.effect(offset);
+      await gate.promise;
+    });
+    await first.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await until(() => control.calls.length === 1);
+    // More batches reach the head while the work runs; each makes an at-head pass.
+    await stream.append({ type: "demo/ping" });
+    await stream.append({ type: "demo/ping" });
+    await first.engine.chainsIdle();
+    expect(first.engine.isRunningInBackground("jobs", "job:1")).toBe(true);
+
+    gate.resolve();
+    await settle(first.engine);
+    expect(control.calls).toEqual([1]);
+    expect(first.jobs.answers).toEqual(["started", "running", "running"]);
+  });
+
+  it("revives work a dead host left, after a backoff, in a new engine over the same storage", async () => {
+    const { stream, storage, clock, control } = world();
+    control.set("hang");
+    const first = host(stream, storage, clock, control.effect);
+    await first.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await until(() => control.calls.length === 1);
+    first.die();
+
+    control.set("succeed");
+    const second = host(stream, storage, clock, control.effect);
+    const report = await second.engine.start();
+    expect(report.revived).toEqual([
+      { slug: "jobs", key: "job:1", attempts: 1, status: "waiting", nextAttemptAt: expect.any(Number) },
+    ]);
+    expect(report.givenUp).toEqual([]);
+    expect(second.jobs.answers).toEqual(["scheduled"]);
+    await settle(second.engine);
+
+    expect(clock.sleeps).toEqual([1_000]);
+    expect(control.calls).toEqual([1, 1]);
+    expect(stream.events.filter((event) => event.type === FINISHED)).toHaveLength(1);
+    expect(storage.claims("jobs")).toEqual([]);
+  });
+
+  it("bounds revivals: backoff doubles, and after maxBackgroundDeaths the claim is given up", async () => {
+    const { stream, storage, clock, control } = world();
+    control.set("hang");
+    let current = host(stream, storage, clock, control.effect);
+    await current.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "doomed" } });
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      await until(() => control.calls.length === attempt);
+      current.die();
+      current = host(stream, storage, clock, control.effect);
+      await current.engine.start();
+    }
+
+    expect(control.calls).toHaveLength(5);
+    expect(clock.sleeps).toEqual([1_000, 2_000, 4_000, 8_000]);
+    const tombstone = { slug: "jobs", key: "job:1", attempts: 5, status: "given-up", nextAttemptAt: expect.any(Number) };
+    expect(current.givenUp).toEqual([tombstone]);
+    expect(storage.claims("jobs")).toEqual([tombstone]);
+    expect(current.jobs.answers).toEqual(["given-up"]);
+    await settle(current.engine);
+    expect(control.calls).toHaveLength(5);
+  });
+
+  it("releases a revived claim its processor no longer takes up", async () => {
+    const { stream, storage, clock, control } = world();
+    control.set("hang");
+    const first = host(stream, storage, clock, control.effect);
+    await first.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await until(() => control.calls.length === 1);
+    first.die();
+    // Someone else finished the job while no host was up.
+    await stream.append({ type: FINISHED, payload: { requestOffset: 1 } });
+
+    const second = host(stream, storage, clock, control.effect);
+    const report = await second.engine.start();
+    expect(report.released.map((claim) => claim.key)).toEqual(["job:1"]);
+    expect(storage.claims("jobs")).toEqual([]);
+    expect(control.calls).toEqual([1]);
+  });
+
+  it("does not count live work as dead when a host revives from its alarm", async () => {
+    const { stream, storage, clock, control } = world();
+    control.set("hang");
+    const first = host(stream, storage, clock, control.effect);
+    await first.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await until(() => control.calls.length === 1);
+
+    const report = await first.engine.reviveClaims();
+    expect(report).toMatchObject({ revived: [], givenUp: [], released: [] });
+    expect(storage.claims("jobs")).toMatchObject([{ key: "job:1", attempts: 1, status: "running" }]);
+    expect(control.calls).toEqual([1]);
+  });
+
+  it("reports work that throws and releases its claim", async () => {
+    const { stream, storage, clock, control } = world();
+    control.set("throw");
+    const first = host(stream, storage, clock, control.effect);
+    await first.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await settle(first.engine);
+    expect(first.errors).toEqual([new Error("effect broke")]);
+    expect(storage.claims("jobs")).toEqual([]);
+  });
+});
