@@ -143,8 +143,12 @@ export interface Stream {
   appendBatch(input: { events: EventInput[] } & AppendOptions): AppendReceipt;
   getEvents(input?: GetEventsInput): StreamEvent[];
   readEvents(input?: { afterOffset?: number; limit?: number }): EventPage;
-  /** `getEvents` (without type filters) as one JSON string, the fast path for bulk reads. */
-  getEventsJson(input?: Omit<GetEventsInput, "types">): string;
+  /**
+   * Up to 10,000 events (no type filter) as one packed JSON string, the fast path for bulk reads:
+   * `{ streamPath, sources, times, rows: [[offset, type, payload, timeIndex, sourceIndex, idempotencyKey | null], ...] }`.
+   * `unpackEvents` and `readEvents` from iterate/client turn it into events.
+   */
+  getEventsPacked(input?: Omit<GetEventsInput, "types">): string;
   waitForEvent(input: WaitForEventInput): StreamEvent;
   /** Replays durable events after `afterOffset`, then tails live (ephemeral events too). */
   subscribe(

@@ -98,6 +98,37 @@ export class Journal {
     return row.page ?? "[]";
   }
 
+  /**
+   * A page in the packed wire format of `getEventsPacked`: the path once, the distinct sources and
+   * commit times once each, then one array per event,
+   * `[offset, type, payload, createdAtIndex, sourceIndex, idempotencyKey | null]`. Events appended
+   * together share their time and source, so this is about half the bytes of plain objects, and
+   * bulk reads are bound by bytes.
+   */
+  readPacked(after: number, before: number, limit: number): string {
+    // Built by concatenating the stored JSON text: SQLite never re-parses a payload here.
+    const row = this.#sql
+      .exec<{ page: string }>(
+        `WITH page AS (SELECT * FROM events WHERE offset > ?2 AND offset < ?3 ORDER BY offset LIMIT ?4),
+              sources AS (SELECT source, row_number() OVER () - 1 AS s FROM (SELECT DISTINCT source FROM page)),
+              times AS (SELECT created_at, row_number() OVER () - 1 AS t FROM (SELECT DISTINCT created_at FROM page))
+         SELECT '{"streamPath":' || json_quote(?1)
+           || ',"sources":[' || coalesce((SELECT group_concat(source, ',') FROM (SELECT source FROM sources ORDER BY s)), '')
+           || '],"times":[' || coalesce((SELECT group_concat(json_quote(created_at), ',') FROM (SELECT created_at FROM times ORDER BY t)), '')
+           || '],"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
+                SELECT '[' || page.offset || ',' || json_quote(page.type) || ',' || page.payload || ',' || times.t || ',' || sources.s
+                       || ',' || coalesce(json_quote(page.idempotency_key), 'null') || ']' AS line
+                FROM page JOIN sources USING (source) JOIN times USING (created_at) ORDER BY page.offset)), '')
+           || ']}' AS page`,
+        this.#path(),
+        after,
+        before,
+        limit,
+      )
+      .one();
+    return row.page;
+  }
+
   #toEvent(
     offset: number,
     type: string,

@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "iterate/types";
 import { errorCode } from "iterate/errors";
 import { STREAM_LIMITS } from "iterate/stream/events";
+import { unpackEvents } from "iterate/client";
 
 let counter = 0;
 /** A unique coordinate per test, so tests never share state. */
@@ -117,10 +118,10 @@ describe("reads", () => {
     expect(await codeOf(stream.getEvents({ after: 1 }))).toBe("INVALID_ARGUMENT");
   });
 
-  test("getEventsJson answers the same events as getEvents", async () => {
+  test("getEventsPacked unpacks to the same events as getEvents", async () => {
     const stream = freshStream();
     await stream.append({ events: [{ type: "demo/a", payload: { text: 'quote " and \\ slash', n: [1, { x: null }] }, idempotencyKey: "k" }, { type: "demo/b" }], stamp });
-    expect(JSON.parse(await stream.getEventsJson({}))).toEqual(await stream.getEvents({}));
+    expect(unpackEvents(await stream.getEventsPacked({}))).toEqual(await stream.getEvents({}));
   });
 
   test("waitForEvent finds history, waits for the future, and times out with TIMEOUT", async () => {
@@ -226,9 +227,9 @@ describe("bulk JSON reads", () => {
   test("READ_JSON_MAX_LIMIT bounds a page; type filters are refused", async () => {
     const stream = freshStream();
     await stream.append({ events: [{ type: "demo/a" }], stamp });
-    expect(await codeOf(stream.getEventsJson({ limit: 10_001 }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.getEventsJson({ types: ["demo/a"] }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.getEventsJson({ afterOffset: -3 }))).toBe("INVALID_ARGUMENT");
-    expect(JSON.parse(await stream.getEventsJson({ limit: 10_000 }))).toHaveLength(1);
+    expect(await codeOf(stream.getEventsPacked({ limit: 10_001 }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.getEventsPacked({ types: ["demo/a"] }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.getEventsPacked({ afterOffset: -3 }))).toBe("INVALID_ARGUMENT");
+    expect(unpackEvents(await stream.getEventsPacked({ limit: 10_000 }))).toHaveLength(1);
   });
 });

@@ -27,7 +27,7 @@ import { Waiters } from "./waiters.ts";
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
 
-/** Most events one `getEventsJson` page may hold: bounds the string built in memory (~2 MB at typical sizes). */
+/** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */
 export const READ_JSON_MAX_LIMIT = 10_000;
 
 export interface AppendRequest {
@@ -199,17 +199,17 @@ export class StreamDurableObject extends DurableObject<Env> {
     return this.#journal.read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100, query.types);
   }
 
-  /** The same page as `getEvents` without type filters, as one JSON string (the fast path for bulk reads). */
-  getEventsJson(input: unknown = {}): string {
+  /** A page without type filters in the packed format (`Journal.readPacked`): the fast path for bulk reads. */
+  getEventsPacked(input: unknown = {}): string {
     const { limit, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
     if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > READ_JSON_MAX_LIMIT)) {
       throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${READ_JSON_MAX_LIMIT}`, {
         details: { limit: "READ_JSON_MAX_LIMIT" },
       });
     }
-    if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsJson reads every type; use getEvents to filter");
+    if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsPacked reads every type; use getEvents to filter");
     const query = validateGetEventsInput(rest);
-    return this.#journal.readJson(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
+    return this.#journal.readPacked(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
   }
 
   head(): number {

@@ -15,6 +15,6 @@ export {
   type ConnectWithAuthOptions,
   type Handle,
 } from "./connect-itx.ts";
-export { readEvents, type ReadEventsOptions, type ReadableStream } from "./read-events.ts";
+export { readEvents, unpackEvents, type ReadEventsOptions, type ReadableStream } from "./read-events.ts";
 export { errorCode, errorMessage, hasErrorCode, ItxError } from "../errors/index.ts";
 export type * from "../types.ts";

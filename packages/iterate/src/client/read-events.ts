@@ -3,7 +3,7 @@ import type { StreamEvent } from "../types.ts";
 /** The part of a Stream handle the reader needs. */
 export interface ReadableStream {
   head(): PromiseLike<number>;
-  getEventsJson(input: { afterOffset?: number; beforeOffset?: number; limit?: number }): PromiseLike<string>;
+  getEventsPacked(input: { afterOffset?: number; beforeOffset?: number; limit?: number }): PromiseLike<string>;
 }
 
 export interface ReadEventsOptions {
@@ -35,13 +35,42 @@ export async function* readEvents(stream: ReadableStream, options: ReadEventsOpt
   const request = () => {
     const afterOffset = next;
     next = Math.min(head, next + pageSize);
-    inFlight.push(stream.getEventsJson({ afterOffset, beforeOffset: next + 1, limit: pageSize }));
+    inFlight.push(stream.getEventsPacked({ afterOffset, beforeOffset: next + 1, limit: pageSize }));
   };
   while (inFlight.length <= prefetch && next < head) request();
   while (inFlight.length > 0) {
     const text = await (inFlight.shift() as PromiseLike<string>);
     if (next < head) request();
-    const page = JSON.parse(text) as StreamEvent[];
+    const page = unpackEvents(text);
     if (page.length > 0) yield page;
   }
+}
+
+type PackedRow = [offset: number, type: string, payload: unknown, time: number, source: number, idempotencyKey: string | null];
+
+interface PackedPage {
+  streamPath: string;
+  sources: StreamEvent["source"][];
+  times: string[];
+  rows: PackedRow[];
+}
+
+/** Turns a `getEventsPacked` page back into events. */
+export function unpackEvents(text: string): StreamEvent[] {
+  const { streamPath, sources, times, rows } = JSON.parse(text) as PackedPage;
+  const events: StreamEvent[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const [offset, type, payload, time, source, idempotencyKey] = rows[i] as PackedRow;
+    const event: StreamEvent = {
+      streamPath,
+      offset,
+      type,
+      payload,
+      createdAt: times[time] as string,
+      source: { ...sources[source] },
+    };
+    if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
+    events[i] = event;
+  }
+  return events;
 }

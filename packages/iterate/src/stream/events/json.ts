@@ -24,7 +24,7 @@ export function stableJson(value: unknown): string {
 }
 
 function sortedCopy(object: Record<string, unknown>): Record<string, unknown> {
-  const keys = Object.keys(object).sort();
+  const keys = Object.keys(object).toSorted();
   return Object.fromEntries(keys.map((key) => [key, object[key]]));
 }
 

@@ -55,7 +55,8 @@ describe("validateEventInput accepts and normalises", () => {
 describe("validateEventInput refuses with INVALID_ARGUMENT", () => {
   const cyclic: Record<string, unknown> = {};
   cyclic.self = cyclic;
-  const sparse = [1, , 3];
+  const sparse: unknown[] = [1];
+  sparse[2] = 3;
 
   it.each([
     ["not an object", "demo/ping", {}, /plain object/],

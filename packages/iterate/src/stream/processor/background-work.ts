@@ -146,7 +146,7 @@ export class BackgroundWork {
 
   /** Resolves when no work is live, including work started while waiting. */
   async idle(): Promise<void> {
-    while (this.#live.size > 0) await Promise.allSettled([...this.#live.values()]);
+    while (this.#live.size > 0) await Promise.allSettled(this.#live.values());
   }
 
   /** Stops starting and finishing work; claims stay in storage for the next host. */

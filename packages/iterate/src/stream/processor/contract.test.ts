@@ -23,14 +23,14 @@ const base = {
   emits: [],
 } as const;
 
+/** The message of the INVALID_ARGUMENT a definition throws, or a note that it threw something else. */
 function definitionError(define: () => unknown): string {
   try {
     define();
   } catch (error) {
-    expect(errorCode(error)).toBe("INVALID_ARGUMENT");
-    return (error as Error).message;
+    return errorCode(error) === "INVALID_ARGUMENT" ? (error as Error).message : `not INVALID_ARGUMENT: ${String(error)}`;
   }
-  throw new Error("expected the definition to throw");
+  return "did not throw";
 }
 
 describe("defineProcessorContract refuses a bad definition", () => {
@@ -78,7 +78,7 @@ describe("defineProcessorContract refuses a bad definition", () => {
         // @ts-expect-error "test/tally-removed" is not in the catalog
         consumes: ["test/tally-removed"],
       }),
-    ).toThrow();
+    ).toThrow(/consumes names "test\/tally-removed"/);
   });
 });
 
@@ -96,7 +96,7 @@ describe("a defined contract", () => {
   });
 
   it("knows its catalog, its owners and what it consumes", () => {
-    expect(Object.keys(Tally.catalog).sort()).toEqual(["events.iterate.com/itx/created", "test/tally-added"]);
+    expect(Object.keys(Tally.catalog).toSorted()).toEqual(["events.iterate.com/itx/created", "test/tally-added"]);
     expect(Tally.owners).toEqual({ "events.iterate.com/itx/created": "core", "test/tally-added": "tally" });
     expect(Object.keys(Tally.events)).toEqual(["test/tally-added"]);
     expect(Tally.isConsumed("events.iterate.com/itx/created")).toBe(true);

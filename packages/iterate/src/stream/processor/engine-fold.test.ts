@@ -263,14 +263,9 @@ describe("ProcessorEngine appends and configuration", () => {
     ["a fractional checkpoint limit", { limits: { checkpointMaxBytes: 1.5 } }, /checkpointMaxBytes/],
     ["no allowed deaths", { limits: { maxBackgroundDeaths: 0 } }, /maxBackgroundDeaths/],
   ])("refuses %s with INVALID_ARGUMENT", (_name, options, message) => {
-    let thrown: unknown;
-    try {
-      new ProcessorEngine({ stream: memoryStream(), storage: memoryStorage(), processors: [new Counter()], ...options });
-    } catch (error) {
-      thrown = error;
-    }
-    expect(errorCode(thrown)).toBe("INVALID_ARGUMENT");
-    expect((thrown as Error).message).toMatch(message);
+    const construct = () => new ProcessorEngine({ stream: memoryStream(), storage: memoryStorage(), processors: [new Counter()], ...options });
+    expect(construct).toThrow(message);
+    expect(construct).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
   });
 
   it("refuses a snapshot of a processor it does not host", () => {

@@ -50,6 +50,9 @@ export class ProcessorRunner {
   readonly #chain = new SerialChain();
   #committed: ProcessorCheckpoint | undefined;
   #born = false;
+  // The newest folded state, committed or not, for background work to read. Folding is
+  // deterministic, so a state a failed batch never committed is the one its retry will fold again.
+  #latest: { state: unknown } | undefined;
   // Set by a rebuild: the next delivery or catch-up makes an at-head pass even if it folds nothing,
   // so that work a replay did not re-run is driven again from the rebuilt state.
   #passAfterRebuild = false;
@@ -75,8 +78,9 @@ export class ProcessorRunner {
     return { offset, state, version, skipped };
   }
 
-  /** The committed state, or the initial one before the first load. */
-  committedState(): unknown {
+  /** The newest folded state: the one processEvent was last given, or the committed one. */
+  latestState(): unknown {
+    if (this.#latest !== undefined) return this.#latest.state;
     return this.#committed?.state ?? this.#options.processor.contract.initialState();
   }
 
@@ -149,17 +153,23 @@ export class ProcessorRunner {
         }
         if (event.offset <= working.offset) continue;
         const step = foldEvent(processor, working.state, event);
+        if (step.kind === "folded") this.#latest = { state: step.state };
         if (step.kind === "folded" && processor.processEvent !== undefined) {
           await this.#pass({ event: step.event, state: step.state, previousState: working.state, caughtUp: event.offset >= head });
         }
         if (step.kind === "skipped") skips.push({ offset: event.offset, type: event.type, issues: step.issues });
         working = advanceCheckpoint(working, event, step);
       } catch (error) {
+        this.#latest = undefined;
         if (working !== this.#committed) await this.#commit(working, skips).catch(() => undefined);
         throw error;
       }
     }
-    if (working !== this.#committed) await this.#commit(working, skips);
+    try {
+      if (working !== this.#committed) await this.#commit(working, skips);
+    } finally {
+      this.#latest = undefined;
+    }
   }
 
   async #passEphemeral(event: StreamEvent, state: unknown, head: number): Promise<void> {
@@ -198,7 +208,7 @@ export class ProcessorRunner {
       },
       runInBackground: (key, work) => {
         const started: Promise<BackgroundStart> = background.start(this.slug, key, () =>
-          work({ state: () => this.committedState(), append: (...inputs) => this.append(inputs), now: () => clock.now() }),
+          work({ state: () => this.latestState(), append: (...inputs) => this.append(inputs), now: () => clock.now() }),
         );
         if (open) waitFor.push(started);
         return started;

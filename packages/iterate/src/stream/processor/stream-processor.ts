@@ -12,7 +12,7 @@ export interface ReduceInput<State, Event> {
 
 /** What background work is handed when it starts. */
 export interface BackgroundInput<State, Emitted> {
-  /** The processor's committed state now, not when the work was asked for. */
+  /** The processor's newest folded state at the time of the call, not when the work was asked for. */
   state(): State;
   /** Appends events the contract emits, stamped with `source.processor`; one call is one commit. */
   append(...events: Emitted[]): Promise<StreamEvent[]>;

@@ -32,7 +32,7 @@ export function memoryStorage(): MemoryStorage {
     new Map(
       [...data.entries()]
         .filter(([key]) => key.startsWith(prefix))
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .toSorted(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([key, value]) => [key, structuredClone(value)]),
     );
   return {

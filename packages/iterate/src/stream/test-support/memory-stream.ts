@@ -59,12 +59,6 @@ export function memoryStream(options: MemoryStreamOptions = {}): MemoryStream {
   const subscribers = new Set<(events: StreamEvent[]) => void>();
   const waiters = new Set<Waiter>();
 
-  // An ephemeral event published while a wait is open is new to it, whatever offset it follows.
-  const matches = (event: StreamEvent, input: ValidWaitForEventInput) =>
-    (event.offset > input.afterOffset || event.ephemeral === true) &&
-    (input.type === undefined || event.type === input.type) &&
-    (input.payload === undefined || matchesPayload(event.payload, input.payload));
-
   const stamp = (input: ValidEventInput, offset: number): StreamEvent => {
     const source: EventSource = { ...options.source };
     if (input.source?.processor !== undefined) source.processor = input.source.processor;
@@ -153,11 +147,11 @@ export function memoryStream(options: MemoryStreamOptions = {}): MemoryStream {
         .filter((event) => input.types === undefined || input.types.includes(event.type))
         .slice(0, input.limit);
     },
-    waitForEvent: (raw) => {
+    waitForEvent: async (raw) => {
       const input = validateWaitForEventInput(raw);
       const found = log.find((event) => matches(event, input));
-      if (found !== undefined) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
+      if (found !== undefined) return found;
+      return new Promise<StreamEvent>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters.delete(waiter);
           reject(new ItxError("TIMEOUT", `no matching event within ${input.timeoutMs} ms`, { details: { timeoutMs: input.timeoutMs } }));
@@ -178,6 +172,15 @@ export function memoryStream(options: MemoryStreamOptions = {}): MemoryStream {
       return () => subscribers.delete(callback);
     },
   };
+}
+
+// An ephemeral event published while a wait is open is new to it, whatever offset it follows.
+function matches(event: StreamEvent, input: ValidWaitForEventInput): boolean {
+  return (
+    (event.offset > input.afterOffset || event.ephemeral === true) &&
+    (input.type === undefined || event.type === input.type) &&
+    (input.payload === undefined || matchesPayload(event.payload, input.payload))
+  );
 }
 
 function checkAppendOptions(options: unknown): number | undefined {
