@@ -6,9 +6,13 @@ export default defineConfig({
   test: { include: ["src/**/*.test.ts", "test/**/*.test.ts"], testTimeout: 20_000 },
   plugins: [
     cloudflareTest({
+      main: "./test/test-worker.ts",
       wrangler: { configPath: "./wrangler.jsonc" },
       remoteBindings: false,
-      miniflare: { bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret" } },
+      miniflare: {
+        bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret" },
+        durableObjects: { TEST_PROCESSORS: { className: "TallyProcessorHost", useSQLite: true } },
+      },
     }),
   ],
 });

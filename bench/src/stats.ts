@@ -9,7 +9,7 @@ export interface Summary {
 
 export function summarize(samples: number[]): Summary {
   if (samples.length === 0) throw new Error("no samples");
-  const sorted = [...samples].sort((a, b) => a - b);
+  const sorted = samples.toSorted((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
   return {
     count: sorted.length,

@@ -11,7 +11,7 @@ describe("deployment-wide streams through the session (admin)", () => {
     const stream = session.streams.get(unique());
     const written = await stream.append({ type: "demo/ping", payload: { n: 1 } }, { type: "demo/ping", payload: { n: 2 } });
     expect(written.map((event: StreamEvent) => event.offset)).toEqual([1, 2]);
-    expect(written[0].source).toEqual({ principal: "admin" });
+    expect(written[0]?.source).toEqual({ principal: "admin" });
     const read = await stream.getEvents({ afterOffset: 1 });
     expect(read.map((event: StreamEvent) => event.payload)).toEqual([{ n: 2 }]);
   });

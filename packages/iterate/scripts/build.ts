@@ -9,4 +9,7 @@ import { fileURLToPath } from "node:url";
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 rmSync(join(packageDir, "dist"), { recursive: true, force: true });
 const tsc = join(dirname(createRequire(join(packageDir, "package.json")).resolve("typescript/package.json")), "bin", "tsc");
-execFileSync(process.execPath, [tsc, "-p", join(packageDir, "tsconfig.build.json")], { stdio: "inherit", cwd: packageDir });
+// Two programs: most of the SDK runs in Node and browsers; src/sdk runs inside workerd.
+for (const project of ["tsconfig.build.json", "src/sdk/tsconfig.build.json"]) {
+  execFileSync(process.execPath, [tsc, "-p", join(packageDir, project)], { stdio: "inherit", cwd: packageDir });
+}

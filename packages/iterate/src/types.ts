@@ -138,9 +138,10 @@ export interface Stream {
   append(...events: EventInput[]): StreamEvent[];
   /**
    * The bulk writer's append: one commit answered with each input's offset and the new head.
+   * `events` may be an array or, cheapest over the wire, one JSON string holding that array.
    * Fails with OFFSET_CONFLICT unless the head is still `expectedOffset` (when given).
    */
-  appendBatch(input: { events: EventInput[] } & AppendOptions): AppendReceipt;
+  appendBatch(input: { events: EventInput[] | string } & AppendOptions): AppendReceipt;
   getEvents(input?: GetEventsInput): StreamEvent[];
   readEvents(input?: { afterOffset?: number; limit?: number }): EventPage;
   /**

@@ -139,3 +139,11 @@ async function relay<T>(value: MaybePromise<T>): Promise<T> {
     throw withErrorCode(error);
   }
 }
+
+/**
+ * The Stream Durable Object at `name`, typed as a backend. (The generated RPC types collapse
+ * methods whose results hold `unknown` payloads; the methods and their results are what they say.)
+ */
+export function streamStub(namespace: DurableObjectNamespace<never> | DurableObjectNamespace, name: string): StreamBackend {
+  return namespace.getByName(name) as unknown as StreamBackend;
+}

@@ -3,7 +3,7 @@ import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID, parseStreamPath } from "./coordinate.ts";
-import { StreamCapability } from "./stream-capability.ts";
+import { StreamCapability, streamStub } from "./stream-capability.ts";
 
 /**
  * `streams` on a session: the deployment-wide streams (project id `__null__`), admin only. Any
@@ -27,7 +27,7 @@ export class StreamCollection extends RpcTarget {
     if (this.#projectId === DEPLOYMENT_PROJECT_ID && this.#principal.kind !== "admin") {
       throw new ItxError("NOT_FOUND", `no stream ${streamPath}`);
     }
-    const stub = this.#env.STREAM.getByName(coordinateName({ projectId: this.#projectId, path: streamPath }));
+    const stub = streamStub(this.#env.STREAM, coordinateName({ projectId: this.#projectId, path: streamPath }));
     return new StreamCapability(stub, { principal: this.#principal.id });
   }
 }

@@ -25,6 +25,8 @@ export function initialStreamCoreState(): StreamCoreState {
   return { subscriptions: {} };
 }
 
+const bad = (why: string) => new ItxError("INVALID_ARGUMENT", `${SUBSCRIPTION_CONFIGURED}: ${why}`);
+
 const KEY = /^[a-z0-9][a-z0-9._:/-]{0,127}$/;
 const BINDING = /^[A-Z][A-Z0-9_]{0,63}$/;
 const SLUG = /^[a-z][a-z0-9-]{0,63}$/;
@@ -34,7 +36,6 @@ const SLUG = /^[a-z][a-z0-9-]{0,63}$/;
  * `hasBinding` says whether this deployment has a Durable Object namespace under that name.
  */
 export function parseSubscriptionConfigured(payload: unknown, hasBinding: (name: string) => boolean): SubscriptionConfigured {
-  const bad = (why: string) => new ItxError("INVALID_ARGUMENT", `${SUBSCRIPTION_CONFIGURED}: ${why}`);
   if (typeof payload !== "object" || payload === null || Array.isArray(payload)) throw bad("payload must be an object");
   const { key, subscription, ...rest } = payload as Record<string, unknown>;
   if (Object.keys(rest).length > 0) throw bad(`unknown field(s) ${Object.keys(rest).join(", ")}`);

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
+import { streamStub } from "./stream-capability.ts";
 import type { StreamEvent } from "iterate/types";
 import { errorCode } from "iterate/errors";
 import { STREAM_LIMITS } from "iterate/stream/events";
@@ -13,10 +14,10 @@ function freshName(path = "/test"): string {
   return `prj_test${Date.now()}${counter}:${path}`;
 }
 function freshStream(path = "/test") {
-  return env.STREAM.getByName(freshName(path));
+  return streamStub(env.STREAM, freshName(path));
 }
 
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+async function codeOf(promise: unknown): Promise<string | undefined> {
   try {
     await promise;
   } catch (error) {
@@ -202,18 +203,18 @@ describe("limits and bad input change nothing", () => {
 describe("crashes", () => {
   test("an aborted Durable Object loses no acknowledged event", async () => {
     const name = freshName();
-    const before = env.STREAM.getByName(name);
+    const before = streamStub(env.STREAM, name);
     for (let i = 0; i < 20; i++) await before.append({ events: [{ type: "demo/n", payload: { i } }], stamp });
     // Abort while appends are in flight: each one either committed and was acknowledged, or failed.
     const inFlight = Promise.allSettled(
       Array.from({ length: 10 }, (_, i) => before.append({ events: [{ type: "demo/late", payload: { i } }], stamp })),
     );
-    await runInDurableObject(before, (_instance, state) => {
+    await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => {
       state.abort("test: crash mid-work");
     }).catch(() => undefined);
     const settled = await inFlight;
     const acknowledged = settled.filter((result) => result.status === "fulfilled").length;
-    const stream = env.STREAM.getByName(name);
+    const stream = streamStub(env.STREAM, name);
     const events = await stream.getEvents({ limit: 500 });
     expect(events.filter((event) => event.type === "demo/late").length).toBeGreaterThanOrEqual(acknowledged);
     events.splice(20);

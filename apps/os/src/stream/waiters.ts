@@ -35,7 +35,7 @@ export class Waiters {
   /** Offers newly committed events to every waiter. */
   offer(events: readonly StreamEvent[]): void {
     if (this.#waiters.size === 0) return;
-    for (const waiter of [...this.#waiters]) {
+    for (const waiter of this.#waiters) {
       const hit = events.find((event) => waiter.matches(event));
       if (hit) waiter.resolve(hit);
     }

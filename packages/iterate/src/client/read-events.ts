@@ -32,15 +32,15 @@ export async function* readEvents(stream: ReadableStream, options: ReadEventsOpt
   const head = await stream.head();
   const inFlight: Array<PromiseLike<string>> = [];
   let next = start;
-  const request = () => {
-    const afterOffset = next;
-    next = Math.min(head, next + pageSize);
-    inFlight.push(stream.getEventsPacked({ afterOffset, beforeOffset: next + 1, limit: pageSize }));
+  const request = (afterOffset: number): number => {
+    const until = Math.min(head, afterOffset + pageSize);
+    inFlight.push(stream.getEventsPacked({ afterOffset, beforeOffset: until + 1, limit: pageSize }));
+    return until;
   };
-  while (inFlight.length <= prefetch && next < head) request();
+  for (let pages = 0; pages <= prefetch && next < head; pages++) next = request(next);
   while (inFlight.length > 0) {
     const text = await (inFlight.shift() as PromiseLike<string>);
-    if (next < head) request();
+    if (next < head) next = request(next);
     const page = unpackEvents(text);
     if (page.length > 0) yield page;
   }
@@ -58,7 +58,7 @@ interface PackedPage {
 /** Turns a `getEventsPacked` page back into events. */
 export function unpackEvents(text: string): StreamEvent[] {
   const { streamPath, sources, times, rows } = JSON.parse(text) as PackedPage;
-  const events: StreamEvent[] = new Array(rows.length);
+  const events: StreamEvent[] = [];
   for (let i = 0; i < rows.length; i++) {
     const [offset, type, payload, time, source, idempotencyKey] = rows[i] as PackedRow;
     const event: StreamEvent = {
@@ -70,7 +70,7 @@ export function unpackEvents(text: string): StreamEvent[] {
       source: { ...sources[source] },
     };
     if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
-    events[i] = event;
+    events.push(event);
   }
   return events;
 }

@@ -190,6 +190,38 @@ describe("ProcessorEngine folding", () => {
     expect(outcome).toMatchObject({ status: "failed", offset: 1, error: new Error("blocked work failed") });
   });
 
+  it("surfaces a processEvent error and still settles what it blocked on", async () => {
+    const stream = memoryStream();
+    const gate = Promise.withResolvers<void>();
+    class BlockThenThrow extends Counter {
+      override async processEvent({ blockProcessorWhile }: CounterArgs) {
+        blockProcessorWhile(gate.promise);
+        throw new Error("thrown after blocking");
+      }
+    }
+    const engine = new ProcessorEngine({ stream, storage: memoryStorage(), processors: [new BlockThenThrow()] });
+    await stream.append(inc(1));
+    const delivering = engine.deliver(stream.events);
+    // Rejected after processEvent threw: the engine must still observe it.
+    setTimeout(() => gate.reject(new Error("late rejection")), 1);
+    const [outcome] = await delivering;
+    expect(outcome).toMatchObject({ status: "failed", offset: 0, error: new Error("thrown after blocking") });
+  });
+
+  it("refuses blockProcessorWhile once the event's pass is over", async () => {
+    const stream = memoryStream();
+    let late: ((promise: Promise<unknown>) => void) | undefined;
+    class Leaky extends Counter {
+      override async processEvent({ blockProcessorWhile }: CounterArgs) {
+        late = blockProcessorWhile;
+      }
+    }
+    const engine = new ProcessorEngine({ stream, storage: memoryStorage(), processors: [new Leaky()] });
+    await stream.append(inc(1));
+    await engine.deliver(stream.events);
+    expect(() => late?.(Promise.resolve())).toThrow(/after its event was processed/);
+  });
+
   it("catches up in batches of batchSize, committing each, with the at-head pass at the end only", async () => {
     const { stream, storage, counter, engine } = setup({ limits: { batchSize: 2 } });
     await stream.append(inc(1), inc(1), inc(1), inc(1), inc(1));

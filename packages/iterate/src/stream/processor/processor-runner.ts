@@ -211,11 +211,18 @@ export class ProcessorRunner {
           work({ state: () => this.latestState(), append: (...inputs) => this.append(inputs), now: () => clock.now() }),
         );
         if (open) waitFor.push(started);
+        // Outside a pass nobody else waits for it; a processor that drops the promise must not crash the host.
+        else started.catch(() => undefined);
         return started;
       },
     };
-    await processor.processEvent?.(input);
     const failures: unknown[] = [];
+    try {
+      await processor.processEvent?.(input);
+    } catch (error) {
+      failures.push(error);
+    }
+    // Settle every blocker even after a failure, so that none rejects unobserved.
     for (let waited = 0; waited < waitFor.length; ) {
       const settled = await Promise.allSettled(waitFor.slice(waited));
       waited += settled.length;

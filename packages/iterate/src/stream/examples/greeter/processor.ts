@@ -70,7 +70,7 @@ export class Greeter extends StreamProcessor<Contract> {
     }
   }
 
-  /** One attempt of one run, decided from the committed state when the driver starts. */
+  /** One attempt of one run, decided from the newest folded state when the driver starts. */
   async #drive(requestOffset: number, { state, append }: BackgroundContext<Contract>): Promise<void> {
     const run = state().runs[requestOffset];
     const action = nextRunAction(run);

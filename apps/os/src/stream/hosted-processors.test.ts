@@ -1,0 +1,107 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, test } from "vitest";
+import { streamStub } from "./stream-capability.ts";
+import { errorCode } from "iterate/errors";
+import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
+
+let counter = 0;
+function names() {
+  counter += 1;
+  const id = `${Date.now()}-${counter}`;
+  return { stream: `prj_hosted${id}:/tallies`, host: `tally-host-${id}` };
+}
+const stamp = { principal: "tester" };
+const subscribe = (host: string) => ({
+  type: SUBSCRIPTION_CONFIGURED,
+  payload: { key: "tally", subscription: { type: "processor", binding: "TEST_PROCESSORS", host, processor: "tally" } },
+});
+const tallies = (count: number, from = 0) => Array.from({ length: count }, (_, i) => ({ type: "test/tally-added", payload: { n: from + i } }));
+
+async function snapshot(host: string) {
+  return env.TEST_PROCESSORS.getByName(host).snapshot() as Promise<{ offset: number; state: { count: number; offsets: number[] } }>;
+}
+
+describe("hosted processors", () => {
+  test("a subscription wakes the host, which folds every event once and appends its own facts", async () => {
+    const { stream: name, host } = names();
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: tallies(3), stamp });
+    await stream.append({ events: [subscribe(host)], stamp });
+    await stream.append({ events: tallies(4, 3), stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(7);
+    const milestones = await stream.getEvents({ types: ["test/tally-milestone-reached"] });
+    expect(milestones.map((event) => event.payload)).toEqual([{ count: 5 }]);
+    expect(milestones[0]?.source).toEqual({ platform: "processor-host:tally", processor: "tally" });
+    await expect.poll(async () => (await snapshot(host)).offset).toBe(await stream.head());
+  });
+
+  test("bad subscription rows are refused at append and change nothing", async () => {
+    const { stream: name } = names();
+    const stream = streamStub(env.STREAM, name);
+    const bad = [
+      { key: "x", subscription: { type: "processor", binding: "STREAM", host: "h", processor: "tally" } },
+      { key: "x", subscription: { type: "processor", binding: "NOPE_PROCESSORS", host: "h", processor: "tally" } },
+      { key: "X Y", subscription: null },
+      { key: "x", subscription: { type: "webhook", binding: "TEST_PROCESSORS", host: "h", processor: "tally" } },
+      { key: "x", subscription: null, extra: true },
+    ];
+    for (const payload of bad) {
+      const code = await Promise.resolve(stream.append({ events: [{ type: SUBSCRIPTION_CONFIGURED, payload }], stamp })).then(
+        () => "resolved",
+        (error: unknown) => errorCode(error),
+      );
+      expect(code, JSON.stringify(payload)).toBe("INVALID_ARGUMENT");
+    }
+    expect(await stream.head()).toBe(0);
+  });
+
+  test("a host aborted mid-work resumes from its checkpoint and folds each event exactly once", async () => {
+    const { stream: name, host } = names();
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: [subscribe(host)], stamp });
+    for (let round = 0; round < 5; round++) {
+      await stream.append({ events: tallies(20, round * 20), stamp });
+      await runInDurableObject(env.TEST_PROCESSORS.getByName(host), (_instance, state) => state.abort("test: host crash")).catch(
+        () => undefined,
+      );
+    }
+    // The stream notices failed deliveries and retries them from the host's own checkpoint.
+    await stream.append({ events: tallies(1, 100), stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 15_000, interval: 200 }).toBe(101);
+    const { state } = await snapshot(host);
+    expect(new Set(state.offsets).size).toBe(state.offsets.length);
+    const milestones = await stream.getEvents({ types: ["test/tally-milestone-reached"], limit: 500 });
+    expect(milestones.map((event) => (event.payload as { count: number }).count)).toEqual([5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 100]);
+  });
+
+  test("a deleted checkpoint is rebuilt by replay to the same state", async () => {
+    const { stream: name, host } = names();
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: [subscribe(host), ...tallies(12)], stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(12);
+    const before = await snapshot(host);
+    await runInDurableObject(env.TEST_PROCESSORS.getByName(host), async (_instance, state) => {
+      await state.storage.deleteAll();
+      state.abort("test: forget everything");
+    }).catch(() => undefined);
+    await stream.append({ events: tallies(1, 12), stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 15_000, interval: 200 }).toBe(13);
+    const after = await snapshot(host);
+    expect(after.state.offsets.slice(0, 12)).toEqual(before.state.offsets);
+    // Rebuilding replays the fold but not the side effects: still exactly two milestones.
+    const milestones = await stream.getEvents({ types: ["test/tally-milestone-reached"] });
+    expect(milestones.map((event) => event.payload)).toEqual([{ count: 5 }, { count: 10 }]);
+  });
+
+  test("a stream aborted mid-delivery keeps its subscriptions and resumes delivery", async () => {
+    const { stream: name, host } = names();
+    await streamStub(env.STREAM, name).append({ events: [subscribe(host), ...tallies(3)], stamp });
+    await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => state.abort("test: stream crash")).catch(() => undefined);
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: tallies(2, 3), stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 10_000, interval: 200 }).toBe(5);
+    const info = await stream.info();
+    expect(info.processors.map((processor) => processor.key)).toEqual(["tally"]);
+  });
+});

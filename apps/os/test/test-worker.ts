@@ -1,0 +1,5 @@
+// The OS worker as workerd tests run it: everything the deployment exports, plus test-only
+// Durable Objects (bound in vitest.config.ts). Production never loads this file.
+export * from "../src/worker.ts";
+export { default } from "../src/worker.ts";
+export { TallyProcessorHost } from "./tally-processor.ts";
