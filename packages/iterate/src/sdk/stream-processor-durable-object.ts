@@ -35,28 +35,38 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
   /** The processor this object hosts. */
   abstract readonly processor: AnyStreamProcessor;
 
+  // One engine per incarnation: a second wake only swaps the stream it reads through, so work
+  // this engine started in the background is not mistaken for work a dead host left behind.
   #engine: ProcessorEngine | undefined;
+  #stream: HostedStream | undefined;
 
   /** Called by a stream. Catches up from the checkpoint, then answers where the stream should continue. */
   async wakeStreamProcessor(input: { name: string; stream: HostedStream }): Promise<WokenProcessor> {
     const slug = this.processor.contract.slug;
     if (input.name !== slug) throw new ItxError("NOT_FOUND", `this host runs processor ${slug}, not ${input.name}`);
     // Parameters are released when this call returns: keep our own reference to the stream.
-    const stream = input.stream.dup ? input.stream.dup() : input.stream;
-    this.#engine?.stop();
-    const engine = new ProcessorEngine({
-      stream: adaptStream(stream),
-      storage: this.ctx.storage as unknown as ProcessorStorage,
-      processors: [this.processor],
-    });
-    this.#engine = engine;
-    const report = await engine.start();
-    const failed = report.outcomes.find((outcome) => outcome.status === "failed");
+    const previous = this.#stream;
+    this.#stream = input.stream.dup ? input.stream.dup() : input.stream;
+    disposeQuietly(previous);
+    let engine = this.#engine;
+    let outcomes;
+    if (engine) {
+      outcomes = await engine.catchUp();
+    } else {
+      engine = new ProcessorEngine({
+        stream: this.#currentStream(),
+        storage: this.ctx.storage as unknown as ProcessorStorage,
+        processors: [this.processor],
+      });
+      this.#engine = engine;
+      outcomes = (await engine.start()).outcomes;
+    }
+    const failed = outcomes.find((outcome) => outcome.status === "failed");
     if (failed?.status === "failed") throw failed.error;
     await this.#scheduleRevival();
     return {
       checkpoint: (await engine.snapshot(slug)).offset,
-      processEventBatch: (events: StreamEvent[]) => this.#processEventBatch(engine, events),
+      processEventBatch: (events: StreamEvent[]) => this.#processEventBatch(events),
     };
   }
 
@@ -77,9 +87,9 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     await this.#scheduleRevival();
   }
 
-  async #processEventBatch(engine: ProcessorEngine, events: StreamEvent[]): Promise<{ offset: number }> {
-    if (engine !== this.#engine) throw new ItxError("UNAVAILABLE", "this processor session was replaced; wake the host again");
-    const [outcome] = await engine.deliver(events);
+  async #processEventBatch(events: StreamEvent[]): Promise<{ offset: number }> {
+    if (!this.#engine) throw new ItxError("UNAVAILABLE", "this processor host has not been woken");
+    const [outcome] = await this.#engine.deliver(events);
     if (outcome?.status === "failed") throw outcome.error;
     return { offset: outcome?.offset ?? 0 };
   }
@@ -89,12 +99,25 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     const claims = await this.#engine?.claims();
     if (claims && claims.length > 0) await this.ctx.storage.setAlarm(Date.now() + 5_000);
   }
+
+  // The engine reads and appends through whichever stream capability the latest wake handed over.
+  #currentStream(): ProcessorStream {
+    const stream = () => {
+      if (!this.#stream) throw new ItxError("UNAVAILABLE", "no stream has woken this processor host yet");
+      return this.#stream;
+    };
+    return {
+      read: ({ afterOffset, limit }) => stream().getEvents({ afterOffset, limit }),
+      head: () => stream().head(),
+      append: (...inputs) => stream().append(...inputs),
+    };
+  }
 }
 
-function adaptStream(stream: HostedStream): ProcessorStream {
-  return {
-    read: ({ afterOffset, limit }) => stream.getEvents({ afterOffset, limit }),
-    head: () => stream.head(),
-    append: (...inputs) => stream.append(...inputs),
-  };
+function disposeQuietly(value: unknown): void {
+  try {
+    (value as Partial<Disposable> | undefined)?.[Symbol.dispose]?.();
+  } catch {
+    // already released
+  }
 }
