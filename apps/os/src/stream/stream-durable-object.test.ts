@@ -184,8 +184,8 @@ describe("limits and bad input change nothing", () => {
     ["EVENT_TYPE_MAX_LENGTH", [{ type: `demo/${"a".repeat(STREAM_LIMITS.EVENT_TYPE_MAX_LENGTH)}` }]],
     ["a type with spaces", [{ type: "demo ping" }]],
     ["an empty type", [{ type: "" }]],
-    ["a platform type with a third segment", [{ type: "events.iterate.com/itx/run/requested" }]],
-    ["a platform type in camelCase", [{ type: "events.iterate.com/itx/runRequested" }]],
+    ["a platform type with a third segment", [{ type: "events.iterate.com/itx/run/requested" }]], // invalid on purpose
+    ["a platform type in camelCase", [{ type: "events.iterate.com/itx/runRequested" }]], // invalid on purpose
     ["an unknown field", [{ type: "demo/a", colour: "red" }]],
     ["a payload of the wrong kind", [{ type: "demo/a", payload: () => 1 }]],
     ["a non-object event", ["demo/a"]],

@@ -25,13 +25,13 @@ describe("validateEventType", () => {
     ["/demo", "must start with a letter or digit"],
     ["demo//ping", "empty segment"],
     ["demo/", "ends with"],
-    ["events.iterate.com/agent", "exactly two segments"],
-    ["events.iterate.com/agent/llm/requested", "exactly two segments"],
-    ["events.iterate.com/Agent/paused", "lowercase"],
-    ["events.iterate.com/agent_x/paused", "namespace"],
-    ["events.iterate.com/agent/paused--twice", "not lowercase kebab-case"],
-    ["events.iterate.com/agent/-paused", "not lowercase kebab-case"],
-    ["events.iterate.com/agent/9lives", "not lowercase kebab-case"],
+    ["events.iterate.com/agent", "exactly two segments"], // invalid on purpose
+    ["events.iterate.com/agent/llm/requested", "exactly two segments"], // invalid on purpose
+    ["events.iterate.com/Agent/paused", "lowercase"], // invalid on purpose
+    ["events.iterate.com/agent_x/paused", "namespace"], // invalid on purpose
+    ["events.iterate.com/agent/paused--twice", "not lowercase kebab-case"], // invalid on purpose
+    ["events.iterate.com/agent/-paused", "not lowercase kebab-case"], // invalid on purpose
+    ["events.iterate.com/agent/9lives", "not lowercase kebab-case"], // invalid on purpose
   ])("refuses %j with INVALID_ARGUMENT mentioning %j", (type, words) => {
     let thrown: unknown;
     try {
@@ -77,11 +77,11 @@ describe("checkPlatformEventName", () => {
   });
 
   it.each([
-    ["events.iterate.com/agent/pause", /past-tense/],
-    ["events.iterate.com/agent/context-add", /past-tense/],
-    ["events.iterate.com/agent/message", /past-tense/],
-    ["events.iterate.com/itx/run/settled", /exactly two segments/],
-    ["events.iterate.com/itx/RunSettled", /lowercase/],
+    ["events.iterate.com/agent/pause", /past-tense/], // invalid on purpose
+    ["events.iterate.com/agent/context-add", /past-tense/], // invalid on purpose
+    ["events.iterate.com/agent/message", /past-tense/], // invalid on purpose
+    ["events.iterate.com/itx/run/settled", /exactly two segments/], // invalid on purpose
+    ["events.iterate.com/itx/RunSettled", /lowercase/], // invalid on purpose
     ["Demo/ping", /lowercase/],
   ])("reports %j", (type, problem) => {
     const problems = checkPlatformEventName(type);

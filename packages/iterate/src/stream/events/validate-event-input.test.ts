@@ -64,7 +64,7 @@ describe("validateEventInput refuses with INVALID_ARGUMENT", () => {
     ["an unknown field", { type: "demo/ping", colour: "red" }, { field: "colour" }, /unknown field "colour"/],
     ["a missing type", { payload: {} }, { field: "type" }, /must be a string/],
     ["a bad type", { type: "Demo Ping" }, { field: "type" }, /lowercase/],
-    ["a platform type with three segments", { type: "events.iterate.com/a/b/c" }, { field: "type" }, /two segments/],
+    ["a platform type with three segments", { type: "events.iterate.com/a/b/c" }, { field: "type" }, /two segments/], // invalid on purpose
     ["a function in the payload", { type: "demo/ping", payload: { f: () => 1 } }, { field: "payload.f" }, /function/],
     ["a Date in the payload", { type: "demo/ping", payload: { at: new Date(0) } }, { field: "payload.at" }, /Date/],
     ["a Map payload", { type: "demo/ping", payload: new Map() }, { field: "payload" }, /Map/],

@@ -41,7 +41,7 @@ describe("defineProcessorContract refuses a bad definition", () => {
     ["an invalid event type", { ...base, events: { "Bad Type": z.object({}) }, consumes: [] }, /event type "Bad Type"/],
     [
       "a platform type with a third segment",
-      { ...base, events: { "events.iterate.com/test/a/b": z.object({}) }, consumes: [] },
+      { ...base, events: { "events.iterate.com/test/a/b": z.object({}) }, consumes: [] }, // invalid on purpose
       /two segments/,
     ],
     ["a payload schema that is not zod", { ...base, events: { "test/tally-added": { parse: () => 1 } } }, /not a zod schema/],
