@@ -8,6 +8,8 @@ export interface BenchRoot {
   doInsertOne(name: string): number;
   doInsertMany(name: string, count: number): number;
   loaderCall(id: string): { status: number; ms: number };
+  fillJournal(name: string, count: number): number;
+  replayJournal(name: string): { offset: number; count: number };
 }
 
 export interface BenchTarget {

@@ -1,5 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
+import { ProcessorEngine, type ProcessorStorage } from "iterate/stream/processor";
 import type { Env } from "../env.ts";
+import { Journal } from "../stream/journal.ts";
+import { ReplayProcessor } from "./replay-processor.ts";
 
 /**
  * The floor under every platform call that goes through a Durable Object: a no-op, one insert,
@@ -18,6 +21,45 @@ export class BenchDurableObject extends DurableObject<Env> {
   insertOne(payload: string): number {
     this.ctx.storage.sql.exec("INSERT INTO rows(payload) VALUES (?)", payload);
     return 1;
+  }
+
+  /** Fills this object's own stream journal with `count` small events (500 per statement, as appends do). */
+  fillJournal(count: number): number {
+    const journal = new Journal(this.ctx.storage.sql, () => "/bench/replay");
+    const createdAt = new Date().toISOString();
+    for (let i = 0; i < count; i += 500) {
+      const batch = Array.from({ length: Math.min(500, count - i) }, (_, j) => ({
+        type: "bench/tick",
+        payload: { i: i + j, t: "evt", v: "xxxxxxxx" },
+        source: { principal: "bench" },
+      }));
+      journal.write(batch, createdAt);
+    }
+    return journal.head;
+  }
+
+  /**
+   * Replays the journal from offset 0 into a fresh processor, through the real engine (batches,
+   * schema checks, one checkpoint per batch). The caller times the call.
+   */
+  async replayJournal(): Promise<{ offset: number; count: number }> {
+    const journal = new Journal(this.ctx.storage.sql, () => "/bench/replay");
+    const slug = `bench-replay`;
+    await this.ctx.storage.delete([`processor/${slug}/checkpoint`, `processor/${slug}/born`]);
+    const engine = new ProcessorEngine({
+      stream: {
+        read: async ({ afterOffset, limit }) => journal.read(afterOffset, Number.MAX_SAFE_INTEGER, limit),
+        head: async () => journal.head,
+        append: async () => {
+          throw new Error("the replay benchmark appends nothing");
+        },
+      },
+      storage: this.ctx.storage as unknown as ProcessorStorage,
+      processors: [new ReplayProcessor()],
+    });
+    await engine.catchUp();
+    const snapshot = await engine.snapshot(slug);
+    return { offset: snapshot.offset, count: (snapshot.state as { count: number }).count };
   }
 
   /** Inserts `count` rows inside this one request; the caller times the whole call. */

@@ -35,6 +35,14 @@ export class BenchRootRpcTarget extends RpcTarget {
     return this.#env.BENCH.getByName(name).insertMany(count);
   }
 
+  async fillJournal(name: string, count: number): Promise<number> {
+    return this.#env.BENCH.getByName(name).fillJournal(count);
+  }
+
+  async replayJournal(name: string): Promise<{ offset: number; count: number }> {
+    return this.#env.BENCH.getByName(name).replayJournal();
+  }
+
   /** (e) load a trivial module under a fresh id and call it once; answers the time taken inside the Worker. */
   async loaderCall(id: string): Promise<{ status: number; ms: number }> {
     // Time in workerd advances across I/O, and loading plus calling is I/O, so this is meaningful.

@@ -1,5 +1,7 @@
+import { z } from "zod";
 import type { StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
+import { StreamProcessor, defineProcessorContract, type ReduceArgs } from "iterate/stream/processor";
 import type { ProcessorSubscription } from "./hosted-delivery.ts";
 
 /** The one event type the Stream itself folds: a row of its subscription table, set or cleared. */
@@ -64,4 +66,37 @@ export function reduceStreamCore(state: StreamCoreState, event: StreamEvent): St
   if (subscription === null) delete subscriptions[key];
   else subscriptions[key] = subscription;
   return { subscriptions };
+}
+
+const subscriptionSchema = z.strictObject({
+  type: z.literal("processor"),
+  binding: z.string().regex(BINDING),
+  host: z.string().min(1).max(512),
+  processor: z.string().regex(SLUG),
+});
+
+/**
+ * The Stream's own contract: its subscription table is the fold of subscription-configured rows.
+ * `parseSubscriptionConfigured` applies the same rules at append time, plus the binding check
+ * that needs the deployment's env.
+ */
+export const StreamCoreContract = defineProcessorContract({
+  slug: "stream-core",
+  version: "1.0.0",
+  description: "Folds itx/subscription-configured rows into the stream's processor subscriptions.",
+  stateSchema: z.object({ subscriptions: z.record(z.string(), subscriptionSchema).default({}) }),
+  events: {
+    [SUBSCRIPTION_CONFIGURED]: z.strictObject({ key: z.string().regex(KEY), subscription: subscriptionSchema.nullable() }),
+  },
+  consumes: [SUBSCRIPTION_CONFIGURED],
+  emits: [],
+});
+
+/** The Stream's core processor; the Stream Durable Object folds it synchronously inside each append. */
+export class StreamCore extends StreamProcessor<typeof StreamCoreContract> {
+  readonly contract = StreamCoreContract;
+
+  override reduce({ event, state }: ReduceArgs<typeof StreamCoreContract>) {
+    return reduceStreamCore(state, event as StreamEvent);
+  }
 }
