@@ -49,12 +49,25 @@ export class Journal {
       rows.push([offset, event.type, JSON.stringify(payload), JSON.stringify(event.source), event.idempotencyKey ?? null]);
       written.push(this.#toEvent(offset, event.type, payload, createdAt, event.source, event.idempotencyKey));
     }
-    this.#sql.exec(
-      `INSERT INTO events(offset, type, payload, created_at, source, idempotency_key)
-       SELECT value->>0, value->>1, value->>2, ?, value->>3, value->>4 FROM json_each(?)`,
-      createdAt,
-      JSON.stringify(rows),
-    );
+    const [only] = rows;
+    if (rows.length === 1 && only) {
+      this.#sql.exec(
+        "INSERT INTO events(offset, type, payload, created_at, source, idempotency_key) VALUES (?, ?, ?, ?, ?, ?)",
+        only[0],
+        only[1],
+        only[2],
+        createdAt,
+        only[3],
+        only[4],
+      );
+    } else {
+      this.#sql.exec(
+        `INSERT INTO events(offset, type, payload, created_at, source, idempotency_key)
+         SELECT value->>0, value->>1, value->>2, ?, value->>3, value->>4 FROM json_each(?)`,
+        createdAt,
+        JSON.stringify(rows),
+      );
+    }
     this.#head += rows.length;
     return written;
   }

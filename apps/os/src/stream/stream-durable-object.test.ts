@@ -6,6 +6,8 @@ import type { StreamEvent } from "iterate/types";
 import { errorCode } from "iterate/errors";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { unpackEvents } from "iterate/client";
+import { LIVE_SUBSCRIBERS_MAX } from "./stream-durable-object.ts";
+import { SUBSCRIPTION_CONFIGURED, SUBSCRIPTIONS_MAX } from "./stream-core.ts";
 
 let counter = 0;
 /** A unique coordinate per test, so tests never share state. */
@@ -179,6 +181,7 @@ describe("limits and bad input change nothing", () => {
   for (let i = 0; i <= STREAM_LIMITS.PAYLOAD_MAX_DEPTH; i++) deep = { d: deep };
   test.each([
     ["EVENT_MAX_BYTES", [{ type: "demo/big", payload: { big } }]],
+    ["APPEND_MAX_BYTES", Array.from({ length: 5 }, () => ({ type: "demo/big", payload: { big: big.slice(0, 250_000) } }))],
     ["APPEND_MAX_EVENTS", Array.from({ length: STREAM_LIMITS.APPEND_MAX_EVENTS + 1 }, () => ({ type: "demo/a" }))],
     ["PAYLOAD_MAX_DEPTH", [{ type: "demo/deep", payload: deep }]],
     ["EVENT_TYPE_MAX_LENGTH", [{ type: `demo/${"a".repeat(STREAM_LIMITS.EVENT_TYPE_MAX_LENGTH)}` }]],
@@ -232,5 +235,33 @@ describe("bulk JSON reads", () => {
     expect(await codeOf(stream.getEventsPacked({ types: ["demo/a"] }))).toBe("INVALID_ARGUMENT");
     expect(await codeOf(stream.getEventsPacked({ afterOffset: -3 }))).toBe("INVALID_ARGUMENT");
     expect(unpackEvents(await stream.getEventsPacked({ limit: 10_000 }))).toHaveLength(1);
+  });
+});
+
+describe("object limits", () => {
+  test("LIVE_SUBSCRIBERS_MAX bounds live subscribers; replacing a key does not count twice", async () => {
+    const stream = freshStream();
+    for (let i = 0; i < LIVE_SUBSCRIBERS_MAX; i++) await stream.subscribe({ key: `s${i}`, callback: () => undefined });
+    expect(await codeOf(stream.subscribe({ key: "one-too-many", callback: () => undefined }))).toBe("INVALID_ARGUMENT");
+    await stream.subscribe({ key: "s0", callback: () => undefined });
+    expect((await stream.info()).liveSubscribers).toBe(LIVE_SUBSCRIBERS_MAX);
+  });
+
+  test("SUBSCRIPTIONS_MAX bounds processor subscription rows", async () => {
+    const stream = freshStream();
+    const row = (i: number) => ({
+      type: SUBSCRIPTION_CONFIGURED,
+      payload: { key: `k${i}`, subscription: { type: "processor", binding: "TEST_PROCESSORS", host: `idle-host-${i}`, processor: "tally" } },
+    });
+    await stream.append({ events: Array.from({ length: SUBSCRIPTIONS_MAX }, (_, i) => row(i)), stamp });
+    expect(await codeOf(stream.append({ events: [row(SUBSCRIPTIONS_MAX)], stamp }))).toBe("INVALID_ARGUMENT");
+    expect(await stream.head()).toBe(SUBSCRIPTIONS_MAX);
+  });
+
+  test("bad subscribe input is INVALID_ARGUMENT", async () => {
+    const stream = freshStream();
+    expect(await codeOf(stream.subscribe({ afterOffset: -1, callback: () => undefined }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.subscribe({ key: "", callback: () => undefined }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(stream.subscribe({ key: "k".repeat(257), callback: () => undefined }))).toBe("INVALID_ARGUMENT");
   });
 });
