@@ -238,6 +238,11 @@ describe("bulk JSON reads", () => {
   });
 });
 
+const subscriptionRow = (i: number) => ({
+  type: SUBSCRIPTION_CONFIGURED,
+  payload: { key: `k${i}`, subscription: { type: "processor", binding: "TEST_PROCESSORS", host: `idle-host-${i}`, processor: "tally" } },
+});
+
 describe("object limits", () => {
   test("LIVE_SUBSCRIBERS_MAX bounds live subscribers; replacing a key does not count twice", async () => {
     const stream = freshStream();
@@ -249,12 +254,8 @@ describe("object limits", () => {
 
   test("SUBSCRIPTIONS_MAX bounds processor subscription rows", async () => {
     const stream = freshStream();
-    const row = (i: number) => ({
-      type: SUBSCRIPTION_CONFIGURED,
-      payload: { key: `k${i}`, subscription: { type: "processor", binding: "TEST_PROCESSORS", host: `idle-host-${i}`, processor: "tally" } },
-    });
-    await stream.append({ events: Array.from({ length: SUBSCRIPTIONS_MAX }, (_, i) => row(i)), stamp });
-    expect(await codeOf(stream.append({ events: [row(SUBSCRIPTIONS_MAX)], stamp }))).toBe("INVALID_ARGUMENT");
+    await stream.append({ events: Array.from({ length: SUBSCRIPTIONS_MAX }, (_, i) => subscriptionRow(i)), stamp });
+    expect(await codeOf(stream.append({ events: [subscriptionRow(SUBSCRIPTIONS_MAX)], stamp }))).toBe("INVALID_ARGUMENT");
     expect(await stream.head()).toBe(SUBSCRIPTIONS_MAX);
   });
 
