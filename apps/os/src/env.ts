@@ -1,5 +1,6 @@
 import type { BenchDurableObject } from "./bench/bench-durable-object.ts";
 import type { StreamDurableObject } from "./stream/stream-durable-object.ts";
+import type { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 
 /** The bindings and variables of the OS Worker (see wrangler.jsonc). */
 export interface Env {
@@ -9,6 +10,8 @@ export interface Env {
   ITERATE_BENCH?: string;
   /** One Stream Durable Object per stream, named by its coordinate `<projectId>:<path>`. */
   STREAM: DurableObjectNamespace<StreamDurableObject>;
+  /** One capability host per context, named `<projectId>:<path>`; also the context stream's processor host. */
+  CAPABILITY_HOST_PROCESSORS: DurableObjectNamespace<CapabilityHostDurableObject>;
   BENCH: DurableObjectNamespace<BenchDurableObject>;
   LOADER: WorkerLoader;
 }

@@ -5,17 +5,18 @@ import type { Env } from "./env.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
+export { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
     switch (url.pathname) {
       case "/api":
-        return serveCapnWeb(request, (connection) => new UnauthenticatedRootRpcTarget(env, connection));
+        return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection));
       case "/api/bench":
         if (env.ITERATE_BENCH !== "1") return notFound();
-        return serveCapnWeb(request, () => new BenchRootRpcTarget(env));
+        return serveCapnWeb(request, ctx, () => new BenchRootRpcTarget(env));
       case "/":
       case "/health":
         return Response.json({ ok: true, service: "iterate-os", api: "/api" });

@@ -6,9 +6,14 @@ import { Connection } from "./connection.ts";
  * Terminates Cap'n Web for one request: a WebSocket upgrade becomes a long-lived session, any
  * other POST one HTTP batch. `makeRoot` builds the object the client sees first.
  */
-export async function serveCapnWeb(request: Request, makeRoot: (connection: Connection) => object): Promise<Response> {
+export async function serveCapnWeb(
+  request: Request,
+  ctx: ExecutionContext,
+  makeRoot: (connection: Connection) => object,
+): Promise<Response> {
+  const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
-    const connection = new Connection("websocket");
+    const connection = new Connection("websocket", waitUntil);
     const pair = new WebSocketPair();
     const server = pair[1];
     server.accept();
@@ -23,7 +28,7 @@ export async function serveCapnWeb(request: Request, makeRoot: (connection: Conn
       headers: { allow: "POST" },
     });
   }
-  const connection = new Connection("http-batch");
+  const connection = new Connection("http-batch", waitUntil);
   try {
     return await newHttpBatchRpcResponse(request, makeRoot(connection), SESSION_OPTIONS);
   } finally {

@@ -1,3 +1,6 @@
+import type { Env } from "../env.ts";
+import { hostStub } from "../capability-host/host-stub.ts";
+
 /**
  * One client connection to /api. Everything vended on it can register cleanup that runs when the
  * client goes away: the WebSocket closing, or an HTTP batch finishing. Live capabilities (provided
@@ -8,9 +11,29 @@ export class Connection {
   readonly transport: "websocket" | "http-batch";
   #closed = false;
   #onClose: Array<() => void> = [];
+  readonly #waitUntil: (promise: Promise<unknown>) => void;
+  readonly #liveHosts = new Set<string>();
 
-  constructor(transport: "websocket" | "http-batch") {
+  constructor(transport: "websocket" | "http-batch", waitUntil: (promise: Promise<unknown>) => void = () => undefined) {
     this.transport = transport;
+    this.#waitUntil = waitUntil;
+  }
+
+  /**
+   * Remembers that a live capability was provided to this context over this connection: when the
+   * connection ends, the context's host marks every such mount disconnected.
+   */
+  trackLiveProvide(env: Env, projectId: string, path: string): void {
+    const key = `${projectId}:${path}`;
+    if (this.#liveHosts.has(key)) return;
+    this.#liveHosts.add(key);
+    this.onClose(() => {
+      this.#waitUntil(
+        hostStub(env, projectId, path)
+          .disconnectConnection(this.id)
+          .catch((error: unknown) => console.error(`could not disconnect live capabilities on ${key}`, error)),
+      );
+    });
   }
 
   get closed(): boolean {

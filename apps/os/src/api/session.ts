@@ -1,6 +1,6 @@
 import { RpcTarget } from "capnweb";
-import type { Principal, ProjectSummary, SessionDescription } from "iterate/types";
-import { ItxError } from "iterate/errors";
+import type { Principal, SessionDescription } from "iterate/types";
+import { ProjectAccess, ProjectCollectionRpcTarget } from "../project/project-collection.ts";
 import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
 import { describeNode } from "./describe.ts";
@@ -14,11 +14,16 @@ export class SessionRpcTarget extends RpcTarget {
   // Private fields never cross RPC: capnweb exposes only prototype methods and getters.
   readonly #env: Env;
   readonly #principal: Principal;
+  readonly #connection: Connection;
+  // What this session may reach; projects it creates join the set.
+  readonly #access: ProjectAccess;
 
-  constructor(env: Env, _connection: Connection, principal: Principal) {
+  constructor(env: Env, connection: Connection, principal: Principal) {
     super();
     this.#env = env;
     this.#principal = principal;
+    this.#connection = connection;
+    this.#access = new ProjectAccess(principal);
   }
 
   __describe(): SessionDescription {
@@ -42,28 +47,6 @@ export class SessionRpcTarget extends RpcTarget {
   }
 
   get projects(): ProjectCollectionRpcTarget {
-    return new ProjectCollectionRpcTarget(this.#principal);
-  }
-}
-
-/** The projects a principal can reach. Projects arrive with the project domain; until then none exist. */
-export class ProjectCollectionRpcTarget extends RpcTarget {
-  readonly #principal: Principal;
-
-  constructor(principal: Principal) {
-    super();
-    this.#principal = principal;
-  }
-
-  list(): ProjectSummary[] {
-    return [];
-  }
-
-  get(slugOrId: unknown): never {
-    throw new ItxError("NOT_FOUND", `no project ${JSON.stringify(String(slugOrId).slice(0, 128))} for ${this.#principal.id}`);
-  }
-
-  create(_input: unknown): never {
-    throw new ItxError("UNAVAILABLE", "projects cannot be created on this deployment yet");
+    return new ProjectCollectionRpcTarget(this.#env, this.#access, this.#connection);
   }
 }

@@ -13,6 +13,7 @@ export interface StreamBackend {
   getEvents(input?: unknown): MaybePromise<StreamEvent[]>;
   getEventsPacked(input?: unknown): MaybePromise<string>;
   head(): MaybePromise<number>;
+  getByIdempotencyKey(key: string): MaybePromise<StreamEvent | null>;
   waitForEvent(input: unknown): MaybePromise<StreamEvent>;
   subscribe(request: SubscribeRequest): MaybePromise<{ key: string; afterOffset: number; head: number }>;
   unsubscribe(key: string): MaybePromise<boolean>;

@@ -216,6 +216,14 @@ export class StreamDurableObject extends DurableObject<Env> {
     return this.#journal.head;
   }
 
+  /** The durable event appended with `key`, if any. */
+  getByIdempotencyKey(key: string): StreamEvent | null {
+    if (typeof key !== "string" || key.length === 0 || key.length > STREAM_LIMITS.IDEMPOTENCY_KEY_MAX_LENGTH) {
+      throw new ItxError("INVALID_ARGUMENT", "an idempotency key is a non-empty string of at most 512 characters");
+    }
+    return this.#journal.byIdempotencyKey(key) ?? null;
+  }
+
   /** Resolves with the first durable event (after `afterOffset`) that matches, or fails with TIMEOUT. */
   async waitForEvent(input: unknown): Promise<StreamEvent> {
     const query = validateWaitForEventInput(input);

@@ -70,6 +70,21 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     };
   }
 
+  /** True once a stream (or the host itself) has woken the engine in this incarnation. */
+  protected get woken(): boolean {
+    return this.#engine !== undefined;
+  }
+
+  /**
+   * Folds events this host appended itself, at once: read-your-writes without waiting for the
+   * stream's delivery (which arrives later and is ignored as already folded).
+   */
+  protected async ingest(events: StreamEvent[]): Promise<void> {
+    if (!this.#engine) throw new ItxError("UNAVAILABLE", "this processor host has not been woken");
+    const [outcome] = await this.#engine.deliver(events);
+    if (outcome?.status === "failed") throw outcome.error;
+  }
+
   /** Where the processor stands. */
   async snapshot(): Promise<ProcessorSnapshot> {
     const engine = this.#engine;

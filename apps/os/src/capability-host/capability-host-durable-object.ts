@@ -1,0 +1,267 @@
+import type { StreamEvent } from "iterate/types";
+import { ItxError, errorCode } from "iterate/errors";
+import { StreamProcessorDurableObject } from "iterate/sdk";
+import type { Env } from "../env.ts";
+import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { parseCallPath, parseProvidedPath, pathKey } from "./capability-path.ts";
+import type { Caller, CapabilityDescription, HostDescription, InvokeRequest, ProvideRequest } from "./capability-host-api.ts";
+import { stampOf } from "./capability-host-api.ts";
+import { hostStub } from "./host-stub.ts";
+import {
+  CAPABILITY_DISCONNECTED,
+  CAPABILITY_PROVIDED,
+  CAPABILITY_REVOKED,
+  INSTRUCTIONS_MAX_LENGTH,
+  ItxCore,
+  MOUNTS_MAX,
+  TYPES_MAX_LENGTH,
+  longestProvidedPrefix,
+  type ItxState,
+  type Mount,
+} from "./itx-contract.ts";
+import { callLive, isDisconnectError, liveShapeOf, releaseLive, retainLive } from "./live-capability.ts";
+import { parseExpression, replayExpression } from "./expression.ts";
+
+/** How many hosts one call may pass through (delegation, expressions calling capabilities). */
+export const CALL_DEPTH_MAX = 32;
+
+interface LiveEntry {
+  value: unknown;
+  connectionId: string;
+}
+
+/**
+ * One per context `{ projectId, path }`, named by the coordinate. Its capability table is the fold
+ * of the context's own stream through the itx core contract (the checkpoint is a cache); live
+ * capabilities' stubs are the only thing it holds that the stream does not, and they die with it.
+ */
+export class CapabilityHostDurableObject extends StreamProcessorDurableObject<Env> {
+  readonly processor = new ItxCore();
+  readonly #projectId: string;
+  readonly #path: string;
+  readonly #live = new Map<number, LiveEntry>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const name = ctx.id.name ?? "";
+    const colon = name.indexOf(":");
+    if (colon <= 0) throw new Error("a capability host must be addressed by its coordinate name");
+    this.#projectId = name.slice(0, colon);
+    this.#path = name.slice(colon + 1);
+  }
+
+  /** Mounts a capability at a path of this context: appends the fact, then folds it before answering. */
+  async provide(request: ProvideRequest): Promise<{ path: string[]; providedAtOffset: number; kind: Mount["kind"] }> {
+    const path = parseProvidedPath({ path: request.path });
+    const instructions = optionalText(request.instructions, "instructions", INSTRUCTIONS_MAX_LENGTH, "INSTRUCTIONS_MAX_LENGTH");
+    const types = optionalText(request.types, "types", TYPES_MAX_LENGTH, "TYPES_MAX_LENGTH");
+    const state = await this.#state();
+    if (!state.mounts[pathKey(path)] && Object.keys(state.mounts).length >= MOUNTS_MAX) {
+      throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${MOUNTS_MAX} capabilities`, { details: { limit: "MOUNTS_MAX" } });
+    }
+    const expression = parseExpression(request.capability, path);
+    const payload: Record<string, unknown> = { path, kind: expression ? "itx-expression" : "live" };
+    if (instructions !== undefined) payload.instructions = instructions;
+    if (types !== undefined) payload.types = types;
+    let kept: unknown;
+    if (expression) {
+      payload.expression = expression;
+    } else {
+      const connectionId = request.caller.connectionId;
+      if (connectionId === undefined) throw new ItxError("INVALID_ARGUMENT", "a live capability needs a live connection to come over");
+      payload.live = { shape: liveShapeOf(request.capability), connectionId };
+      kept = retainLive(request.capability);
+    }
+    const [event] = await this.#append(request.caller, { type: CAPABILITY_PROVIDED, payload });
+    if (!event) throw new ItxError("INTERNAL", "the stream answered no event for a provide");
+    if (!expression) this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
+    return { path, providedAtOffset: event.offset, kind: expression ? "itx-expression" : "live" };
+  }
+
+  /** Removes a mount (only the one provided at `providedAtOffset`, when given). Answers whether one was removed. */
+  async revoke(request: { path: unknown; providedAtOffset?: number; caller: Caller }): Promise<boolean> {
+    const path = parseCallPath(request.path);
+    if (request.providedAtOffset !== undefined && !Number.isSafeInteger(request.providedAtOffset)) {
+      throw new ItxError("INVALID_ARGUMENT", "providedAtOffset must be an integer");
+    }
+    const mount = (await this.#state()).mounts[pathKey(path)];
+    if (!mount || (request.providedAtOffset !== undefined && mount.providedAtOffset !== request.providedAtOffset)) return false;
+    const payload: Record<string, unknown> = { path, providedAtOffset: mount.providedAtOffset };
+    await this.#append(request.caller, { type: CAPABILITY_REVOKED, payload });
+    this.#forget(mount.providedAtOffset);
+    return true;
+  }
+
+  /** The provider's connection closed: every live mount that came over it is now disconnected. */
+  async disconnectConnection(connectionId: string): Promise<number> {
+    const state = await this.#state();
+    const gone = Object.values(state.mounts).filter(
+      (mount) => mount.kind === "live" && mount.live?.connectionId === connectionId && !mount.disconnected,
+    );
+    if (gone.length === 0) return 0;
+    await this.#append(
+      { principal: "platform", origin: this.#path },
+      ...gone.map((mount) => ({ type: CAPABILITY_DISCONNECTED, payload: { path: mount.path, providedAtOffset: mount.providedAtOffset } })),
+    );
+    for (const mount of gone) this.#forget(mount.providedAtOffset);
+    return gone.length;
+  }
+
+  /**
+   * Calls a capability. The longest provided prefix of the path in this table wins and gets the
+   * remainder; a miss goes to the nearest ancestor that holds a prefix, found by asking every
+   * ancestor at once, so a deep chain costs one extra round trip rather than one per link.
+   */
+  async invoke(request: InvokeRequest): Promise<unknown> {
+    const path = parseCallPath(request.path);
+    if (path.length === 0) throw new ItxError("INVALID_ARGUMENT", "invoke needs a non-empty path");
+    if (!Array.isArray(request.args)) throw new ItxError("INVALID_ARGUMENT", "args must be an array");
+    const depth = request.depth ?? 0;
+    if (depth >= CALL_DEPTH_MAX) {
+      throw new ItxError("LOOP_LIMIT", `a call passed through ${CALL_DEPTH_MAX} capability hosts; it started at ${request.caller.origin}`);
+    }
+    const state = await this.#state();
+    const hit = longestProvidedPrefix(state, path);
+    if (hit) return this.#dispatch(hit.mount, hit.remainder, request.args, request.caller, depth);
+    const ancestors = this.#ancestors(state);
+    const next = { ...request, path, depth: depth + 1 };
+    if (ancestors.length === 1) return hostStub(this.env, this.#projectId, ancestors[0] as string).invoke(next);
+    const found = await Promise.all(ancestors.map((ancestor) => hostStub(this.env, this.#projectId, ancestor).resolve(path)));
+    for (let index = ancestors.length - 1; index >= 0; index--) {
+      if (found[index]) return hostStub(this.env, this.#projectId, ancestors[index] as string).invoke(next);
+    }
+    throw notProvided(path, request.caller.origin);
+  }
+
+  /** Whether this table alone holds a prefix of `path` (no delegation). */
+  async resolve(path: string[]): Promise<boolean> {
+    return longestProvidedPrefix(await this.#state(), path) !== undefined;
+  }
+
+  /** This context's identity and its own mounts, from metadata only. */
+  async describeOwn(): Promise<HostDescription> {
+    const state = await this.#state();
+    return {
+      path: this.#path,
+      name: state.born?.name ?? null,
+      parent: state.born?.parent ?? (this.#path === "/" ? null : "/"),
+      ancestors: this.#ancestors(state),
+      capabilities: Object.values(state.mounts).map((mount) => this.#describeMount(mount)),
+    };
+  }
+
+  /** The whole inventory the chain gives this context: own mounts first, then each ancestor's. */
+  async describeChain(): Promise<HostDescription> {
+    const own = await this.describeOwn();
+    const inherited = await Promise.all(own.ancestors.map((ancestor) => hostStub(this.env, this.#projectId, ancestor).describeOwn()));
+    const seen = new Set(own.capabilities.map((capability) => pathKey(capability.path)));
+    const capabilities = [...own.capabilities];
+    for (const description of inherited.toReversed()) {
+      for (const capability of description.capabilities) {
+        const key = pathKey(capability.path);
+        capabilities.push(seen.has(key) ? { ...capability, shadowed: true } : capability);
+        seen.add(key);
+      }
+    }
+    return { ...own, capabilities };
+  }
+
+  /** The birth certificate, or what an unborn context defaults to. */
+  async birth(): Promise<{ name: string | null; parent: string | null; ancestors: string[] }> {
+    const state = await this.#state();
+    return { name: state.born?.name ?? null, parent: state.born?.parent ?? (this.#path === "/" ? null : "/"), ancestors: this.#ancestors(state) };
+  }
+
+  async #dispatch(mount: Mount, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
+    if (mount.kind === "itx-expression") {
+      return replayExpression({
+        env: this.env,
+        projectId: this.#projectId,
+        path: this.#path,
+        steps: mount.expression ?? [],
+        remainder,
+        args,
+        caller,
+        depth: depth + 1,
+      });
+    }
+    const entry = this.#live.get(mount.providedAtOffset);
+    if (mount.disconnected || !entry) throw disconnected(mount, this.#path);
+    try {
+      return await callLive(mount.live?.shape ?? "members", entry.value, remainder, args);
+    } catch (error) {
+      if (errorCode(error) === undefined && isDisconnectError(error)) {
+        this.ctx.waitUntil(this.disconnectConnection(entry.connectionId).catch(() => 0));
+        throw disconnected(mount, this.#path);
+      }
+      throw error;
+    }
+  }
+
+  #describeMount(mount: Mount): CapabilityDescription {
+    const description: CapabilityDescription = {
+      path: mount.path,
+      kind: mount.kind,
+      scope: this.#path,
+      connected: mount.kind !== "live" || (!mount.disconnected && this.#live.has(mount.providedAtOffset)),
+      providedAtOffset: mount.providedAtOffset,
+    };
+    if (mount.instructions !== undefined) description.instructions = mount.instructions;
+    if (mount.types !== undefined) description.types = mount.types;
+    return description;
+  }
+
+  #ancestors(state: ItxState): string[] {
+    if (state.born) return state.born.ancestors;
+    return this.#path === "/" ? [] : ["/"];
+  }
+
+  #forget(providedAtOffset: number): void {
+    const entry = this.#live.get(providedAtOffset);
+    if (!entry) return;
+    this.#live.delete(providedAtOffset);
+    releaseLive(entry.value);
+  }
+
+  async #append(caller: Caller, ...events: Array<{ type: string; payload: unknown }>): Promise<StreamEvent[]> {
+    await this.#wake();
+    const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), stampOf(caller));
+    const written = await stream.append(...events);
+    await this.ingest(written);
+    return written;
+  }
+
+  async #state(): Promise<ItxState> {
+    await this.#wake();
+    return (await this.snapshot()).state as ItxState;
+  }
+
+  // A host is woken by its stream's delivery, or here, on first use in this incarnation.
+  async #wake(): Promise<void> {
+    if (this.woken) return;
+    const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "capability-host" });
+    await this.wakeStreamProcessor({ name: "core", stream });
+  }
+}
+
+function optionalText(value: unknown, field: string, max: number, limit: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new ItxError("INVALID_ARGUMENT", `${field} must be a string`);
+  if (value.length > max) throw new ItxError("INVALID_ARGUMENT", `${field} is at most ${max} characters`, { details: { limit } });
+  return value;
+}
+
+function notProvided(path: string[], origin: string): ItxError {
+  return new ItxError("NOT_FOUND", `no capability ${path.join(".")} is provided to ${origin} or its ancestors`, {
+    details: { unresolved: path.join(".") },
+  });
+}
+
+function disconnected(mount: Mount, scope: string): ItxError {
+  return new ItxError(
+    "CAPABILITY_DISCONNECTED",
+    `${mount.path.join(".")} was provided live on ${scope} by a session that is no longer connected; its provider must provide it again`,
+  );
+}
+
+export type { Caller };

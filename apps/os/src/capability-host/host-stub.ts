@@ -1,0 +1,13 @@
+import type { Env } from "../env.ts";
+import type { CapabilityHostDurableObject } from "./capability-host-durable-object.ts";
+
+/** The methods of a capability host, as seen through a stub. */
+export type CapabilityHostStub = Pick<
+  CapabilityHostDurableObject,
+  "provide" | "revoke" | "invoke" | "resolve" | "describeOwn" | "describeChain" | "birth" | "disconnectConnection"
+>;
+
+/** The capability host of context `path` in project `projectId`. */
+export function hostStub(env: Env, projectId: string, path: string): CapabilityHostStub {
+  return env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:${path}`) as unknown as CapabilityHostStub;
+}

@@ -1,0 +1,62 @@
+import { describe, expect, test } from "vitest";
+import { reduceProcessor } from "iterate/stream/test-support";
+import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ITX_CREATED, ItxCore, longestProvidedPrefix } from "./itx-contract.ts";
+
+const provide = (path: string[], extra: Record<string, unknown> = {}) => ({
+  type: CAPABILITY_PROVIDED,
+  payload: { path, kind: "live", live: { shape: "function", connectionId: "c1" }, ...extra },
+});
+
+describe("the itx core contract", () => {
+  test("the first birth certificate wins", () => {
+    const state = reduceProcessor(new ItxCore(), [
+      { type: ITX_CREATED, payload: { name: "a", parent: "/", ancestors: ["/"] } },
+      { type: ITX_CREATED, payload: { name: "b", parent: "/x", ancestors: ["/", "/x"] } },
+    ]);
+    expect(state.born).toEqual({ name: "a", parent: "/", ancestors: ["/"] });
+  });
+
+  test("mounts are keyed by path; a later provide replaces; revoke removes only its own offset", () => {
+    const state = reduceProcessor(new ItxCore(), [
+      provide(["slack"]),
+      provide(["slack", "chat", "postMessage"]),
+      provide(["slack"], { instructions: "second" }),
+      { type: CAPABILITY_REVOKED, payload: { path: ["slack"], providedAtOffset: 1 } },
+    ]);
+    expect(Object.keys(state.mounts).toSorted()).toEqual(["slack", "slack.chat.postMessage"]);
+    expect(state.mounts.slack?.instructions).toBe("second");
+    expect(state.mounts.slack?.providedAtOffset).toBe(3);
+  });
+
+  test("revoke without an offset removes the current mount; disconnect marks it", () => {
+    const state = reduceProcessor(new ItxCore(), [
+      provide(["a"]),
+      provide(["b"]),
+      { type: CAPABILITY_REVOKED, payload: { path: ["a"] } },
+      { type: CAPABILITY_DISCONNECTED, payload: { path: ["b"], providedAtOffset: 2 } },
+      { type: CAPABILITY_DISCONNECTED, payload: { path: ["b"], providedAtOffset: 99 } },
+    ]);
+    expect(state.mounts.a).toBeUndefined();
+    expect(state.mounts.b?.disconnected).toBe(true);
+  });
+
+  test("malformed facts are skipped, not folded", () => {
+    const state = reduceProcessor(new ItxCore(), [provide(["a"], { kind: "magic" }), provide([])]);
+    expect(state.mounts).toEqual({});
+  });
+
+  test("the longest provided prefix wins and receives the remainder", () => {
+    const state = reduceProcessor(new ItxCore(), [provide(["slack"]), provide(["slack", "chat"])]);
+    expect(longestProvidedPrefix(state, ["slack", "chat", "postMessage"])).toMatchObject({
+      mount: { path: ["slack", "chat"] },
+      remainder: ["postMessage"],
+    });
+    expect(longestProvidedPrefix(state, ["slack", "users"])).toMatchObject({ mount: { path: ["slack"] }, remainder: ["users"] });
+    expect(longestProvidedPrefix(state, ["github"])).toBeUndefined();
+  });
+
+  test("re-reducing the same events gives the same table", () => {
+    const events = [provide(["a"]), provide(["b"]), { type: CAPABILITY_REVOKED, payload: { path: ["a"] } }];
+    expect(reduceProcessor(new ItxCore(), events)).toEqual(reduceProcessor(new ItxCore(), events));
+  });
+});

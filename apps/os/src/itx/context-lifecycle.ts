@@ -1,0 +1,45 @@
+import { errorCode } from "iterate/errors";
+import type { Env } from "../env.ts";
+import type { Caller } from "../capability-host/capability-host-api.ts";
+import { stampOf } from "../capability-host/capability-host-api.ts";
+import { ITX_CREATED } from "../capability-host/itx-contract.ts";
+import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
+import { streamStub } from "../stream/stream-capability.ts";
+
+/** The binding whose Durable Objects host contexts (and, as processor hosts, fold their streams). */
+export const CAPABILITY_HOST_BINDING = "CAPABILITY_HOST_PROCESSORS";
+
+/**
+ * Creates a context by appending, in one commit, the subscription that feeds its stream to its
+ * capability host and its birth certificate. Both carry idempotency keys and the fold keeps the
+ * first certificate, so creating an existing context is a no-op: get-or-create.
+ */
+export async function ensureContext(
+  env: Env,
+  input: { projectId: string; path: string; name: string; parent: string | null; ancestors: string[]; caller: Caller },
+): Promise<void> {
+  const stream = streamStub(env.STREAM, `${input.projectId}:${input.path}`);
+  try {
+    await stream.append({
+      events: [
+        {
+          type: SUBSCRIPTION_CONFIGURED,
+          payload: {
+            key: "core",
+            subscription: { type: "processor", binding: CAPABILITY_HOST_BINDING, host: `${input.projectId}:${input.path}`, processor: "core" },
+          },
+          idempotencyKey: "itx/subscription-configured:core",
+        },
+        {
+          type: ITX_CREATED,
+          payload: { name: input.name, parent: input.parent, ancestors: input.ancestors },
+          idempotencyKey: "itx/created",
+        },
+      ],
+      stamp: stampOf(input.caller),
+    });
+  } catch (error) {
+    // Already born (with another name or parent): the first certificate stands.
+    if (errorCode(error) !== "IDEMPOTENCY_CONFLICT") throw error;
+  }
+}

@@ -1,0 +1,360 @@
+import { RpcTarget } from "cloudflare:workers";
+import type { EventInput, StreamEvent } from "iterate/types";
+import { ItxError, errorCode, withErrorCode } from "iterate/errors";
+import type { Connection } from "../api/connection.ts";
+import type { Env } from "../env.ts";
+import type { Caller, HostDescription } from "../capability-host/capability-host-api.ts";
+import { BUILT_IN_NAMES, parseCallPath, parseProvidedPath } from "../capability-host/capability-path.ts";
+import { hostStub } from "../capability-host/host-stub.ts";
+import { parseStreamPath } from "../stream/coordinate.ts";
+import { StreamCapability, streamStub, type EventPage } from "../stream/stream-capability.ts";
+import { ensureContext } from "./context-lifecycle.ts";
+import { installInvokeFallback } from "./invoke-fallback.ts";
+import { CapabilityProvisionRpcTarget } from "./provision.ts";
+import { defaultFetch } from "./default-fetch.ts";
+
+/** Everything an itx handle is bound to. Fixed when the handle is minted; never taken from input. */
+export interface ItxScope {
+  env: Env;
+  principal: string;
+  /** A lookup for handles minted by `projects.get`: every call awaits it (and a failed lookup is retried). */
+  projectId: string | Promise<string> | (() => Promise<string>);
+  /** The context this handle fronts (a promise for `super`, whose parent is looked up). */
+  path: string | Promise<string>;
+  /** The context whose code or session is acting (stamped on writes, carried on calls). */
+  origin: string;
+  /** The client connection, for live provides. Absent inside the platform. */
+  connection?: Connection;
+  /** Hosts the current call already passed through. */
+  depth?: number;
+}
+
+/** Built-ins that arrive with later domains: present (so a mount can never take the name) but not yet usable. */
+const LATER = ["agents", "agent", "chat", "secrets", "egress", "workers", "worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
+
+/**
+ * A handle on one context. Built-ins are members of this class; every other property is a path
+ * whose call is one `invokeCapability` on the context's capability host (see invoke-fallback.ts).
+ */
+export class ItxRpcTarget extends RpcTarget {
+  readonly #scope: ItxScope;
+
+  constructor(scope: ItxScope) {
+    super();
+    this.#scope = scope;
+  }
+
+  /** Identity, children, parent and the capability inventory of the whole chain, from metadata only. */
+  async __describe() {
+    const { projectId, path } = await this.#where();
+    const chain = await relay(hostStub(this.#scope.env, projectId, path).describeChain());
+    return {
+      kind: "itx",
+      context: `${projectId}:${path}`,
+      projectId,
+      path,
+      name: chain.name,
+      parent: chain.parent ?? undefined,
+      instructions:
+        "A context: call any capability listed under capabilities as itx.<path>(...args). provideCapability mounts your own; " +
+        "extend() makes a child context whose mounts shadow this one's path by path.",
+      children: builtInChildren(),
+      capabilities: chain.capabilities,
+      types: ITX_TYPES,
+    };
+  }
+
+  async whoami(): Promise<{ projectId: string; path: string; origin: string; principal: string }> {
+    const { projectId, path } = await this.#where();
+    return { projectId, path, origin: this.#scope.origin, principal: this.#scope.principal };
+  }
+
+  /** Mounts a capability on this context. Live values are called back over your connection. */
+  async provideCapability(input: {
+    name?: unknown;
+    path?: unknown;
+    instructions?: unknown;
+    types?: unknown;
+    capability?: unknown;
+  }): Promise<CapabilityProvisionRpcTarget> {
+    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "provideCapability takes { name | path, capability, instructions?, types? }");
+    const { name, path, instructions, types, capability, ...rest } = input;
+    if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `provideCapability has no field(s) ${Object.keys(rest).join(", ")}`);
+    if (capability === undefined) throw new ItxError("INVALID_ARGUMENT", "provideCapability needs a capability");
+    const mountPath = parseProvidedPath({ name, path });
+    const caller = this.#caller();
+    const where = await this.#where();
+    const host = hostStub(this.#scope.env, where.projectId, where.path);
+    const provided = await relay(
+      host.provide({
+        path: mountPath,
+        capability,
+        caller,
+        ...(instructions === undefined ? {} : { instructions: instructions as string }),
+        ...(types === undefined ? {} : { types: types as string }),
+      }),
+    );
+    if (provided.kind === "live") this.#scope.connection?.trackLiveProvide(this.#scope.env, where.projectId, where.path);
+    return new CapabilityProvisionRpcTarget({
+      path: provided.path,
+      providedAtOffset: provided.providedAtOffset,
+      live: provided.kind === "live",
+      revoke: () => relay(host.revoke({ path: provided.path, providedAtOffset: provided.providedAtOffset, caller })),
+      sessionEnded: () => this.#scope.connection?.closed ?? false,
+    });
+  }
+
+  async revokeCapability(input: { path: unknown; providedAtOffset?: number }): Promise<boolean> {
+    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "revokeCapability takes { path, providedAtOffset? }");
+    const request: { path: unknown; providedAtOffset?: number; caller: Caller } = { path: input.path, caller: this.#caller() };
+    if (input.providedAtOffset !== undefined) request.providedAtOffset = input.providedAtOffset;
+    return relay((await this.#host()).revoke(request));
+  }
+
+  /** Explicit dynamic dispatch; `itx.a.b(x)` is the same as `invokeCapability({ path: ["a", "b"], args: [x] })`. */
+  async invokeCapability(input: { path: unknown; args?: unknown }): Promise<unknown> {
+    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "invokeCapability takes { path, args }");
+    const path = parseCallPath(input.path);
+    const args = input.args ?? [];
+    return relay((await this.#host()).invoke({ path, args, caller: this.#caller(), depth: this.#scope.depth ?? 0 }));
+  }
+
+  /**
+   * A child context (get-or-create): `{ path }` you choose, `{ name }` for `/itx/<name>`, or a
+   * generated `/itx/<id>`. Its mounts shadow this context's path by path; misses fall through.
+   */
+  async extend(input: { name?: unknown; path?: unknown } = {}): Promise<ItxRpcTarget> {
+    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "extend takes { name? } or { path? }");
+    const { name, path, ...rest } = input;
+    if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `extend has no field(s) ${Object.keys(rest).join(", ")}`);
+    if (name !== undefined && path !== undefined) throw new ItxError("INVALID_ARGUMENT", "extend takes a name or a path, not both");
+    if (name !== undefined && (typeof name !== "string" || !/^[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,127}$/.test(name))) {
+      throw new ItxError("INVALID_ARGUMENT", "an extend name is 1-128 characters of letters, digits and . _ ~ -");
+    }
+    const childPath = path !== undefined ? parseStreamPath(path) : `/itx/${(name as string | undefined) ?? crypto.randomUUID()}`;
+    const where = await this.#where();
+    if (childPath === where.path || childPath === "/") throw new ItxError("INVALID_ARGUMENT", `${childPath} cannot be a child of ${where.path}`);
+    const parent = await relay(hostStub(this.#scope.env, where.projectId, where.path).birth());
+    if (parent.ancestors.includes(childPath)) throw new ItxError("INVALID_ARGUMENT", `${childPath} is an ancestor of ${where.path}`);
+    await ensureContext(this.#scope.env, {
+      projectId: where.projectId,
+      path: childPath,
+      name: (name as string | undefined) ?? childPath.split("/").at(-1) ?? childPath,
+      parent: where.path,
+      ancestors: [...parent.ancestors, where.path],
+      caller: this.#caller(),
+    });
+    return this.#at(childPath, childPath);
+  }
+
+  /** The parent context: the same chain with this context's shadows skipped. Calls keep this origin. */
+  get super(): ItxRpcTarget {
+    const parent = (async () => {
+      const { parent: found } = await relay((await this.#host()).birth());
+      if (found === null) throw new ItxError("NOT_FOUND", "the root context has no parent");
+      return found;
+    })();
+    parent.catch(() => undefined); // a handle nobody calls must not leave an unhandled rejection
+    return new ItxRpcTarget({ ...this.#scope, path: parent });
+  }
+
+  /** Another context of the same project. */
+  cd(path: unknown): ItxRpcTarget {
+    const target = parseStreamPath(path);
+    return this.#at(target, target);
+  }
+
+  /** The project's streams; writes are stamped with this context as origin. */
+  get streams(): ProjectStreams {
+    return new ProjectStreams(this.#scope);
+  }
+
+  /** Appends to this context's own stream as one commit. */
+  async append(...events: EventInput[]): Promise<StreamEvent[]> {
+    return (await this.#stream()).append(...events);
+  }
+
+  async getEvents(input: unknown = {}): Promise<StreamEvent[]> {
+    return (await this.#stream()).getEvents(input);
+  }
+
+  async readEvents(input: { afterOffset?: number; limit?: number } = {}): Promise<EventPage> {
+    return (await this.#stream()).readEvents(input);
+  }
+
+  async waitForEvent(input: unknown): Promise<StreamEvent> {
+    return (await this.#stream()).waitForEvent(input);
+  }
+
+  /** This context's capability host. */
+  get capabilityHost(): CapabilityHostRpcTarget {
+    return new CapabilityHostRpcTarget(this);
+  }
+
+  /** Any context's capability host in this project; `get("/")` mounts project-wide. */
+  get capabilityHosts(): { get(path: unknown): CapabilityHostRpcTarget } {
+    return new CapabilityHostCollection((path) => this.cd(path));
+  }
+
+  /**
+   * Outbound HTTP. A `fetch` mounted anywhere on the chain takes the call (a shadow can reach the
+   * default through `itx.super.fetch`); otherwise the platform's default pipe sends it.
+   */
+  async fetch(input: unknown, init?: unknown): Promise<Response> {
+    try {
+      return (await this.invokeCapability({ path: ["fetch"], args: init === undefined ? [input] : [input, init] })) as Response;
+    } catch (error) {
+      if (errorCode(error) === "NOT_FOUND" && (error as { details?: { unresolved?: string } }).details?.unresolved === "fetch") {
+        return defaultFetch(input, init);
+      }
+      throw error;
+    }
+  }
+
+  #at(path: string, origin: string): ItxRpcTarget {
+    return new ItxRpcTarget({ ...this.#scope, path, origin });
+  }
+
+  async #where(): Promise<{ projectId: string; path: string }> {
+    const [projectId, path] = await Promise.all([resolveProjectId(this.#scope), this.#scope.path]);
+    return { projectId, path };
+  }
+
+  async #host() {
+    const { projectId, path } = await this.#where();
+    return hostStub(this.#scope.env, projectId, path);
+  }
+
+  async #stream(): Promise<StreamCapability> {
+    const { projectId, path } = await this.#where();
+    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${path}`), {
+      principal: this.#scope.principal,
+      origin: this.#scope.origin,
+    });
+  }
+
+  #caller(): Caller {
+    const caller: Caller = { principal: this.#scope.principal, origin: this.#scope.origin };
+    if (this.#scope.connection) caller.connectionId = this.#scope.connection.id;
+    return caller;
+  }
+}
+
+for (const name of LATER) {
+  Object.defineProperty(ItxRpcTarget.prototype, name, {
+    get() {
+      throw new ItxError("UNAVAILABLE", `itx.${name} is a built-in that arrives with its own domain; it is not available on this deployment yet`);
+    },
+  });
+}
+installInvokeFallback(ItxRpcTarget);
+
+/** `itx.capabilityHost`: the host operations of one context. */
+export class CapabilityHostRpcTarget extends RpcTarget {
+  readonly #itx: ItxRpcTarget;
+
+  constructor(itx: ItxRpcTarget) {
+    super();
+    this.#itx = itx;
+  }
+
+  async path(): Promise<string> {
+    return (await this.#itx.whoami()).path;
+  }
+
+  __describe() {
+    return this.#itx.__describe();
+  }
+
+  provideCapability(input: Parameters<ItxRpcTarget["provideCapability"]>[0]) {
+    return this.#itx.provideCapability(input);
+  }
+
+  revokeCapability(input: Parameters<ItxRpcTarget["revokeCapability"]>[0]) {
+    return this.#itx.revokeCapability(input);
+  }
+
+  invokeCapability(input: Parameters<ItxRpcTarget["invokeCapability"]>[0]) {
+    return this.#itx.invokeCapability(input);
+  }
+}
+installInvokeFallback(CapabilityHostRpcTarget);
+
+/** `itx.streams`: the streams of this handle's project, written with this handle's origin. */
+class ProjectStreams extends RpcTarget {
+  readonly #scope: ItxScope;
+
+  constructor(scope: ItxScope) {
+    super();
+    this.#scope = scope;
+  }
+
+  async get(path: unknown): Promise<StreamCapability> {
+    const streamPath = parseStreamPath(path);
+    const projectId = await resolveProjectId(this.#scope);
+    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${streamPath}`), {
+      principal: this.#scope.principal,
+      origin: this.#scope.origin,
+    });
+  }
+}
+
+class CapabilityHostCollection extends RpcTarget {
+  readonly #open: (path: unknown) => ItxRpcTarget;
+
+  constructor(open: (path: unknown) => ItxRpcTarget) {
+    super();
+    this.#open = open;
+  }
+
+  get(path: unknown): CapabilityHostRpcTarget {
+    return new CapabilityHostRpcTarget(this.#open(path));
+  }
+}
+
+function builtInChildren(): Record<string, string> {
+  return {
+    whoami: "whoami(): project, path, origin and principal of this handle",
+    provideCapability: "provideCapability({ name | path, capability, instructions?, types? }) -> provision { path, providedAtOffset, revoke() }",
+    revokeCapability: "revokeCapability({ path, providedAtOffset? })",
+    invokeCapability: "invokeCapability({ path, args }): the explicit form of itx.a.b(...args)",
+    extend: "extend({ name? | path? }) -> a child context whose mounts shadow this one's",
+    super: "the parent context, skipping this context's shadows",
+    cd: "cd(path) -> another context of this project",
+    streams: "streams.get(path) -> a stream of this project",
+    append: "append(...events) to this context's stream",
+    readEvents: "readEvents({ afterOffset, limit }) on this context's stream",
+    waitForEvent: "waitForEvent({ type, payload, afterOffset, timeoutMs }) on this context's stream",
+    capabilityHost: "this context's capability host",
+    capabilityHosts: "capabilityHosts.get(path) -> any context's host in this project",
+    fetch: "fetch(request): outbound HTTP; a mounted fetch on the chain shadows the default",
+  };
+}
+
+const ITX_TYPES = `export interface Itx {
+  __describe(): Promise<unknown>;
+  whoami(): Promise<{ projectId: string; path: string; origin: string; principal: string }>;
+  provideCapability(input: { name?: string; path?: string[]; capability: unknown; instructions?: string; types?: string }): Promise<{ path: string[]; providedAtOffset: number; revoke(): Promise<boolean> }>;
+  revokeCapability(input: { path: string[]; providedAtOffset?: number }): Promise<boolean>;
+  invokeCapability(input: { path: string[]; args: unknown[] }): Promise<unknown>;
+  extend(input?: { name?: string; path?: string }): Itx;
+  super: Itx;
+  cd(path: string): Itx;
+  [capability: string]: any;
+}`;
+
+function resolveProjectId(scope: ItxScope): Promise<string> {
+  const { projectId } = scope;
+  return typeof projectId === "function" ? projectId() : Promise.resolve(projectId);
+}
+
+// Workers RPC may drop an error's own properties; put `code` back before it crosses Cap'n Web.
+async function relay<T>(value: T | Promise<T>): Promise<T> {
+  try {
+    return await value;
+  } catch (error) {
+    throw withErrorCode(error);
+  }
+}
+
+export { BUILT_IN_NAMES, type HostDescription };

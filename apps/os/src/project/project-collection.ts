@@ -1,0 +1,128 @@
+import { RpcTarget } from "cloudflare:workers";
+import type { Principal } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import type { Connection } from "../api/connection.ts";
+import type { Env } from "../env.ts";
+import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
+import { findProject, listProjects, parseProjectSlug, type ProjectRecord } from "./project-directory.ts";
+import { createProject } from "./project-lifecycle.ts";
+
+/** What a session may reach: every project (admin) or a set of ids that grows with what it creates. */
+export class ProjectAccess {
+  readonly principal: Principal;
+  readonly #ids: Set<string>;
+
+  constructor(principal: Principal) {
+    this.principal = principal;
+    this.#ids = new Set(principal.kind === "admin" ? [] : principal.projectIds);
+  }
+
+  allows(projectId: string): boolean {
+    return this.principal.kind === "admin" || this.#ids.has(projectId);
+  }
+
+  grant(projectId: string): void {
+    this.#ids.add(projectId);
+  }
+}
+
+/**
+ * `session.projects`. A project the principal may not see answers exactly like one that does not
+ * exist: the same code and the same message, built only from what the caller typed.
+ */
+export class ProjectCollectionRpcTarget extends RpcTarget {
+  readonly #env: Env;
+  readonly #access: ProjectAccess;
+  readonly #connection: Connection | undefined;
+
+  constructor(env: Env, access: ProjectAccess, connection?: Connection) {
+    super();
+    this.#env = env;
+    this.#access = access;
+    this.#connection = connection;
+  }
+
+  async list(): Promise<Array<{ id: string; slug: string }>> {
+    const all = await listProjects(this.#env);
+    return all.filter((record) => this.#access.allows(record.projectId)).map(({ projectId, slug }) => ({ id: projectId, slug }));
+  }
+
+  /** A handle on a project by slug or id. Nothing is created; calls on a missing project fail with NOT_FOUND. */
+  get(slugOrId: unknown): ProjectRootRpcTarget {
+    if (typeof slugOrId !== "string" || slugOrId.length === 0 || slugOrId.length > 128) {
+      throw new ItxError("INVALID_ARGUMENT", "projects.get takes a project slug or id");
+    }
+    // Looked up on first use and remembered once found, so `create()` on a missing project's
+    // handle makes the same handle usable.
+    let found: Promise<string> | undefined;
+    return this.#handle(slugOrId, () => {
+      found ??= this.#resolve(slugOrId).catch((error: unknown) => {
+        found = undefined;
+        throw error;
+      });
+      return found;
+    });
+  }
+
+  /** Creates a project and answers its root context. */
+  async create(input: { slug?: unknown }): Promise<ProjectRootRpcTarget> {
+    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "projects.create takes { slug }");
+    const { slug, ...rest } = input;
+    if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `projects.create has no field(s) ${Object.keys(rest).join(", ")}`);
+    const record = await this.#create(parseProjectSlug(slug));
+    return this.#handle(record.slug, () => Promise.resolve(record.projectId));
+  }
+
+  async #create(slug: string): Promise<ProjectRecord> {
+    const record = await createProject(this.#env, slug, this.#access.principal.id);
+    this.#access.grant(record.projectId);
+    return record;
+  }
+
+  async #resolve(slugOrId: string): Promise<string> {
+    const record = await findProject(this.#env, slugOrId);
+    if (!record || !this.#access.allows(record.projectId)) throw missing(slugOrId);
+    return record.projectId;
+  }
+
+  #handle(slugOrId: string, projectId: () => Promise<string>): ProjectRootRpcTarget {
+    return new ProjectRootRpcTarget(
+      {
+        env: this.#env,
+        principal: this.#access.principal.id,
+        projectId,
+        path: "/",
+        origin: "/",
+        ...(this.#connection ? { connection: this.#connection } : {}),
+      },
+      async () => {
+        const existing = await findProject(this.#env, slugOrId);
+        if (existing) {
+          if (!this.#access.allows(existing.projectId)) throw new ItxError("INVALID_ARGUMENT", `the project slug "${slugOrId}" is taken`);
+          return;
+        }
+        await this.#create(parseProjectSlug(slugOrId));
+      },
+    );
+  }
+}
+
+/** A project's root context, as `projects.get` answers it: an itx plus `create()`. */
+export class ProjectRootRpcTarget extends ItxRpcTarget {
+  readonly #create: () => Promise<void>;
+
+  constructor(scope: ConstructorParameters<typeof ItxRpcTarget>[0], create: () => Promise<void>) {
+    super(scope);
+    this.#create = create;
+  }
+
+  /** Creates the project this handle names, if it does not exist yet. */
+  async create(): Promise<{ created: true }> {
+    await this.#create();
+    return { created: true };
+  }
+}
+
+function missing(slugOrId: string): ItxError {
+  return new ItxError("NOT_FOUND", `no project ${JSON.stringify(slugOrId)}`);
+}
