@@ -1,18 +1,10 @@
 import { describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
 import type { StreamEvent } from "iterate/types";
-import { adminSession, rejection, target } from "../harness/os.ts";
-
-const slug = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+import { rejection, target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
-async function newProject(prefix: string): Promise<{ projectId: string; slug: string }> {
-  using session = adminSession();
-  const name = slug(prefix);
-  const itx: any = session.projects.create({ slug: name });
-  const { projectId } = await itx.whoami();
-  return { projectId, slug: name };
-}
 
 describe("scene 1: use a capability", () => {
   test("describe lists what a context can call, and a dotted call reaches it", async () => {

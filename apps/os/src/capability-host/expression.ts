@@ -83,14 +83,14 @@ export async function replayExpression(input: {
 
 async function callPath(target: unknown, path: string[], args: unknown[]): Promise<unknown> {
   let parent: unknown = target;
-  for (const segment of path.slice(0, -1)) parent = step(parent, segment);
+  for (const segment of path.slice(0, -1)) parent = member(parent, segment);
   const last = path.at(-1) as string;
-  const method = step(parent, last);
+  const method = member(parent, last);
   if (typeof method !== "function") throw new ItxError("NOT_FOUND", `${path.join(".")} is not callable here`);
   return Reflect.apply(method, parent, args);
 }
 
-function step(value: unknown, segment: string): unknown {
+function member(value: unknown, segment: string): unknown {
   if (RESERVED_PATH_SEGMENTS.has(segment)) throw new ItxError("INVALID_ARGUMENT", `"${segment}" is reserved`);
   if ((typeof value !== "object" && typeof value !== "function") || value === null) return undefined;
   return (value as Record<string, unknown>)[segment];

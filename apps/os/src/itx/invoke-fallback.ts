@@ -26,11 +26,12 @@ export function installInvokeFallback(target: abstract new (...args: never[]) =>
   Object.setPrototypeOf(target.prototype, fallback);
 }
 
+const callable = () => undefined;
+
 // A callable that accumulates property names and, when called, invokes the whole path once.
 // Cap'n Web walks a pipelined path with hasOwn + [] on functions, so both are answered.
 function pathProxy(owner: InvokesCapabilities, path: string[]): unknown {
-  const call = () => undefined;
-  return new Proxy(call, {
+  return new Proxy(callable, {
     get(fn, property) {
       if (typeof property !== "string") return Reflect.get(fn, property);
       if (RESERVED_PATH_SEGMENTS.has(property)) return undefined;

@@ -1,0 +1,149 @@
+import { describe, expect, test } from "vitest";
+import { connectItx } from "iterate/client";
+import { rejection, target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
+
+// oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
+
+async function projectItx(prefix: string): Promise<any> {
+  const { projectId } = await newProject(prefix);
+  const { baseUrl, admin } = target();
+  return connectItx({ baseUrl, auth: admin, projectId });
+}
+
+describe("capability kinds", () => {
+  test("an object implementing call({ path, args }) owns its whole method tree", async () => {
+    using itx = await projectItx("call");
+    const seen: unknown[] = [];
+    await itx.provideCapability({
+      name: "sdk",
+      capability: { call: ({ path, args }: { path: string[]; args: unknown[] }) => (seen.push(path), `${path.join("/")}(${JSON.stringify(args)})`) },
+    });
+    expect(await itx.sdk.users.lookup.byEmail("a@b.c")).toBe('users/lookup/byEmail(["a@b.c"])');
+    expect(await itx.invokeCapability({ path: ["sdk", "x"], args: [1, 2] })).toBe("x([1,2])");
+    expect(seen).toEqual([["users", "lookup", "byEmail"], ["x"]]);
+  });
+
+  test("a durable expression mount replays against the context and survives its provider", async () => {
+    const { projectId } = await newProject("expr");
+    const { baseUrl, admin } = target();
+    const provider: any = connectItx({ baseUrl, auth: admin, projectId });
+    await provider.provideCapability({
+      name: "log",
+      instructions: "itx.log.append(event) appends to /log",
+      capability: { type: "itx-expression", steps: [{ path: ["streams", "get"], args: ["/log"] }] },
+    });
+    await provider.provideCapability({
+      name: "note",
+      capability: { type: "itx-expression", steps: [{ path: ["streams", "get"], args: ["/log"] }, { path: ["append"] }] },
+    });
+    provider[Symbol.dispose]();
+    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+    const [first] = await itx.log.append({ type: "demo/noted", payload: { n: 1 } });
+    const [second] = await itx.note({ type: "demo/noted", payload: { n: 2 } });
+    expect([first.offset, second.offset]).toEqual([1, 2]);
+    const events = await itx.streams.get("/log").getEvents({});
+    expect(events.map((event: { payload: unknown }) => event.payload)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(events[0].source.origin).toBe("/");
+    const description = await itx.__describe();
+    expect(description.capabilities).toContainEqual(expect.objectContaining({ path: ["log"], kind: "itx-expression", connected: true }));
+  });
+
+  test("a mount that aliases itself is refused", async () => {
+    using itx = await projectItx("alias");
+    const error = await rejection(itx.provideCapability({ name: "loop", capability: { type: "itx-expression", steps: [{ path: ["loop"] }] } }));
+    expect(error.code).toBe("INVALID_ARGUMENT");
+    expect(error.message).toMatch(/would call itself/);
+  });
+
+  test("expressions that call each other in a cycle stop with LOOP_LIMIT", async () => {
+    using itx = await projectItx("cycle");
+    await itx.provideCapability({ name: "ping", capability: { type: "itx-expression", steps: [{ path: ["pong"] }] } });
+    await itx.provideCapability({ name: "pong", capability: { type: "itx-expression", steps: [{ path: ["ping"] }] } });
+    expect((await rejection(itx.ping())).code).toBe("LOOP_LIMIT");
+  });
+
+  test("a replacement mount at the same path wins", async () => {
+    using itx = await projectItx("replace");
+    await itx.provideCapability({ name: "version", capability: () => 1 });
+    await itx.provideCapability({ name: "version", capability: () => 2 });
+    expect(await itx.version()).toBe(2);
+  });
+
+  test("a stream-derived table: append and waitForEvent on the context's own stream", async () => {
+    using itx = await projectItx("own-stream");
+    const waiting = itx.waitForEvent({ type: "demo/done", timeoutMs: 5000 });
+    await itx.append({ type: "demo/done", payload: { ok: true } });
+    expect((await waiting).payload).toEqual({ ok: true });
+    const page = await itx.readEvents({ afterOffset: 0 });
+    expect(page.events.map((event: { type: string }) => event.type)).toContain("events.iterate.com/project/created");
+  });
+});
+
+describe("bad input changes nothing", () => {
+  test.each([
+    ["a reserved name", { name: "__proto__", capability: () => 1 }],
+    ["a reserved segment deeper down", { path: ["a", "constructor"], capability: () => 1 }],
+    ["then", { name: "then", capability: () => 1 }],
+    ["an empty path", { path: [], capability: () => 1 }],
+    ["a non-string segment", { path: ["a", 3], capability: () => 1 }],
+    ["a built-in name", { name: "streams", capability: () => 1 }],
+    ["no capability", { name: "x" }],
+    ["an unknown capability kind", { name: "x", capability: { type: "rpc", worker: { type: "binding", binding: "AI" } } }],
+    ["a value that is not a capability", { name: "x", capability: 42 }],
+    ["an object with no methods", { name: "x", capability: { a: 1 } }],
+    ["oversized instructions (INSTRUCTIONS_MAX_LENGTH)", { name: "x", instructions: "i".repeat(4001), capability: () => 1 }],
+    ["oversized types (TYPES_MAX_LENGTH)", { name: "x", types: "t".repeat(16_001), capability: () => 1 }],
+    ["name and path together", { name: "x", path: ["x"], capability: () => 1 }],
+    ["an unknown field", { name: "x", capability: () => 1, colour: "red" }],
+  ])("%s is INVALID_ARGUMENT", async (_name, input) => {
+    using itx = await projectItx("bad");
+    const before = await itx.readEvents({ afterOffset: 0 });
+    expect((await rejection(itx.provideCapability(input))).code).toBe("INVALID_ARGUMENT");
+    const after = await itx.readEvents({ afterOffset: 0 });
+    expect(after.nextAfterOffset).toBe(before.nextAfterOffset);
+  });
+
+  test("calls with reserved or malformed paths are refused", async () => {
+    using itx = await projectItx("badcall");
+    expect((await rejection(itx.invokeCapability({ path: ["__proto__"], args: [] }))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.invokeCapability({ path: [], args: [] }))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.invokeCapability({ path: "a.b", args: [] }))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.invokeCapability({ path: ["a"], args: "x" }))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.nothingHere())).code).toBe("NOT_FOUND");
+  });
+
+  test("a bad project slug is INVALID_ARGUMENT and a taken one is refused", async () => {
+    const { slug } = await newProject("taken");
+    const { baseUrl, admin } = target();
+    using session: any = connectItx({ baseUrl, auth: admin });
+    for (const bad of ["A", "x", "has space", "prj_abc", "-lead", "trail-", "a".repeat(64), 42]) {
+      expect((await rejection(session.projects.create({ slug: bad }))).code, String(bad)).toBe("INVALID_ARGUMENT");
+    }
+    const error = await rejection(session.projects.create({ slug }));
+    expect(error.code).toBe("INVALID_ARGUMENT");
+    expect(error.message).toMatch(/taken/);
+  });
+});
+
+describe("projects", () => {
+  test("get returns a handle without creating; create() makes it; list shows it", async () => {
+    const { baseUrl, admin } = target();
+    using session: any = connectItx({ baseUrl, auth: admin });
+    const slug = `lazy-${Date.now().toString(36)}`;
+    const handle = session.projects.get(slug);
+    expect((await rejection(handle.whoami())).code).toBe("NOT_FOUND");
+    expect((await session.projects.list()).map((project: { slug: string }) => project.slug)).not.toContain(slug);
+    await handle.create();
+    const { projectId } = await handle.whoami();
+    expect(projectId).toMatch(/^prj_[a-z2-7]{20}$/);
+    expect((await session.projects.list()).map((project: { slug: string }) => project.slug)).toContain(slug);
+    const events = await session.projects.get(projectId).getEvents({});
+    expect(events.map((event: { type: string }) => event.type)).toEqual([
+      "events.iterate.com/project/create-requested",
+      "events.iterate.com/itx/subscription-configured",
+      "events.iterate.com/itx/created",
+      "events.iterate.com/project/created",
+    ]);
+  });
+});
