@@ -5,6 +5,9 @@ import { newProject } from "../harness/projects.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
 
+const one = (): number => 1;
+const two = (): number => 2;
+
 async function projectItx(prefix: string): Promise<any> {
   const { projectId } = await newProject(prefix);
   const { baseUrl, admin } = target();
@@ -65,8 +68,8 @@ describe("capability kinds", () => {
 
   test("a replacement mount at the same path wins", async () => {
     using itx = await projectItx("replace");
-    await itx.provideCapability({ name: "version", capability: () => 1 });
-    await itx.provideCapability({ name: "version", capability: () => 2 });
+    await itx.provideCapability({ name: "version", capability: one });
+    await itx.provideCapability({ name: "version", capability: two });
     expect(await itx.version()).toBe(2);
   });
 
@@ -82,20 +85,20 @@ describe("capability kinds", () => {
 
 describe("bad input changes nothing", () => {
   test.each([
-    ["a reserved name", { name: "__proto__", capability: () => 1 }],
-    ["a reserved segment deeper down", { path: ["a", "constructor"], capability: () => 1 }],
-    ["then", { name: "then", capability: () => 1 }],
-    ["an empty path", { path: [], capability: () => 1 }],
-    ["a non-string segment", { path: ["a", 3], capability: () => 1 }],
-    ["a built-in name", { name: "streams", capability: () => 1 }],
+    ["a reserved name", { name: "__proto__", capability: one }],
+    ["a reserved segment deeper down", { path: ["a", "constructor"], capability: one }],
+    ["then", { name: "then", capability: one }],
+    ["an empty path", { path: [], capability: one }],
+    ["a non-string segment", { path: ["a", 3], capability: one }],
+    ["a built-in name", { name: "streams", capability: one }],
     ["no capability", { name: "x" }],
     ["an unknown capability kind", { name: "x", capability: { type: "rpc", worker: { type: "binding", binding: "AI" } } }],
     ["a value that is not a capability", { name: "x", capability: 42 }],
     ["an object with no methods", { name: "x", capability: { a: 1 } }],
-    ["oversized instructions (INSTRUCTIONS_MAX_LENGTH)", { name: "x", instructions: "i".repeat(4001), capability: () => 1 }],
-    ["oversized types (TYPES_MAX_LENGTH)", { name: "x", types: "t".repeat(16_001), capability: () => 1 }],
-    ["name and path together", { name: "x", path: ["x"], capability: () => 1 }],
-    ["an unknown field", { name: "x", capability: () => 1, colour: "red" }],
+    ["oversized instructions (INSTRUCTIONS_MAX_LENGTH)", { name: "x", instructions: "i".repeat(4001), capability: one }],
+    ["oversized types (TYPES_MAX_LENGTH)", { name: "x", types: "t".repeat(16_001), capability: one }],
+    ["name and path together", { name: "x", path: ["x"], capability: one }],
+    ["an unknown field", { name: "x", capability: one, colour: "red" }],
   ])("%s is INVALID_ARGUMENT", async (_name, input) => {
     using itx = await projectItx("bad");
     const before = await itx.readEvents({ afterOffset: 0 });

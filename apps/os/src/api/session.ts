@@ -1,5 +1,7 @@
 import { RpcTarget } from "capnweb";
 import type { Principal, SessionDescription } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import { issueToken, parseTokenRequest } from "../auth/bearer-token.ts";
 import { ProjectAccess, ProjectCollectionRpcTarget } from "../project/project-collection.ts";
 import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
@@ -39,6 +41,16 @@ export class SessionRpcTarget extends RpcTarget {
       },
       { kind: "session" as const, principal: structuredClone(this.#principal) },
     );
+  }
+
+  /**
+   * Admin only: a bearer token acting as `principal` with exactly `projectIds`, for `withItx`
+   * and `{ type: "bearer", token }` credentials. Signed with the admin secret.
+   */
+  async issueToken(input: unknown): Promise<{ token: string; expiresInSeconds: number }> {
+    if (this.#principal.kind !== "admin") throw new ItxError("PERMISSION_DENIED", "only an admin session can issue tokens");
+    const request = parseTokenRequest(input);
+    return { token: await issueToken(this.#env.ITERATE_ADMIN_SECRET ?? "", request), expiresInSeconds: request.ttlSeconds };
   }
 
   /** Admin only: the deployment-wide streams, outside every project. */

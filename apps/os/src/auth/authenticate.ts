@@ -1,6 +1,7 @@
 import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
+import { verifyToken } from "./bearer-token.ts";
 import { secretsEqual } from "./constant-time.ts";
 import { parseCredentials } from "./credentials.ts";
 
@@ -18,9 +19,10 @@ export async function authenticate(env: Env, input: unknown): Promise<Principal>
       await requireAdminSecret(env, credentials.secret);
       return { kind: "impersonated", id: credentials.principal, projectIds: [...new Set(credentials.projectIds)] };
     case "bearer":
+      return verifyToken(env.ITERATE_ADMIN_SECRET, credentials.token);
     case "operator-session":
-      // No token issuer is configured for this deployment yet: every token is unknown.
-      throw new ItxError("UNAUTHENTICATED", `${credentials.type} token is not valid for this deployment`, {
+      // No operator grants are issued by this deployment yet: every one is unknown.
+      throw new ItxError("UNAUTHENTICATED", "operator-session token is not valid for this deployment", {
         details: { reason: "rejected" },
       });
   }

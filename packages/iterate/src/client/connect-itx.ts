@@ -91,3 +91,29 @@ function owningConnection(handle: object, root: Disposable): Handle<unknown> {
     },
   }) as Handle<unknown>;
 }
+
+export interface WithItxOptions extends ConnectOptions {
+  /** A bearer token (from an admin's `session.issueToken`). */
+  token: string;
+  /** A project slug or id, optionally with a context path: `"my-project"` or `"my-project:/agents/a"`. */
+  context: string;
+}
+
+/**
+ * A handle on one context, authenticated with a bearer token. Pipelined like `connectItx`;
+ * disposing it closes the connection.
+ *
+ * @example
+ * using itx = withItx({ baseUrl, token, context: "my-project" });
+ * await itx.provideCapability({ name: "runSwiftOnMyMac", capability: async (src) => runSwift(src) });
+ */
+export function withItx(options: WithItxOptions): Handle<unknown> {
+  const colon = options.context.indexOf(":");
+  const project = colon === -1 ? options.context : options.context.slice(0, colon);
+  const path = colon === -1 ? "/" : options.context.slice(colon + 1);
+  if (project.length === 0) throw new ItxError("INVALID_ARGUMENT", `context must name a project, got ${JSON.stringify(options.context)}`);
+  const root = openRoot(options);
+  // oxlint-disable-next-line typescript/no-explicit-any -- capnweb's stub types do not model dynamic paths
+  const itx = (root as any).authenticate({ type: "bearer", token: options.token }).projects.get(project);
+  return owningConnection(path === "/" ? itx : itx.cd(path), root);
+}

@@ -9,6 +9,8 @@
  */
 export {
   connectItx,
+  withItx,
+  type WithItxOptions,
   type ConnectAgentOptions,
   type ConnectOptions,
   type ConnectProjectOptions,
