@@ -1,5 +1,6 @@
 // `pnpm bench`: starts a local OS (or uses BASE_URL) and prints every figure as `name: value unit`.
 import { measureBaselines } from "./baselines.ts";
+import { measureCapabilities } from "./capabilities.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureStreams } from "./streams.ts";
 import { openTarget } from "./target.ts";
@@ -7,9 +8,11 @@ import { openTarget } from "./target.ts";
 const target = await openTarget();
 try {
   console.log(`# iterate benchmarks against ${target.baseUrl} (node ${process.version})`);
+  const only = process.env.BENCH_ONLY?.split(",");
   const baselines = await measureBaselines(target);
-  await measureStreams(target, baselines);
-  await measureProcessors(target);
+  if (!only || only.includes("streams")) await measureStreams(target, baselines);
+  if (!only || only.includes("processors")) await measureProcessors(target);
+  if (!only || only.includes("capabilities")) await measureCapabilities(target);
 } finally {
   await target.close();
 }

@@ -1,0 +1,88 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, test } from "vitest";
+import { errorCode } from "iterate/errors";
+import { ensureContext } from "../itx/context-lifecycle.ts";
+import { hostStub } from "./host-stub.ts";
+import { MOUNTS_MAX } from "./itx-contract.ts";
+
+let counter = 0;
+const caller = { principal: "tester", origin: "/", connectionId: "conn-1" };
+const recipe = (path: string) => ({ type: "itx-expression", steps: [{ path: ["streams", "get"], args: [path] }] });
+
+async function freshProject(): Promise<string> {
+  counter += 1;
+  const projectId = `prj_host${Date.now()}${counter}`;
+  await ensureContext(env, { projectId, path: "/", name: "test", parent: null, ancestors: [], caller });
+  return projectId;
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+    return "resolved";
+  } catch (error) {
+    return errorCode(error);
+  }
+}
+
+describe("capability host", () => {
+  test("a deleted checkpoint is rebuilt by replay to the same table", async () => {
+    const projectId = await freshProject();
+    const host = hostStub(env, projectId, "/");
+    await host.provide({ path: ["a"], capability: recipe("/a"), caller, instructions: "first" });
+    await host.provide({ path: ["b"], capability: recipe("/b"), caller });
+    await host.provide({ path: ["a", "deep"], capability: recipe("/c"), caller });
+    await host.revoke({ path: ["b"], caller });
+    const before = await host.describeOwn();
+    await runInDurableObject(env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:/`), async (_instance, state) => {
+      await state.storage.deleteAll();
+      state.abort("test: forget the checkpoint");
+    }).catch(() => undefined);
+    const after = await hostStub(env, projectId, "/").describeOwn();
+    expect(after).toEqual(before);
+    expect(after.capabilities.map((capability) => capability.path)).toEqual([["a"], ["a", "deep"]]);
+  });
+
+  test("a live mount whose host restarted answers CAPABILITY_DISCONNECTED and stays listed", async () => {
+    const projectId = await freshProject();
+    await hostStub(env, projectId, "/").provide({ path: ["clock"], capability: () => 42, caller });
+    expect(await hostStub(env, projectId, "/").invoke({ path: ["clock"], args: [], caller })).toBe(42);
+    await runInDurableObject(env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:/`), (_instance, state) => state.abort("test: restart")).catch(
+      () => undefined,
+    );
+    const host = hostStub(env, projectId, "/");
+    expect(await codeOf(host.invoke({ path: ["clock"], args: [], caller }))).toBe("CAPABILITY_DISCONNECTED");
+    expect((await host.describeOwn()).capabilities).toEqual([expect.objectContaining({ path: ["clock"], connected: false })]);
+  });
+
+  test("closing the provider's connection appends capability-disconnected for its mounts only", async () => {
+    const projectId = await freshProject();
+    const host = hostStub(env, projectId, "/");
+    await host.provide({ path: ["mine"], capability: () => 1, caller });
+    await host.provide({ path: ["theirs"], capability: () => 2, caller: { ...caller, connectionId: "conn-2" } });
+    expect(await host.disconnectConnection("conn-1")).toBe(1);
+    expect(await codeOf(host.invoke({ path: ["mine"], args: [], caller }))).toBe("CAPABILITY_DISCONNECTED");
+    expect(await host.invoke({ path: ["theirs"], args: [], caller })).toBe(2);
+  });
+
+  test("MOUNTS_MAX bounds a table; replacing an existing mount still works at the limit", { timeout: 120_000 }, async () => {
+    const projectId = await freshProject();
+    const host = hostStub(env, projectId, "/");
+    for (let i = 0; i < MOUNTS_MAX; i += 100) {
+      await Promise.all(Array.from({ length: 100 }, (_, j) => host.provide({ path: [`m${i + j}`], capability: recipe("/x"), caller })));
+    }
+    expect(await codeOf(host.provide({ path: ["one-more"], capability: recipe("/x"), caller }))).toBe("INVALID_ARGUMENT");
+    expect(await codeOf(host.provide({ path: ["m0"], capability: recipe("/y"), caller }))).toBe("resolved");
+    expect((await host.describeOwn()).capabilities).toHaveLength(MOUNTS_MAX);
+  });
+
+  test("reserved, built-in and empty paths are refused at provide", async () => {
+    const projectId = await freshProject();
+    const host = hostStub(env, projectId, "/");
+    for (const path of [["__proto__"], ["a", "then"], ["streams"], []]) {
+      expect(await codeOf(host.provide({ path, capability: () => 1, caller })), JSON.stringify(path)).toBe("INVALID_ARGUMENT");
+    }
+    expect((await host.describeOwn()).capabilities).toEqual([]);
+  });
+});

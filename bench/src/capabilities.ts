@@ -1,0 +1,116 @@
+import { connectItx } from "iterate/client";
+import { report, summarize, time } from "./stats.ts";
+import type { BenchTarget } from "./target.ts";
+
+// oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
+
+const CALLS = 1_000;
+const SESSIONS = 200;
+const CALLS_PER_SESSION = 50;
+
+/**
+ * Capability figures: a live capability called from a second session (against baseline (b) in
+ * the same run), the same through chains of extends, describe with many mounts, and many
+ * concurrent sessions.
+ */
+export async function measureCapabilities(target: BenchTarget): Promise<void> {
+  const auth = { type: "admin-secret" as const, secret: target.adminSecret };
+  const open = (): any => connectItx({ baseUrl: target.baseUrl, auth });
+  const session = open();
+  const provider = open();
+  const caller = open();
+  try {
+    const slug = `bench-${Date.now().toString(36)}`;
+    const { projectId } = await session.projects.create({ slug }).whoami();
+    const providerItx = provider.projects.get(projectId);
+    await providerItx.provideCapability({ name: "echo", capability: (value: number) => value });
+    const itx = caller.projects.get(projectId);
+
+    // A chain of extends, each link a context of its own; the call falls through to the root.
+    const chains: Record<number, any> = { 0: itx };
+    let link = itx;
+    for (let depth = 1; depth <= 8; depth++) {
+      link = link.extend({ name: `chain-${depth}` });
+      await link.whoami();
+      chains[depth] = link;
+    }
+    for (let i = 0; i < 50; i++) {
+      await itx.echo(i);
+      await target.bench.doNoop("caps-b");
+      for (const depth of [1, 4, 8]) await chains[depth].echo(i);
+    }
+    const samples: Record<string, number[]> = { live: [], b: [], d1: [], d4: [], d8: [] };
+    const series: Array<[string, () => Promise<unknown>]> = [
+      ["live", () => itx.echo(1)],
+      ["b", () => target.bench.doNoop("caps-b")],
+      ["d1", () => chains[1].echo(1)],
+      ["d4", () => chains[4].echo(1)],
+      ["d8", () => chains[8].echo(1)],
+    ];
+    for (let i = 0; i < CALLS; i++) {
+      for (let k = 0; k < series.length; k++) {
+        const [name, call] = series[(i + k) % series.length] as [string, () => Promise<unknown>];
+        samples[name]?.push(await time(call));
+      }
+    }
+    const live = summarize(samples.live ?? []);
+    const b = summarize(samples.b ?? []);
+    report("capability.live_call.median", live.median, "ms");
+    report("capability.live_call.p99", live.p99, "ms");
+    report("capability.live_call.baseline_b_same_run.median", b.median, "ms");
+    report("capability.live_call.ratio_to_b", live.median / b.median, "x (target <= 2.5)");
+    const depth1 = summarize(samples.d1 ?? []).median;
+    for (const depth of [1, 4, 8]) report(`capability.extend_depth_${depth}.median`, summarize(samples[`d${depth}`] ?? []).median, "ms");
+    report("capability.extend_depth_8_vs_1", summarize(samples.d8 ?? []).median / depth1, "x (target <= 2)");
+
+    // A revoke on an ancestor is visible to the very next call down the chain.
+    const provision = await providerItx.provideCapability({ name: "gone", capability: () => "here" });
+    await chains[8].gone();
+    await provision.revoke();
+    const after = await chains[8].gone().then(() => "still reachable", (error: { code?: string }) => error.code);
+    report("capability.revoke_visible_next_call_at_depth_8", after === "NOT_FOUND" ? 1 : 0, "(1 = yes)");
+
+    // describe() with 10 and with 1,000 mounts.
+    for (const count of [10, 1_000]) {
+      const context = itx.extend({ name: `describe-${count}` });
+      for (let i = 0; i < count; i += 50) {
+        await Promise.all(
+          Array.from({ length: Math.min(50, count - i) }, (_, j) =>
+            context.provideCapability({ name: `cap${i + j}`, instructions: `capability number ${i + j}`, capability: { type: "itx-expression", steps: [{ path: ["streams", "get"], args: ["/x"] }] } }),
+          ),
+        );
+      }
+      const runs: number[] = [];
+      for (let i = 0; i < 20; i++) runs.push(await time(() => context.__describe()));
+      report(`capability.describe_${count}_mounts.median`, summarize(runs).median, "ms");
+    }
+
+    // 200 concurrent sessions, 50 sequential calls each.
+    const sessions = Array.from({ length: SESSIONS }, () => open().projects.get(projectId));
+    const latencies: number[] = [];
+    let errors = 0;
+    const started = performance.now();
+    await Promise.all(
+      sessions.map(async (project: any) => {
+        for (let i = 0; i < CALLS_PER_SESSION; i++) {
+          try {
+            latencies.push(await time(() => project.echo(i)));
+          } catch {
+            errors += 1;
+          }
+        }
+      }),
+    );
+    const wall = performance.now() - started;
+    const concurrent = summarize(latencies);
+    report("capability.concurrent_200x50.errors", errors, "errors (target 0)");
+    report("capability.concurrent_200x50.p50", concurrent.median, "ms");
+    report("capability.concurrent_200x50.p99", concurrent.p99, "ms");
+    report("capability.concurrent_200x50.throughput", (SESSIONS * CALLS_PER_SESSION) / (wall / 1000), "calls/s");
+    for (const project of sessions) project[Symbol.dispose]?.();
+  } finally {
+    caller[Symbol.dispose]();
+    provider[Symbol.dispose]();
+    session[Symbol.dispose]();
+  }
+}
