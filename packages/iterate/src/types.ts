@@ -112,6 +112,8 @@ export interface UnauthenticatedRoot {
 export interface Session {
   __describe(): SessionDescription;
   projects: ProjectCollection;
+  /** Admin only: a bearer token acting as `principal` with exactly `projectIds` (for `withItx`). */
+  issueToken(input: { principal: string; projectIds: string[]; ttlSeconds?: number }): { token: string; expiresInSeconds: number };
   /** Admin only: deployment-wide streams that belong to no project. Others get NOT_FOUND. */
   streams: StreamCollection;
 }
@@ -162,9 +164,120 @@ export interface Stream {
 /** The projects a session can reach. */
 export interface ProjectCollection {
   list(): ProjectSummary[];
-  /** A handle on a project by slug or id; missing and forbidden both answer `NOT_FOUND`. */
-  get(slugOrId: string): unknown;
-  create(input: { slug: string }): unknown;
+  /**
+   * A handle on a project's root context by slug or id. Nothing is created: calls on a missing
+   * (or forbidden: the two are indistinguishable) project fail with NOT_FOUND until `create()`.
+   */
+  get(slugOrId: string): ProjectRoot;
+  /** Creates a project (slug: lowercase kebab-case, 2-63 characters, unique) and answers its root context. */
+  create(input: { slug: string }): Itx;
+}
+
+/** What `projects.get` answers: the root context plus `create()`. */
+export interface ProjectRoot extends Itx {
+  create(): { created: true };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contexts
+// ---------------------------------------------------------------------------------------------
+
+/** A live capability: called back over the provider's connection, in the provider's process. */
+export type LiveCapability =
+  | ((...args: never[]) => unknown)
+  | { call(input: { path: string[]; args: unknown[] }): unknown }
+  | { [member: string]: unknown };
+
+/** One step of a durable recipe: call `path` on the previous value (the context's itx first). */
+export interface ExpressionStep {
+  path: string[];
+  /** Omitted on the last step: the call's own arguments are used. */
+  args?: unknown[];
+}
+
+/** A durable mount: replayed against the context's own itx on every call; survives disconnects. */
+export interface ExpressionCapability {
+  type: "itx-expression";
+  steps: ExpressionStep[];
+}
+
+export interface ProvideCapabilityInput {
+  /** A one-segment path. Give `name` or `path`. */
+  name?: string;
+  /** Mount deeper than a name to shadow one method of an inherited capability. */
+  path?: string[];
+  /** Prose for whoever finds it in `__describe()` (at most 4,000 characters). */
+  instructions?: string;
+  /** TypeScript source describing it (at most 16,000 characters). */
+  types?: string;
+  capability: LiveCapability | ExpressionCapability;
+}
+
+/** What `provideCapability` answers. Disposing it revokes a live mount (not a durable one). */
+export interface CapabilityProvision extends Disposable {
+  path: string[];
+  providedAtOffset: number;
+  revoke(): boolean;
+}
+
+/** One row of a context's capability inventory. */
+export interface CapabilityDescription {
+  path: string[];
+  kind: "live" | "itx-expression";
+  /** The context whose table holds the mount. */
+  scope: string;
+  instructions?: string;
+  types?: string;
+  /** False once a live mount's provider is gone; durable mounts are always connected. */
+  connected: boolean;
+  providedAtOffset: number;
+  /** Hidden by a mount at the same path nearer to this context. */
+  shadowed?: boolean;
+}
+
+export interface ItxDescription extends Description {
+  kind: "itx";
+  context: string;
+  projectId: string;
+  path: string;
+  name: string | null;
+  capabilities: CapabilityDescription[];
+}
+
+/**
+ * A handle on one context `<projectId>:<path>`. Every property that is not a member below is a
+ * capability path: `itx.slack.chat.postMessage(x)` is one `invokeCapability` round trip.
+ */
+export interface Itx {
+  __describe(): ItxDescription;
+  whoami(): { projectId: string; path: string; origin: string; principal: string };
+  provideCapability(input: ProvideCapabilityInput): CapabilityProvision;
+  revokeCapability(input: { path: string[]; providedAtOffset?: number }): boolean;
+  invokeCapability(input: { path: string[]; args: unknown[] }): unknown;
+  /** A child context (get-or-create): `{ path }`, `{ name }` for `/itx/<name>`, or a generated `/itx/<id>`. */
+  extend(input?: { name?: string; path?: string }): Itx;
+  /** The parent context, skipping this context's shadows; calls keep this context as origin. */
+  super: Itx;
+  /** Another context of the same project. */
+  cd(path: string): Itx;
+  streams: { get(path: string): Stream };
+  append(...events: EventInput[]): StreamEvent[];
+  getEvents(input?: GetEventsInput): StreamEvent[];
+  readEvents(input?: { afterOffset?: number; limit?: number }): EventPage;
+  waitForEvent(input: WaitForEventInput): StreamEvent;
+  capabilityHost: CapabilityHost;
+  capabilityHosts: { get(path: string): CapabilityHost };
+  /** Outbound HTTP; a `fetch` mounted on the chain shadows the default. */
+  fetch(input: string | Request, init?: RequestInit): Response;
+}
+
+/** The host operations of one context. */
+export interface CapabilityHost {
+  path(): string;
+  __describe(): ItxDescription;
+  provideCapability(input: ProvideCapabilityInput): CapabilityProvision;
+  revokeCapability(input: { path: string[]; providedAtOffset?: number }): boolean;
+  invokeCapability(input: { path: string[]; args: unknown[] }): unknown;
 }
 
 export interface ProjectSummary {
