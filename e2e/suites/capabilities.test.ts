@@ -150,3 +150,26 @@ describe("projects", () => {
     ]);
   });
 });
+
+describe("fetch is a shadowable default", () => {
+  test("a child's fetch shadow takes its calls; super reaches the default pipe", async () => {
+    using itx = await projectItx("fetch");
+    const child = itx.extend({ name: "sandboxed" });
+    const seen: string[] = [];
+    await child.provideCapability({
+      name: "fetch",
+      capability: (request: Request | string) => {
+        seen.push(typeof request === "string" ? request : request.url);
+        return new Response("from the shadow", { status: 203 });
+      },
+    });
+    const shadowed = await child.fetch("https://api.example.test/v1");
+    expect([shadowed.status, await shadowed.text()]).toEqual([203, "from the shadow"]);
+    expect(seen).toEqual(["https://api.example.test/v1"]);
+    const { baseUrl } = target();
+    const real = await child.super.fetch(`${baseUrl}/health`);
+    expect(await real.json()).toMatchObject({ ok: true });
+    expect((await rejection(itx.fetch("file:///etc/passwd"))).code).toBe("EGRESS_REFUSED");
+    expect((await rejection(itx.provideCapability({ name: "streams", capability: () => 1 }))).code).toBe("INVALID_ARGUMENT");
+  });
+});

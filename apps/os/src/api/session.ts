@@ -36,7 +36,12 @@ export class SessionRpcTarget extends RpcTarget {
           "An authenticated session. Open a project with projects.get(slugOrId); list what you can reach with projects.list().",
         children: {
           projects: "the projects this principal can reach: list(), get(slugOrId), create({ slug })",
-          ...(this.#principal.kind === "admin" ? { streams: "admin: deployment-wide streams, streams.get(path)" } : {}),
+          ...(this.#principal.kind === "admin"
+            ? {
+                streams: "admin: deployment-wide streams, streams.get(path)",
+                issueToken: "admin: issueToken({ principal, projectIds, ttlSeconds? }) -> a bearer token for withItx",
+              }
+            : {}),
         },
       },
       { kind: "session" as const, principal: structuredClone(this.#principal) },
