@@ -25,6 +25,7 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     const providerItx = provider.projects.get(projectId);
     await providerItx.provideCapability({ name: "echo", capability: (value: number) => value });
     const itx = caller.projects.get(projectId);
+    await itx.provideCapability({ name: "whoAmI", capability: { type: "itx-expression", steps: [{ path: ["whoami"] }] } });
 
     // A chain of extends, each link a context of its own; the call falls through to the root.
     const chains: Record<number, any> = { 0: itx };
@@ -39,9 +40,10 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
       await target.bench.doNoop("caps-b");
       for (const depth of [1, 4, 8]) await chains[depth].echo(i);
     }
-    const samples: Record<string, number[]> = { live: [], b: [], d1: [], d4: [], d8: [] };
+    const samples: Record<string, number[]> = { live: [], expression: [], b: [], d1: [], d4: [], d8: [] };
     const series: Array<[string, () => Promise<unknown>]> = [
       ["live", () => itx.echo(1)],
+      ["expression", () => itx.whoAmI()],
       ["b", () => target.bench.doNoop("caps-b")],
       ["d1", () => chains[1].echo(1)],
       ["d4", () => chains[4].echo(1)],
@@ -59,6 +61,7 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     report("capability.live_call.p99", live.p99, "ms");
     report("capability.live_call.baseline_b_same_run.median", b.median, "ms");
     report("capability.live_call.ratio_to_b", live.median / b.median, "x (target <= 2.5)");
+    report("capability.expression_call.median", summarize(samples.expression ?? []).median, "ms (no provider hop)");
     const depth1 = summarize(samples.d1 ?? []).median;
     for (const depth of [1, 4, 8]) report(`capability.extend_depth_${depth}.median`, summarize(samples[`d${depth}`] ?? []).median, "ms");
     report("capability.extend_depth_8_vs_1", summarize(samples.d8 ?? []).median / depth1, "x (target <= 2)");
