@@ -96,3 +96,27 @@ describe("scene 3: override one method", () => {
     expect(whoami.path).toMatch(/^\/itx\/review-run-/);
   });
 });
+
+describe("describe", () => {
+  test("every node describes itself; the inventory lists built-ins and scope-tagged mounts, shadowed ones marked", async () => {
+    const { projectId } = await newProject("describe");
+    const { baseUrl, admin } = target();
+    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+    await itx.provideCapability({ name: "tool", instructions: "root tool", capability: () => "root" });
+    const child = itx.extend({ path: "/agents/helper" });
+    await child.provideCapability({ name: "tool", instructions: "child tool", capability: () => "child" });
+    const description = await child.__describe();
+    expect(description).toMatchObject({ kind: "itx", path: "/agents/helper", parent: "/", projectId });
+    expect(typeof description.instructions).toBe("string");
+    expect(description.types).toMatch(/interface Itx/);
+    expect(description.capabilities).toContainEqual(expect.objectContaining({ path: ["streams"], kind: "built-in", scope: "platform" }));
+    const tools = description.capabilities.filter((capability: { path: string[] }) => capability.path[0] === "tool");
+    expect(tools).toEqual([
+      expect.objectContaining({ scope: "/agents/helper", instructions: "child tool" }),
+      expect.objectContaining({ scope: "/", instructions: "root tool", shadowed: true }),
+    ]);
+    expect(await child.tool()).toBe("child");
+    expect((await itx.capabilityHost.__describe()).path).toBe("/");
+    expect(await itx.capabilityHosts.get("/agents/helper").path()).toBe("/agents/helper");
+  });
+});

@@ -223,14 +223,16 @@ export interface CapabilityProvision extends Disposable {
 /** One row of a context's capability inventory. */
 export interface CapabilityDescription {
   path: string[];
-  kind: "live" | "itx-expression";
-  /** The context whose table holds the mount. */
+  /** Built-ins belong to the handle itself (scope "platform") and cannot be shadowed. */
+  kind: "built-in" | "live" | "itx-expression";
+  /** The context whose table holds the mount ("platform" for built-ins). */
   scope: string;
   instructions?: string;
   types?: string;
   /** False once a live mount's provider is gone; durable mounts are always connected. */
   connected: boolean;
-  providedAtOffset: number;
+  /** Absent for built-ins. */
+  providedAtOffset?: number;
   /** Hidden by a mount at the same path nearer to this context. */
   shadowed?: boolean;
 }

@@ -59,7 +59,8 @@ export class ItxRpcTarget extends RpcTarget {
         "A context: call any capability listed under capabilities as itx.<path>(...args). provideCapability mounts your own; " +
         "extend() makes a child context whose mounts shadow this one's path by path.",
       children: builtInChildren(),
-      capabilities: chain.capabilities,
+      // Built-ins first: they resolve on the handle and no mount can shadow them.
+      capabilities: [...builtInRows(), ...chain.capabilities],
       types: ITX_TYPES,
     };
   }
@@ -310,6 +311,16 @@ class CapabilityHostCollection extends RpcTarget {
   get(path: unknown): CapabilityHostRpcTarget {
     return new CapabilityHostRpcTarget(this.#open(path));
   }
+}
+
+function builtInRows() {
+  return Object.entries(builtInChildren()).map(([name, instructions]) => ({
+    path: [name],
+    kind: "built-in" as const,
+    scope: "platform",
+    instructions,
+    connected: true,
+  }));
 }
 
 function builtInChildren(): Record<string, string> {
