@@ -73,7 +73,7 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     const after = await chains[8].gone().then(() => "still reachable", (error: { code?: string }) => error.code);
     report("capability.revoke_visible_next_call_at_depth_8", after === "NOT_FOUND" ? 1 : 0, "(1 = yes)");
 
-    // describe() with 10 and with 1,000 mounts.
+    // The inventory with 10 and with 1,000 mounts.
     for (const count of [10, 1_000]) {
       const context = itx.extend({ name: `describe-${count}` });
       for (let i = 0; i < count; i += 50) {

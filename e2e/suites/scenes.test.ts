@@ -97,7 +97,7 @@ describe("scene 3: override one method", () => {
   });
 });
 
-describe("describe", () => {
+describe("discovery", () => {
   test("every node describes itself; the inventory lists built-ins and scope-tagged mounts, shadowed ones marked", async () => {
     const { projectId } = await newProject("describe");
     const { baseUrl, admin } = target();

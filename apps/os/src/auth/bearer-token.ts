@@ -24,9 +24,10 @@ export async function issueToken(adminSecret: string, input: { principal: string
   return `itk_${body}.${base64url(await sign(adminSecret, body))}`;
 }
 
+const rejected = (why: string) => new ItxError("UNAUTHENTICATED", `bearer token ${why}`, { details: { reason: "rejected" } });
+
 /** The principal a token names, or UNAUTHENTICATED. */
 export async function verifyToken(adminSecret: string | undefined, token: string): Promise<Principal> {
-  const rejected = (why: string) => new ItxError("UNAUTHENTICATED", `bearer token ${why}`, { details: { reason: "rejected" } });
   if (!adminSecret) throw rejected("cannot be checked: this deployment has no admin secret");
   const match = /^itk_([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(token);
   if (!match) throw rejected("is not valid for this deployment");
