@@ -1,20 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
-import { errorCode } from "iterate/errors";
+import { codeOf } from "../../test/error-code.ts";
 import type { Env } from "../env.ts";
 import { authenticate } from "./authenticate.ts";
 import { LIMITS } from "../limits.ts";
 
 const secret = "workerd-test-secret";
 
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return "resolved";
-  } catch (error) {
-    return errorCode(error);
-  }
-}
 
 describe("authenticate", () => {
   test("the admin secret answers the admin principal", async () => {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
-import { errorCode } from "iterate/errors";
+import { codeOf } from "../../test/error-code.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { hostStub } from "./host-stub.ts";
 import { MOUNTS_MAX } from "./itx-contract.ts";
@@ -17,14 +17,6 @@ async function freshProject(): Promise<string> {
   return projectId;
 }
 
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return "resolved";
-  } catch (error) {
-    return errorCode(error);
-  }
-}
 
 describe("capability host", () => {
   test("a deleted checkpoint is rebuilt by replay to the same table", async () => {

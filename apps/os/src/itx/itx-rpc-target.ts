@@ -1,6 +1,7 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { EventInput, StreamEvent } from "iterate/types";
-import { ItxError, errorCode, withErrorCode } from "iterate/errors";
+import { ItxError, errorCode } from "iterate/errors";
+import { relay } from "../api/relay.ts";
 import type { Connection } from "../api/connection.ts";
 import type { Env } from "../env.ts";
 import type { Caller, HostDescription } from "../capability-host/capability-host-api.ts";
@@ -359,13 +360,5 @@ function resolveProjectId(scope: ItxScope): Promise<string> {
   return typeof projectId === "function" ? projectId() : Promise.resolve(projectId);
 }
 
-// Workers RPC may drop an error's own properties; put `code` back before it crosses Cap'n Web.
-async function relay<T>(value: T | Promise<T>): Promise<T> {
-  try {
-    return await value;
-  } catch (error) {
-    throw withErrorCode(error);
-  }
-}
 
 export { BUILT_IN_NAMES, type HostDescription };

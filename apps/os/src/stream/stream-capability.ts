@@ -1,6 +1,7 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { EventInput, EventSource, StreamEvent } from "iterate/types";
-import { ItxError, withErrorCode } from "iterate/errors";
+import { ItxError } from "iterate/errors";
+import { relay } from "../api/relay.ts";
 import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-durable-object.ts";
 import type { BatchCallback } from "./live-subscribers.ts";
 
@@ -132,14 +133,6 @@ export class StreamCapability extends RpcTarget {
   }
 }
 
-// Workers RPC may drop an error's own properties; put `code` back before it crosses Cap'n Web.
-async function relay<T>(value: MaybePromise<T>): Promise<T> {
-  try {
-    return await value;
-  } catch (error) {
-    throw withErrorCode(error);
-  }
-}
 
 /**
  * The Stream Durable Object at `name`, typed as a backend. (The generated RPC types collapse

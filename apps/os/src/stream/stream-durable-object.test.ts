@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
+import { codeOf } from "../../test/error-code.ts";
 import { streamStub } from "./stream-capability.ts";
 import type { StreamEvent } from "iterate/types";
-import { errorCode } from "iterate/errors";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { unpackEvents } from "iterate/client";
 import { LIVE_SUBSCRIBERS_MAX } from "./stream-durable-object.ts";
@@ -19,14 +19,6 @@ function freshStream(path = "/test") {
   return streamStub(env.STREAM, freshName(path));
 }
 
-async function codeOf(promise: unknown): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    return errorCode(error) ?? `uncoded: ${String(error)}`;
-  }
-  return "resolved";
-}
 
 const stamp = { principal: "tester", origin: "/test" };
 
