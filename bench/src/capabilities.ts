@@ -1,6 +1,7 @@
+import { newWebSocketRpcSession } from "capnweb";
 import { connectItx } from "iterate/client";
 import { report, summarize, time } from "./stats.ts";
-import type { BenchTarget } from "./target.ts";
+import type { BenchRoot, BenchTarget } from "./target.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
 
@@ -25,6 +26,10 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     const providerItx = provider.projects.get(projectId);
     await providerItx.provideCapability({ name: "echo", capability: (value: number) => value });
     const itx = caller.projects.get(projectId);
+    // The raw floor under any live capability, with no platform code on the path.
+    const rawProvider = newWebSocketRpcSession<BenchRoot>(`${target.baseUrl.replace(/^http/, "ws")}/api/bench`);
+    const floorName = `floor-${Date.now()}`;
+    await rawProvider.keepCallback(floorName, (value: number) => value);
     await itx.provideCapability({ name: "whoAmI", capability: { type: "itx-expression", steps: [{ path: ["whoami"] }] } });
 
     // A chain of extends, each link a context of its own; the call falls through to the root.
@@ -40,8 +45,9 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
       await target.bench.doNoop("caps-b");
       for (const depth of [1, 4, 8]) await chains[depth].echo(i);
     }
-    const samples: Record<string, number[]> = { live: [], expression: [], b: [], d1: [], d4: [], d8: [] };
+    const samples: Record<string, number[]> = { live: [], floor: [], expression: [], b: [], d1: [], d4: [], d8: [] };
     const series: Array<[string, () => Promise<unknown>]> = [
+      ["floor", () => target.bench.callKeptCallback(floorName, 1)],
       ["live", () => itx.echo(1)],
       ["expression", () => itx.whoAmI()],
       ["b", () => target.bench.doNoop("caps-b")],
@@ -61,6 +67,10 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     report("capability.live_call.p99", live.p99, "ms");
     report("capability.live_call.baseline_b_same_run.median", b.median, "ms");
     report("capability.live_call.ratio_to_b", live.median / b.median, "x (target <= 2.5)");
+    const floor = summarize(samples.floor ?? []).median;
+    report("capability.raw_kept_callback_floor.median", floor, "ms (client -> Worker -> DO -> provider, no platform code)");
+    report("capability.raw_kept_callback_floor.ratio_to_b", floor / b.median, "x");
+    report("capability.live_call.ratio_to_floor", live.median / floor, "x");
     report("capability.expression_call.median", summarize(samples.expression ?? []).median, "ms (no provider hop)");
     const depth1 = summarize(samples.d1 ?? []).median;
     for (const depth of [1, 4, 8]) report(`capability.extend_depth_${depth}.median`, summarize(samples[`d${depth}`] ?? []).median, "ms");
@@ -111,6 +121,7 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     report("capability.concurrent_200x50.p99", concurrent.p99, "ms");
     report("capability.concurrent_200x50.throughput", (SESSIONS * CALLS_PER_SESSION) / (wall / 1000), "calls/s");
     for (const project of sessions) project[Symbol.dispose]?.();
+    rawProvider[Symbol.dispose]();
   } finally {
     caller[Symbol.dispose]();
     provider[Symbol.dispose]();

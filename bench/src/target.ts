@@ -9,6 +9,8 @@ export interface BenchRoot {
   doInsertMany(name: string, count: number): number;
   loaderCall(id: string): { status: number; ms: number };
   fillJournal(name: string, count: number): number;
+  keepCallback(name: string, callback: (value: number) => number): void;
+  callKeptCallback(name: string, value: number): number;
   replayJournal(name: string): { offset: number; count: number };
 }
 

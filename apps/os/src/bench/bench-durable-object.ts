@@ -14,6 +14,18 @@ export class BenchDurableObject extends DurableObject<Env> {
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS rows(id INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL)");
   }
 
+  #callback: ((value: number) => unknown) | undefined;
+
+  /** Keeps another session's callback (dup: parameters are released when this call returns). */
+  keepCallback(callback: ((value: number) => unknown) & { dup?: () => (value: number) => unknown }): void {
+    this.#callback = callback.dup ? callback.dup() : callback;
+  }
+
+  async callKeptCallback(value: number): Promise<unknown> {
+    if (!this.#callback) throw new Error("no callback kept");
+    return this.#callback(value);
+  }
+
   noop(): null {
     return null;
   }

@@ -15,6 +15,18 @@ export class BenchRootRpcTarget extends RpcTarget {
     this.#env = env;
   }
 
+  /**
+   * The floor of any live capability: one session's callback kept in a Durable Object and called
+   * from another session (client -> Worker -> DO -> provider's Worker -> provider, and back).
+   */
+  async keepCallback(name: string, callback: unknown): Promise<void> {
+    await this.#env.BENCH.getByName(name).keepCallback(callback as (value: number) => unknown);
+  }
+
+  async callKeptCallback(name: string, value: number): Promise<unknown> {
+    return this.#env.BENCH.getByName(name).callKeptCallback(value);
+  }
+
   /** (a) the raw Cap'n Web round trip. */
   ping(): null {
     return null;
