@@ -6,6 +6,7 @@ import type { Env } from "./env.ts";
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
 export { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
+export { EgressEntrypoint, ItxEntrypoint } from "./worker-loader/loopback-entrypoints.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {

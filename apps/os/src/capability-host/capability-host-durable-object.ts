@@ -21,6 +21,7 @@ import {
 } from "./itx-contract.ts";
 import { callLive, isDisconnectError, liveShapeOf, releaseLive, retainLive } from "./live-capability.ts";
 import { parseExpression, replayExpression } from "./expression.ts";
+import { runScript } from "../worker-loader/run-script.ts";
 
 /** How many hosts one call may pass through (delegation, expressions calling capabilities). */
 export const CALL_DEPTH_MAX = 32;
@@ -36,7 +37,10 @@ interface LiveEntry {
  * capabilities' stubs are the only thing it holds that the stream does not, and they die with it.
  */
 export class CapabilityHostDurableObject extends StreamProcessorDurableObject<Env> {
-  readonly processor = new ItxCore();
+  // Enqueued runs execute as the principal that requested them, scoped to this context.
+  readonly processor = new ItxCore((run) =>
+    runScript(this.env, { principal: run.principal, projectId: this.#projectId, origin: this.#path, depth: 0 }, run.script),
+  );
   readonly #projectId: string;
   readonly #path: string;
   readonly #live = new Map<number, LiveEntry>();

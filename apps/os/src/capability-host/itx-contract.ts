@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { StreamProcessor, defineProcessorContract, type ReduceArgs } from "iterate/stream/processor";
+import { StreamProcessor, defineProcessorContract, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
 import { pathKey } from "./capability-path.ts";
 
 export const ITX_CREATED = "events.iterate.com/itx/created";
 export const CAPABILITY_PROVIDED = "events.iterate.com/itx/capability-provided";
 export const CAPABILITY_REVOKED = "events.iterate.com/itx/capability-revoked";
 export const CAPABILITY_DISCONNECTED = "events.iterate.com/itx/capability-disconnected";
+export const RUN_REQUESTED = "events.iterate.com/itx/run-requested";
+export const RUN_SETTLED = "events.iterate.com/itx/run-settled";
 
 /** Longest `instructions` on a mount: describe() returns them for every mount in the chain. */
 export const INSTRUCTIONS_MAX_LENGTH = 4_000;
@@ -42,6 +44,22 @@ const mountSchema = providedSchema.extend({
 });
 export type Mount = z.infer<typeof mountSchema>;
 
+const runRequestedSchema = z.strictObject({
+  script: z.string().min(1).max(64_000),
+  /** Set: the context's own processor runs it (at least once). Unset: the caller runs it inline. */
+  enqueued: z.boolean().optional(),
+});
+
+const runSettledSchema = z.strictObject({
+  requestOffset: z.number().int().positive(),
+  status: z.enum(["succeeded", "failed"]),
+  result: z.unknown().optional(),
+  error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+});
+
+const openRunSchema = z.strictObject({ requestOffset: z.number().int(), script: z.string(), principal: z.string() });
+export type OpenRun = z.infer<typeof openRunSchema>;
+
 const birthSchema = z.strictObject({
   name: z.string().max(256),
   parent: z.string().nullable(),
@@ -60,22 +78,54 @@ export const ItxContract = defineProcessorContract({
   stateSchema: z.object({
     born: birthSchema.nullable().default(null),
     mounts: z.record(z.string(), mountSchema).default({}),
+    /** Enqueued runs not yet settled, by request offset. */
+    runs: z.record(z.string(), openRunSchema).default({}),
   }),
   events: {
     [ITX_CREATED]: birthSchema,
     [CAPABILITY_PROVIDED]: providedSchema,
     [CAPABILITY_REVOKED]: z.strictObject({ path: segments.min(1), providedAtOffset: z.number().int().optional() }),
     [CAPABILITY_DISCONNECTED]: z.strictObject({ path: segments.min(1), providedAtOffset: z.number().int() }),
+    [RUN_REQUESTED]: runRequestedSchema,
+    [RUN_SETTLED]: runSettledSchema,
   },
-  consumes: [ITX_CREATED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, CAPABILITY_DISCONNECTED],
-  emits: [CAPABILITY_DISCONNECTED],
+  consumes: [ITX_CREATED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, CAPABILITY_DISCONNECTED, RUN_REQUESTED, RUN_SETTLED],
+  emits: [CAPABILITY_DISCONNECTED, RUN_SETTLED],
 });
 
 export type ItxState = ReturnType<typeof ItxContract.initialState>;
 
-/** The pure fold of a context's own events. */
+/** Runs an enqueued script; the capability host supplies it (the fold itself stays pure). */
+export type EnqueuedRunner = (run: OpenRun) => Promise<{ status: "succeeded"; result?: unknown } | { status: "failed"; error: { code: string; message: string } }>;
+
+/**
+ * The fold of a context's own events, and the driver of its enqueued runs: at the head, each open
+ * run gets one background driver, whose claim revives it if the host dies; its settled fact is
+ * keyed by the request, so a rerun lands once.
+ */
 export class ItxCore extends StreamProcessor<typeof ItxContract> {
   readonly contract = ItxContract;
+  readonly #runner: EnqueuedRunner | undefined;
+
+  constructor(runner?: EnqueuedRunner) {
+    super();
+    this.#runner = runner;
+  }
+
+  override async processEvent({ state, delivery, runInBackground }: ProcessEventArgs<typeof ItxContract>): Promise<void> {
+    const runner = this.#runner;
+    if (!runner || !delivery.caughtUp) return;
+    for (const run of Object.values(state.runs)) {
+      await runInBackground(`run:${run.requestOffset}`, async ({ append }) => {
+        const outcome = await runner(run);
+        await append({
+          type: RUN_SETTLED,
+          payload: { requestOffset: run.requestOffset, ...outcome },
+          idempotencyKey: `itx/run-settled:${run.requestOffset}`,
+        });
+      });
+    }
+  }
 
   override reduce({ event, state }: ReduceArgs<typeof ItxContract>): ItxState {
     switch (event.type) {
@@ -104,6 +154,17 @@ export class ItxCore extends StreamProcessor<typeof ItxContract> {
         const current = state.mounts[key];
         if (!current || current.providedAtOffset !== event.payload.providedAtOffset) return state;
         return { ...state, mounts: { ...state.mounts, [key]: { ...current, disconnected: true } } };
+      }
+      case RUN_REQUESTED: {
+        if (!event.payload.enqueued) return state;
+        const run: OpenRun = { requestOffset: event.offset, script: event.payload.script, principal: event.source.principal ?? "platform" };
+        return { ...state, runs: { ...state.runs, [String(event.offset)]: run } };
+      }
+      case RUN_SETTLED: {
+        const key = String(event.payload.requestOffset);
+        if (!state.runs[key]) return state;
+        const { [key]: _settled, ...runs } = state.runs;
+        return { ...state, runs };
       }
       default:
         return state;

@@ -13,6 +13,8 @@ import { ensureContext } from "./context-lifecycle.ts";
 import { installInvokeFallback } from "./invoke-fallback.ts";
 import { CapabilityProvisionRpcTarget } from "./provision.ts";
 import { defaultFetch } from "./default-fetch.ts";
+import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
+import { SCRIPT_LIMITS } from "../worker-loader/script-limits.ts";
 
 /** Everything an itx handle is bound to. Fixed when the handle is minted; never taken from input. */
 export interface ItxScope {
@@ -32,6 +34,9 @@ export interface ItxScope {
 
 /** Built-ins that arrive with later domains: present (so a mount can never take the name) but not yet usable. */
 const LATER = ["agents", "agent", "chat", "secrets", "egress", "workers", "worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
+
+const RUN_REQUESTED = "events.iterate.com/itx/run-requested";
+const RUN_SETTLED = "events.iterate.com/itx/run-settled";
 
 /**
  * A handle on one context. Built-ins are members of this class; every other property is a path
@@ -188,6 +193,36 @@ export class ItxRpcTarget extends RpcTarget {
     return (await this.#stream()).waitForEvent(input);
   }
 
+  /**
+   * Runs `async (itx) => { ... }` in an isolate whose itx is scoped to this handle's origin, and
+   * answers what it returned. Recorded as itx/run-requested then itx/run-settled on the origin's
+   * stream. A throw is SCRIPT_FAILED with the script's own message; past its deadline, TIMEOUT.
+   *
+   * @example
+   * await itx.run("async (itx) => (await itx.whoami()).path"); // "/"
+   */
+  async run(script: unknown, options: { timeoutMs?: unknown } = {}): Promise<unknown> {
+    const source = parseScriptSource(script);
+    const timeoutMs = parseTimeout(options?.timeoutMs);
+    const projectId = await resolveProjectId(this.#scope);
+    const origin = this.#scope.origin;
+    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${origin}`), {
+      principal: this.#scope.principal,
+      origin,
+    });
+    const [requested] = await stream.append({ type: RUN_REQUESTED, payload: { script: source } });
+    const requestOffset = requested?.offset ?? 0;
+    const outcome = await runScript(
+      this.#scope.env,
+      { principal: this.#scope.principal, projectId, origin, depth: (this.#scope.depth ?? 0) + 1 },
+      source,
+      timeoutMs,
+    );
+    await stream.append({ type: RUN_SETTLED, payload: { requestOffset, ...outcome }, idempotencyKey: `itx/run-settled:${requestOffset}` });
+    if (outcome.status === "failed") throw new ItxError(outcome.error.code, outcome.error.message, { details: { requestOffset } });
+    return outcome.result;
+  }
+
   /** This context's capability host. */
   get capabilityHost(): CapabilityHostRpcTarget {
     return new CapabilityHostRpcTarget(this);
@@ -279,6 +314,11 @@ export class CapabilityHostRpcTarget extends RpcTarget {
   invokeCapability(input: Parameters<ItxRpcTarget["invokeCapability"]>[0]) {
     return this.#itx.invokeCapability(input);
   }
+
+  /** `async (itx) => { ... }` in this context's scope. */
+  runScript(code: unknown, options?: { timeoutMs?: unknown }) {
+    return this.#itx.run(code, options);
+  }
 }
 installInvokeFallback(CapabilityHostRpcTarget);
 
@@ -333,6 +373,7 @@ function builtInChildren(): Record<string, string> {
     extend: "extend({ name? | path? }) -> a child context whose mounts shadow this one's",
     super: "the parent context, skipping this context's shadows",
     cd: "cd(path) -> another context of this project",
+    run: "run(script): runs async (itx) => { ... } in an isolate scoped to this context and answers its result",
     streams: "streams.get(path) -> a stream of this project",
     append: "append(...events) to this context's stream",
     readEvents: "readEvents({ afterOffset, limit }) on this context's stream",
@@ -354,6 +395,14 @@ const ITX_TYPES = `export interface Itx {
   cd(path: string): Itx;
   [capability: string]: any;
 }`;
+
+function parseTimeout(value: unknown): number {
+  if (value === undefined) return SCRIPT_LIMITS.TIMEOUT_MS;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > SCRIPT_LIMITS.TIMEOUT_MS) {
+    throw new ItxError("INVALID_ARGUMENT", `timeoutMs is an integer from 1 to ${SCRIPT_LIMITS.TIMEOUT_MS}`, { details: { limit: "TIMEOUT_MS" } });
+  }
+  return value;
+}
 
 function resolveProjectId(scope: ItxScope): Promise<string> {
   const { projectId } = scope;

@@ -1,0 +1,37 @@
+import { WorkerEntrypoint } from "cloudflare:workers";
+import type { Env } from "../env.ts";
+import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
+
+/**
+ * What a loaded isolate is bound to: fixed by the platform when it builds the isolate's env, never
+ * by the isolate. `origin` is the context whose code runs there.
+ */
+export interface IsolateProps {
+  principal: string;
+  projectId: string;
+  origin: string;
+  depth: number;
+}
+
+/**
+ * `env.ITX` inside loaded isolates: `get()` answers an itx scoped to the origin context. A live
+ * stub cannot be put into a loaded worker's env, so the env carries this entrypoint (with props)
+ * and the isolate asks it for the handle.
+ */
+export class ItxEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
+  get(): ItxRpcTarget {
+    const { principal, projectId, origin, depth } = this.ctx.props;
+    return new ItxRpcTarget({ env: this.env, principal, projectId, path: origin, origin, depth });
+  }
+}
+
+/**
+ * Every loaded isolate's `globalOutbound`: a bare `fetch()` there is `itx.fetch` of its origin
+ * context, so it takes the same road as every other egress (shadows on the chain, then the pipe).
+ */
+export class EgressEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
+  override async fetch(request: Request): Promise<Response> {
+    const { principal, projectId, origin, depth } = this.ctx.props;
+    return new ItxRpcTarget({ env: this.env, principal, projectId, path: origin, origin, depth }).fetch(request);
+  }
+}

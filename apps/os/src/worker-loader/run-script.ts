@@ -1,0 +1,90 @@
+import { exports } from "cloudflare:workers";
+import { ItxError, errorMessage } from "iterate/errors";
+import type { Env } from "../env.ts";
+import type { IsolateProps } from "./loopback-entrypoints.ts";
+import { SCRIPT_LIMITS } from "./script-limits.ts";
+import { SCRIPT_LINE_OFFSET, scriptModule } from "./script-module.ts";
+import { LOOP_ITERATIONS_MAX, guardLoops, guardName } from "./loop-guard.ts";
+
+/** How a run ended. `result` is absent when the script returned undefined. */
+export type ScriptOutcome =
+  | { status: "succeeded"; result?: unknown }
+  | { status: "failed"; error: { code: "SCRIPT_FAILED" | "TIMEOUT"; message: string } };
+
+const COMPATIBILITY_DATE = "2026-08-01";
+
+/** Validates script source: a non-empty string within SOURCE_MAX_LENGTH. */
+export function parseScriptSource(source: unknown): string {
+  if (typeof source !== "string" || source.trim().length === 0) {
+    throw new ItxError("INVALID_ARGUMENT", "a script is a string of source: async (itx) => { ... }");
+  }
+  if (source.length > SCRIPT_LIMITS.SOURCE_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a script is at most ${SCRIPT_LIMITS.SOURCE_MAX_LENGTH} characters`, {
+      details: { limit: "SOURCE_MAX_LENGTH" },
+    });
+  }
+  return source;
+}
+
+/**
+ * Runs `async (itx) => { ... }` in a Worker Loader isolate. Its only ways out are `env.ITX` (an
+ * itx scoped to the origin context) and its global fetch, which is the origin's egress. The
+ * isolate is cached by source and scope: the same script in another scope gets its own isolate,
+ * so no isolate ever holds two scopes' authority.
+ */
+export async function runScript(env: Env, props: IsolateProps, source: string, timeoutMs: number = SCRIPT_LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
+  let guarded: string;
+  const guard = guardName();
+  try {
+    guarded = guardLoops(source, guard);
+  } catch (error) {
+    return failed("SCRIPT_FAILED", errorMessage(error));
+  }
+  const id = `script:${await sha256(`${props.projectId}\n${props.origin}\n${props.principal}\n${props.depth}\n${source}`)}`;
+  const worker = env.LOADER.get(id, () => ({
+    compatibilityDate: COMPATIBILITY_DATE,
+    mainModule: "script.js",
+    modules: { "script.js": scriptModule(guarded, guard, LOOP_ITERATIONS_MAX) },
+    env: { ITX: exports.ItxEntrypoint({ props }) },
+    globalOutbound: exports.EgressEntrypoint({ props }),
+    limits: { cpuMs: SCRIPT_LIMITS.CPU_MS },
+  }));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ItxError("TIMEOUT", `the script ran past its ${timeoutMs} ms deadline`)), timeoutMs);
+  });
+  try {
+    // oxlint-disable-next-line typescript/no-explicit-any -- the loaded module's entrypoint is ours, typed by scriptModule
+    const entry = worker.getEntrypoint() as any;
+    const answer = (await Promise.race([entry.run(), deadline])) as { undefined?: true; json?: string };
+    if (answer.undefined) return { status: "succeeded" };
+    const json = answer.json ?? "null";
+    if (json.length > SCRIPT_LIMITS.RESULT_MAX_BYTES) {
+      return failed("SCRIPT_FAILED", `the script returned ${json.length} bytes of JSON; at most ${SCRIPT_LIMITS.RESULT_MAX_BYTES} are kept (RESULT_MAX_BYTES)`);
+    }
+    return { status: "succeeded", result: JSON.parse(json) };
+  } catch (error) {
+    if (error instanceof ItxError && error.code === "TIMEOUT") return failed("TIMEOUT", errorMessage(error));
+    return failed("SCRIPT_FAILED", describeFailure(error));
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+function failed(code: "SCRIPT_FAILED" | "TIMEOUT", message: string): ScriptOutcome {
+  return { status: "failed", error: { code, message } };
+}
+
+// The script's own message, with positions in the generated module turned into script lines.
+function describeFailure(error: unknown): string {
+  const message = errorMessage(error);
+  return message.replace(/script\.js:(\d+)(?::(\d+))?/g, (_match, line: string, column?: string) => {
+    const scriptLine = Number(line) - SCRIPT_LINE_OFFSET;
+    return `line ${scriptLine}${column ? `, column ${column}` : ""} of the script`;
+  });
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,80 @@
+import { describe, expect, test } from "vitest";
+import { connectItx } from "iterate/client";
+import { rejection, target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
+
+// oxlint-disable typescript/no-explicit-any -- scripts and capabilities are dynamic by design
+
+async function projectItx(prefix: string): Promise<any> {
+  const { projectId } = await newProject(prefix);
+  const { baseUrl, admin } = target();
+  return connectItx({ baseUrl, auth: admin, projectId });
+}
+
+describe("scripts", () => {
+  test("a script runs with an itx scoped to the calling context, and its run is on the stream", async () => {
+    using itx = await projectItx("script");
+    await itx.provideCapability({ name: "greet", capability: (who: string) => `hello ${who}` });
+    const child = itx.extend({ name: "worker" });
+    expect(await itx.run("async (itx) => (await itx.whoami()).path")).toBe("/");
+    expect(await child.run("async (itx) => ({ path: (await itx.whoami()).path, greeting: await itx.greet('script') })")).toEqual({
+      path: "/itx/worker",
+      greeting: "hello script",
+    });
+    expect(await itx.run("async () => undefined")).toBeUndefined();
+    const events = await child.getEvents({ types: ["events.iterate.com/itx/run-requested", "events.iterate.com/itx/run-settled"] });
+    expect(events.map((event: any) => event.type.split("/").at(-1))).toEqual(["run-requested", "run-settled"]);
+    expect(events[1].payload).toEqual({ requestOffset: events[0].offset, status: "succeeded", result: { path: "/itx/worker", greeting: "hello script" } });
+    expect(await itx.capabilityHost.runScript("async (itx) => 6 * 7")).toBe(42);
+  });
+
+  test("a thrown error is SCRIPT_FAILED with the script's message; a syntax error says where", async () => {
+    using itx = await projectItx("script-fail");
+    const thrown = await rejection(itx.run("async () => { throw new Error('the database is on fire') }"));
+    expect(thrown.code).toBe("SCRIPT_FAILED");
+    expect(thrown.message).toMatch(/the database is on fire/);
+    const syntax = await rejection(itx.run("async (itx) => {\n  return 1 +* 2;\n}"));
+    expect(syntax.code).toBe("SCRIPT_FAILED");
+    expect(syntax.message).toMatch(/SyntaxError: .* at line 2, column \d+ of the script/);
+    expect((await rejection(itx.run("42"))).code).toBe("SCRIPT_FAILED");
+    const settled = await itx.getEvents({ types: ["events.iterate.com/itx/run-settled"] });
+    expect(settled.map((event: any) => event.payload.status)).toEqual(["failed", "failed", "failed"]);
+  });
+
+  test("hanging, looping, oversized and prying scripts end with coded errors and the context keeps working", async () => {
+    using itx = await projectItx("script-bad");
+    expect((await rejection(itx.run("async () => { await new Promise((r) => setTimeout(r, 10_000)); return 1; }", { timeoutMs: 300 }))).code).toBe("TIMEOUT");
+    // A promise nothing can ever settle is caught by the runtime at once.
+    const hung = await rejection(itx.run("async () => new Promise(() => {})", { timeoutMs: 5_000 }));
+    expect(["SCRIPT_FAILED", "TIMEOUT"]).toContain(hung.code);
+    const loop = await rejection(itx.run("async () => { for (;;) {} }", { timeoutMs: 20_000 }));
+    expect(loop.code).toBe("SCRIPT_FAILED");
+    expect(loop.message).toMatch(/LOOP_ITERATIONS_MAX/);
+    const sneaky = await rejection(itx.run("async () => { let i = 0; while (true) i++; }", { timeoutMs: 20_000 }));
+    expect(sneaky.code).toBe("SCRIPT_FAILED");
+    const huge = await rejection(itx.run("async () => 'x'.repeat(1_000_000)"));
+    expect(huge.code).toBe("SCRIPT_FAILED");
+    expect(huge.message).toMatch(/RESULT_MAX_BYTES/);
+    expect(await itx.run("async () => [typeof LOADER, typeof STREAM, typeof env, typeof process]")).toEqual(["undefined", "undefined", "undefined", "undefined"]);
+    expect((await rejection(itx.run("async () => Symbol('x')"))).code).toBe("SCRIPT_FAILED");
+    expect((await rejection(itx.run("x".repeat(64_001)))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.run("async () => 1", { timeoutMs: 10 ** 9 }))).code).toBe("INVALID_ARGUMENT");
+    expect(await itx.run("async (itx) => (await itx.whoami()).path")).toBe("/");
+  });
+
+  test("an enqueued run request is run by the context's own processor", async () => {
+    using itx = await projectItx("script-enqueued");
+    const [requested] = await itx.append({
+      type: "events.iterate.com/itx/run-requested",
+      payload: { script: "async (itx) => (await itx.whoami()).path + ' from the processor'", enqueued: true },
+    });
+    const settled = await itx.waitForEvent({
+      type: "events.iterate.com/itx/run-settled",
+      payload: { requestOffset: requested.offset },
+      afterOffset: requested.offset,
+      timeoutMs: 20_000,
+    });
+    expect(settled.payload).toEqual({ requestOffset: requested.offset, status: "succeeded", result: "/ from the processor" });
+    expect(settled.source.processor).toBe("core");
+  });
+});
