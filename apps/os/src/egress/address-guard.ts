@@ -1,0 +1,117 @@
+import { ItxError } from "iterate/errors";
+
+/**
+ * Which private destinations a deployment lets egress reach. From `EGRESS_ALLOW_PRIVATE_ADDRESSES`:
+ * unset, "" or "0" allows none; "1" or "true" allows all (local development); otherwise a comma
+ * list of hosts (names or literal addresses) that are allowed although private.
+ */
+export type PrivateAddressPolicy = { kind: "none" } | { kind: "all" } | { kind: "hosts"; hosts: ReadonlySet<string> };
+
+export function privateAddressPolicy(value: string | undefined): PrivateAddressPolicy {
+  const text = (value ?? "").trim().toLowerCase();
+  if (text === "" || text === "0" || text === "false") return { kind: "none" };
+  if (text === "1" || text === "true") return { kind: "all" };
+  return { kind: "hosts", hosts: new Set(text.split(",").map((host) => host.trim()).filter(Boolean)) };
+}
+
+// Names that only ever mean something inside a private network.
+const PRIVATE_NAME_SUFFIXES = [".localhost", ".local", ".internal", ".intranet", ".lan", ".home.arpa", ".corp", ".private"];
+const PRIVATE_NAMES = new Set(["localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "metadata.google.internal"]);
+
+/**
+ * Refuses loopback, private, link-local, CGNAT, documentation, benchmark, multicast, reserved and
+ * IPv4-mapped IPv6 destinations, by literal address and by name. (A Worker cannot resolve DNS
+ * itself, so a public name that resolves to a private address is caught by the platform's own
+ * network in production, not here.) Throws EGRESS_REFUSED; nothing is sent.
+ */
+export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy): void {
+  if (policy.kind === "all") return;
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  if (policy.kind === "hosts" && policy.hosts.has(host)) return;
+  const reason = privateReason(host);
+  if (reason) {
+    throw new ItxError("EGRESS_REFUSED", `egress to ${host} is refused: ${reason}`, { details: { host, reason } });
+  }
+}
+
+/** Why a host is private, or undefined when it is not. */
+export function privateReason(host: string): string | undefined {
+  const name = host.replace(/\.$/, "");
+  if (PRIVATE_NAMES.has(name) || PRIVATE_NAME_SUFFIXES.some((suffix) => name.endsWith(suffix))) return "a private name";
+  const v4 = parseIPv4(name);
+  if (v4 !== undefined) return ipv4Reason(v4);
+  if (name.includes(":")) return ipv6Reason(name);
+  if (!name.includes(".")) return "a single-label name resolves only inside a private network";
+  return undefined;
+}
+
+const V4_RANGES: Array<[number, number, number, number, number, string]> = [
+  [0, 0, 0, 0, 8, "this network"],
+  [10, 0, 0, 0, 8, "private (10/8)"],
+  [100, 64, 0, 0, 10, "carrier-grade NAT (100.64/10)"],
+  [127, 0, 0, 0, 8, "loopback"],
+  [169, 254, 0, 0, 16, "link-local"],
+  [172, 16, 0, 0, 12, "private (172.16/12)"],
+  [192, 0, 0, 0, 24, "IETF protocol assignments"],
+  [192, 0, 2, 0, 24, "documentation (TEST-NET-1)"],
+  [192, 88, 99, 0, 24, "6to4 relay"],
+  [192, 168, 0, 0, 16, "private (192.168/16)"],
+  [198, 18, 0, 0, 15, "benchmarking"],
+  [198, 51, 100, 0, 24, "documentation (TEST-NET-2)"],
+  [203, 0, 113, 0, 24, "documentation (TEST-NET-3)"],
+  [224, 0, 0, 0, 4, "multicast"],
+  [240, 0, 0, 0, 4, "reserved"],
+];
+
+function ipv4Reason(address: number): string | undefined {
+  for (const [a, b, c, d, bits, reason] of V4_RANGES) {
+    const base = ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+    const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
+    if ((address & mask) >>> 0 === base) return reason;
+  }
+  return undefined;
+}
+
+function parseIPv4(text: string): number | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4 || parts.some((part) => !/^\d{1,3}$/.test(part) || Number(part) > 255)) return undefined;
+  return parts.reduce((value, part) => ((value << 8) | Number(part)) >>> 0, 0);
+}
+
+function ipv6Reason(text: string): string | undefined {
+  const groups = expandIPv6(text);
+  if (!groups) return "not a valid IPv6 address";
+  const [g0, , , , , g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
+  if (groups.every((group) => group === 0)) return "unspecified address";
+  if (groups.slice(0, 7).every((group) => group === 0) && g7 === 1) return "loopback";
+  if (groups.slice(0, 5).every((group) => group === 0) && g5 === 0xffff) return "IPv4-mapped IPv6";
+  if (groups.slice(0, 6).every((group) => group === 0)) return "IPv4-compatible IPv6";
+  if (g0 === 0x64 && groups[1] === 0xff9b) return ipv4Reason(((g6 << 16) | g7) >>> 0) ?? undefined;
+  if ((g0 & 0xfe00) === 0xfc00) return "unique local (fc00::/7)";
+  if ((g0 & 0xffc0) === 0xfe80) return "link-local (fe80::/10)";
+  if ((g0 & 0xffc0) === 0xfec0) return "site-local (fec0::/10)";
+  if ((g0 & 0xff00) === 0xff00) return "multicast";
+  if (g0 === 0x2001 && groups[1] === 0x0db8) return "documentation (2001:db8::/32)";
+  if (g0 === 0x2002) return "6to4";
+  if (g0 === 0x0100 && groups.slice(1, 4).every((group) => group === 0)) return "discard-only (100::/64)";
+  return undefined;
+}
+
+function expandIPv6(text: string): number[] | undefined {
+  let address = text.split("%")[0] ?? "";
+  // An embedded dotted IPv4 tail becomes two groups.
+  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (tail) {
+    const v4 = parseIPv4(tail[1] as string);
+    if (v4 === undefined) return undefined;
+    address = `${address.slice(0, -(tail[1] as string).length)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
+  }
+  const halves = address.split("::");
+  if (halves.length > 2) return undefined;
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((group) => (/^[0-9a-f]{1,4}$/.test(group) ? parseInt(group, 16) : Number.NaN)));
+  const head = parse(halves[0] ?? "");
+  const rest = halves.length === 2 ? parse(halves[1] ?? "") : [];
+  const groups = halves.length === 2 ? [...head, ...Array(8 - head.length - rest.length).fill(0), ...rest] : head;
+  if (groups.length !== 8 || groups.some((group) => Number.isNaN(group))) return undefined;
+  return groups;
+}
