@@ -30,7 +30,7 @@ export async function openTarget(): Promise<BenchTarget> {
   let baseUrl = process.env.BASE_URL?.replace(/\/+$/, "");
   let adminSecret = process.env.ITERATE_ADMIN_SECRET ?? "";
   if (!baseUrl) {
-    os = await startLocalOs({ vars: { ITERATE_BENCH: "1" } });
+    os = await startLocalOs({ vars: { ITERATE_BENCH: "1", EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" } });
     baseUrl = os.baseUrl;
     adminSecret = os.adminSecret;
   }

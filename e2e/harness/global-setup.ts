@@ -5,6 +5,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
     adminSecret: string;
+    /** The local OS's log, for scans; empty when the suites run against BASE_URL. */
+    logPath: string;
   }
 }
 
@@ -17,11 +19,14 @@ export async function setup(project: TestProject): Promise<void> {
     if (!adminSecret) throw new Error("BASE_URL is set: set ITERATE_ADMIN_SECRET to that OS's admin secret too");
     project.provide("baseUrl", given.replace(/\/+$/, ""));
     project.provide("adminSecret", adminSecret);
+    project.provide("logPath", "");
     return;
   }
-  os = await startLocalOs();
+  // Loopback only: the suites run servers on 127.0.0.1, and every other private address stays refused.
+  os = await startLocalOs({ vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "127.0.0.1,localhost" } });
   project.provide("baseUrl", os.baseUrl);
   project.provide("adminSecret", os.adminSecret);
+  project.provide("logPath", os.logPath);
 }
 
 export async function teardown(): Promise<void> {

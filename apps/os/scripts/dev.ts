@@ -28,7 +28,9 @@ const persistTo = resolve(process.env.INIT_CWD ?? process.cwd(), values["persist
 const fromEnv = process.env.ITERATE_ADMIN_SECRET;
 const adminSecret = fromEnv !== undefined && fromEnv !== "" ? fromEnv : LOCAL_ADMIN_SECRET;
 
-const os = await startLocalOs({ port, persistTo, adminSecret, inheritOutput: true });
+// Locally, egress may reach private addresses (your own servers on loopback) unless you say otherwise.
+const allowPrivate = process.env.EGRESS_ALLOW_PRIVATE_ADDRESSES ?? "1";
+const os = await startLocalOs({ port, persistTo, adminSecret, inheritOutput: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: allowPrivate } });
 console.log(`
 iterate OS is running at ${os.baseUrl}   (Cap'n Web at ${os.baseUrl}/api, state in ${persistTo})
 Authenticate with the admin secret ${fromEnv ? "from ITERATE_ADMIN_SECRET" : `"${LOCAL_ADMIN_SECRET}" (the local default; set ITERATE_ADMIN_SECRET to change it)`}:

@@ -1,7 +1,7 @@
 // Node-only: starts and stops a local OS (wrangler dev on workerd). Used by `pnpm dev`, the e2e
 // harness and the benchmarks, so all three run the OS exactly the same way.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -29,6 +29,8 @@ export interface LocalOs {
   baseUrl: string;
   adminSecret: string;
   persistTo: string;
+  /** Everything wrangler and workerd printed (when output is not inherited). */
+  logPath: string;
   process: ChildProcess;
   /** Stops wrangler and workerd; removes the state folder when it was temporary. */
   stop(): Promise<void>;
@@ -72,11 +74,18 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     detached: true,
   });
   let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-  child.stderr?.on("data", (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+  const logPath = join(mkdtempSync(join(tmpdir(), "iterate-os-log-")), "os.log");
+  const log = createWriteStream(logPath);
+  const record = (chunk: Buffer) => {
+    log.write(chunk);
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on("data", record);
+  child.stderr?.on("data", record);
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = async () => {
     await killGroup(child);
+    log.end();
     if (temporaryState) rmSync(persistTo, { recursive: true, force: true });
   };
   try {
@@ -85,7 +94,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     await stop();
     throw new Error(`local OS did not start: ${(error as Error).message}\n--- wrangler output ---\n${output}`, { cause: error });
   }
-  return { baseUrl, adminSecret, persistTo, process: child, stop };
+  return { baseUrl, adminSecret, persistTo, logPath, process: child, stop };
 }
 
 async function waitUntilReady(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {

@@ -1,6 +1,7 @@
 import type { BenchDurableObject } from "./bench/bench-durable-object.ts";
 import type { StreamDurableObject } from "./stream/stream-durable-object.ts";
 import type { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
+import type { SecretDurableObject } from "./secret/secret-durable-object.ts";
 
 /** The bindings and variables of the OS Worker (see wrangler.jsonc). */
 export interface Env {
@@ -12,6 +13,12 @@ export interface Env {
   STREAM: DurableObjectNamespace<StreamDurableObject>;
   /** One capability host per context, named `<projectId>:<path>`; also the context stream's processor host. */
   CAPABILITY_HOST_PROCESSORS: DurableObjectNamespace<CapabilityHostDurableObject>;
+  /** One per secret, named `<projectId>:<path>`: encrypted material and its allowlist. */
+  SECRET: DurableObjectNamespace<SecretDurableObject>;
   BENCH: DurableObjectNamespace<BenchDurableObject>;
+  /** The root key secret material is encrypted under. Unset: the documented local default. */
+  ITERATE_SECRETS_KEY?: string;
+  /** Private destinations egress may reach: "" none, "1" all, or a comma list of hosts. */
+  EGRESS_ALLOW_PRIVATE_ADDRESSES?: string;
   LOADER: WorkerLoader;
 }

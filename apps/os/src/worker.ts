@@ -7,6 +7,7 @@ export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
 export { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 export { EgressEntrypoint, ItxEntrypoint } from "./worker-loader/loopback-entrypoints.ts";
+export { SecretDurableObject } from "./secret/secret-durable-object.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {

@@ -12,7 +12,9 @@ import { StreamCapability, streamStub, type EventPage } from "../stream/stream-c
 import { ensureContext } from "./context-lifecycle.ts";
 import { installInvokeFallback } from "./invoke-fallback.ts";
 import { CapabilityProvisionRpcTarget } from "./provision.ts";
-import { defaultFetch } from "./default-fetch.ts";
+import { bufferedRequest, sendThroughPipe, toRequest } from "../egress/egress-pipe.ts";
+import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
+import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
 import { SCRIPT_LIMITS } from "../worker-loader/script-limits.ts";
 
@@ -33,7 +35,7 @@ export interface ItxScope {
 }
 
 /** Built-ins that arrive with later domains: present (so a mount can never take the name) but not yet usable. */
-const LATER = ["agents", "agent", "chat", "secrets", "egress", "workers", "worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
+const LATER = ["agents", "agent", "chat", "workers", "worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
 
 const RUN_REQUESTED = "events.iterate.com/itx/run-requested";
 const RUN_SETTLED = "events.iterate.com/itx/run-settled";
@@ -223,6 +225,24 @@ export class ItxRpcTarget extends RpcTarget {
     return outcome.result;
   }
 
+  /** The project's secrets: write-only material, referenced in requests by placeholder. */
+  get secrets(): SecretsRpcTarget {
+    return new SecretsRpcTarget({
+      env: this.#scope.env,
+      projectId: () => resolveProjectId(this.#scope),
+      principal: this.#scope.principal,
+      origin: this.#scope.origin,
+    });
+  }
+
+  /** This context's egress road: `fetch`, and `intercept(handler)` for a live replacement. */
+  get egress(): EgressRpcTarget {
+    return new EgressRpcTarget({
+      fetch: (input, init) => this.fetch(input, init),
+      provideCapability: (input) => this.provideCapability(input),
+    });
+  }
+
   /** This context's capability host. */
   get capabilityHost(): CapabilityHostRpcTarget {
     return new CapabilityHostRpcTarget(this);
@@ -238,11 +258,16 @@ export class ItxRpcTarget extends RpcTarget {
    * default through `itx.super.fetch`); otherwise the platform's default pipe sends it.
    */
   async fetch(input: unknown, init?: unknown): Promise<Response> {
+    // Sending a request over RPC uses its body up, and on a miss the pipe needs it again: the body
+    // is read once here (at most EGRESS_BODY_MAX_BYTES) and each road gets its own request.
+    const copy = await bufferedRequest(toRequest(input, init));
+    const request = copy();
     try {
-      return (await this.invokeCapability({ path: ["fetch"], args: init === undefined ? [input] : [input, init] })) as Response;
+      return (await this.invokeCapability({ path: ["fetch"], args: [copy()] })) as Response;
     } catch (error) {
       if (errorCode(error) === "NOT_FOUND" && (error as { details?: { unresolved?: string } }).details?.unresolved === "fetch") {
-        return defaultFetch(input, init);
+        const projectId = await resolveProjectId(this.#scope);
+        return sendThroughPipe(this.#scope.env, { projectId, origin: this.#scope.origin, principal: this.#scope.principal }, request);
       }
       throw error;
     }
@@ -381,6 +406,8 @@ function builtInChildren(): Record<string, string> {
     capabilityHost: "this context's capability host",
     capabilityHosts: "capabilityHosts.get(path) -> any context's host in this project",
     fetch: "fetch(request): outbound HTTP; a mounted fetch on the chain shadows the default",
+    egress: "egress.fetch(request), egress.intercept(handler) -> { release() }",
+    secrets: "secrets.get('/secrets/x').update({ material, egress: { urls } }); reference it as getSecret(\"/secrets/x\") in requests",
   };
 }
 

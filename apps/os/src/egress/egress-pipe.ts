@@ -1,0 +1,99 @@
+import { ItxError } from "iterate/errors";
+import type { Env } from "../env.ts";
+import { placeholdersIn, substitute } from "../secret/secret-path.ts";
+import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
+import { assertPublicDestination, privateAddressPolicy } from "./address-guard.ts";
+
+/** Largest text request body searched for placeholders (and response body scrubbed of material). */
+export const EGRESS_TEXT_BODY_MAX_BYTES = 1_048_576;
+/** Largest request body egress carries at all: it is held in memory while the chain is asked. */
+export const EGRESS_BODY_MAX_BYTES = 10_485_760;
+
+/** Reads a request's body once and answers a maker of identical requests. */
+export async function bufferedRequest(request: Request): Promise<() => Request> {
+  const body = request.body ? await request.arrayBuffer() : null;
+  if (body && body.byteLength > EGRESS_BODY_MAX_BYTES) {
+    throw new ItxError("INVALID_ARGUMENT", `an egress request body is at most ${EGRESS_BODY_MAX_BYTES} bytes`, {
+      details: { limit: "EGRESS_BODY_MAX_BYTES" },
+    });
+  }
+  return () => new Request(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
+}
+
+export interface EgressScope {
+  projectId: string;
+  /** The context whose code sent the request. */
+  origin: string;
+  principal: string;
+}
+
+/**
+ * The terminal step of egress, reached when no `fetch` shadow on the origin's chain took the
+ * request. Order matters: the destination is checked before any secret is decrypted, and
+ * placeholders are replaced only here, so shadows and interceptors only ever see placeholders.
+ */
+export async function sendThroughPipe(env: Env, scope: EgressScope, input: unknown, init?: unknown): Promise<Response> {
+  const request = toRequest(input, init);
+  const url = new URL(request.url);
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ItxError("EGRESS_REFUSED", `egress sends only http: and https: requests, not ${url.protocol}`);
+  }
+  assertPublicDestination(url, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES));
+
+  const headers = new Headers(request.headers);
+  let body: string | ReadableStream | null = request.body;
+  const texts: string[] = [];
+  for (const [, value] of headers) texts.push(value);
+  if (request.body && isText(headers)) {
+    body = await request.text();
+    if (body.length > EGRESS_TEXT_BODY_MAX_BYTES) {
+      throw new ItxError("EGRESS_REFUSED", `a text body with secrets is at most ${EGRESS_TEXT_BODY_MAX_BYTES} bytes`, {
+        details: { limit: "EGRESS_TEXT_BODY_MAX_BYTES" },
+      });
+    }
+    texts.push(body);
+  }
+  const paths = [...new Set(texts.flatMap(placeholdersIn))];
+  const materials = new Map<string, string>();
+  for (const path of paths) {
+    const stub = env.SECRET.getByName(`${scope.projectId}:${path}`) as unknown as Pick<SecretDurableObject, "use">;
+    materials.set(path, await stub.use({ url: url.toString(), origin: scope.origin, principal: scope.principal }));
+  }
+  if (materials.size > 0) {
+    for (const [name, value] of [...headers]) headers.set(name, substitute(value, materials));
+    if (typeof body === "string") body = substitute(body, materials);
+  }
+  const hasBody = request.method !== "GET" && request.method !== "HEAD" && body !== null;
+  // Redirects are not followed: a redirect could lead past the guard.
+  const response = await fetch(url.toString(), { method: request.method, headers, body: hasBody ? body : null, redirect: "manual" });
+  return materials.size > 0 ? scrub(response, [...materials.values()]) : response;
+}
+
+/** A Request from fetch's arguments, or INVALID_ARGUMENT. */
+export function toRequest(input: unknown, init?: unknown): Request {
+  if (input instanceof Request) return init === undefined ? input : new Request(input, init as RequestInit);
+  if (typeof input === "string" || input instanceof URL) {
+    try {
+      return new Request(String(input), init as RequestInit | undefined);
+    } catch (cause) {
+      throw new ItxError("INVALID_ARGUMENT", `fetch needs an absolute URL, got ${JSON.stringify(String(input).slice(0, 120))}`, { cause });
+    }
+  }
+  throw new ItxError("INVALID_ARGUMENT", "fetch takes a Request or a URL string");
+}
+
+function isText(headers: Headers): boolean {
+  const type = headers.get("content-type") ?? "text/plain";
+  return /^(text\/|application\/(json|x-www-form-urlencoded|xml|graphql|[a-z.+-]*\+json))/i.test(type);
+}
+
+// A remote that echoes what it was sent must not hand material back to the caller.
+async function scrub(response: Response, materials: string[]): Promise<Response> {
+  if (!isText(response.headers)) return response;
+  const text = await response.text();
+  let clean = text;
+  for (const material of materials) clean = clean.replaceAll(material, "[secret]");
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  return new Response(clean, { status: response.status, statusText: response.statusText, headers });
+}

@@ -1,0 +1,73 @@
+import { ItxError } from "iterate/errors";
+
+/** Most characters of secret material: it travels in request headers and bodies. */
+export const SECRET_MATERIAL_MAX_LENGTH = 16_384;
+/** Most URLs in one secret's egress allowlist. */
+export const SECRET_EGRESS_URLS_MAX = 32;
+
+const PATH = /^\/secrets(\/[A-Za-z0-9_.~-]+)+$/;
+
+/** A secret's path: `/secrets/<name>` (more segments allowed). */
+export function parseSecretPath(path: unknown): string {
+  if (typeof path !== "string" || path.length > 256 || !PATH.test(path) || path.split("/").some((segment) => segment === "." || segment === "..")) {
+    throw new ItxError("INVALID_ARGUMENT", `a secret path looks like /secrets/<name>, got ${JSON.stringify(String(path).slice(0, 80))}`);
+  }
+  return path;
+}
+
+/** The `getSecret("/secrets/x")` placeholders in a text, by path. */
+export function placeholdersIn(text: string): string[] {
+  const paths = new Set<string>();
+  for (const match of text.matchAll(PLACEHOLDER)) paths.add(match[1] as string);
+  return [...paths];
+}
+
+/** Replaces every placeholder with its material. */
+export function substitute(text: string, materials: ReadonlyMap<string, string>): string {
+  return text.replace(PLACEHOLDER, (whole, path: string) => {
+    const material = materials.get(path);
+    if (material === undefined) return whole;
+    // Inside a JSON string the material must be escaped the way the placeholder was.
+    return whole.includes('\\"') ? JSON.stringify(material).slice(1, -1) : material;
+  });
+}
+
+// Also matches the JSON-escaped form (getSecret(\"/secrets/x\")) of a placeholder inside a JSON body.
+const PLACEHOLDER = /getSecret\(\s*\\?["'](\/secrets\/[A-Za-z0-9_.~\/-]+)\\?["']\s*\)/g;
+
+/** Validates an update: material within its limit, an allowlist of absolute http(s) URLs. */
+export function parseSecretUpdate(input: unknown): { material: string; urls: string[] } {
+  if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "update takes { material, egress: { urls } }");
+  const { material, egress, ...rest } = input as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `update has no field(s) ${Object.keys(rest).join(", ")}`);
+  if (typeof material !== "string" || material.length === 0 || material.length > SECRET_MATERIAL_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `material is a string of 1-${SECRET_MATERIAL_MAX_LENGTH} characters`, {
+      details: { limit: "SECRET_MATERIAL_MAX_LENGTH" },
+    });
+  }
+  const urls = (egress as { urls?: unknown } | undefined)?.urls;
+  if (!Array.isArray(urls) || urls.length === 0 || urls.length > SECRET_EGRESS_URLS_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `egress.urls lists 1-${SECRET_EGRESS_URLS_MAX} URLs the secret may be sent to`, {
+      details: { limit: "SECRET_EGRESS_URLS_MAX" },
+    });
+  }
+  const parsed = urls.map((url) => {
+    let value: URL;
+    try {
+      value = new URL(String(url));
+    } catch {
+      throw new ItxError("INVALID_ARGUMENT", `egress.urls holds ${JSON.stringify(String(url).slice(0, 80))}, which is not a URL`);
+    }
+    if (value.protocol !== "https:" && value.protocol !== "http:") throw new ItxError("INVALID_ARGUMENT", "egress.urls must be http: or https: URLs");
+    return value.toString();
+  });
+  return { material, urls: parsed };
+}
+
+/** Whether `url` may carry a secret allowed for `allowlist`: same origin, and under the allowed path. */
+export function urlAllowed(url: URL, allowlist: readonly string[]): boolean {
+  return allowlist.some((allowed) => {
+    const entry = new URL(allowed);
+    return entry.origin === url.origin && url.pathname.startsWith(entry.pathname);
+  });
+}

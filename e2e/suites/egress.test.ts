@@ -1,0 +1,146 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
+import { connectItx } from "iterate/client";
+import { startEchoServer } from "../harness/echo-server.ts";
+import { rejection, target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
+
+// oxlint-disable typescript/no-explicit-any -- capabilities and scripts are dynamic by design
+
+// A value that must never be seen anywhere but at the echo server.
+const MATERIAL = `sk-live-${crypto.randomUUID()}`;
+const seenByClient: string[] = [];
+let echo: Awaited<ReturnType<typeof startEchoServer>>;
+
+beforeAll(async () => {
+  echo = await startEchoServer();
+});
+afterAll(async () => {
+  await echo.close();
+});
+
+async function projectItx(prefix: string): Promise<any> {
+  const { projectId } = await newProject(prefix);
+  const { baseUrl, admin } = target();
+  return connectItx({ baseUrl, auth: admin, projectId });
+}
+
+describe("secrets and the egress pipe", () => {
+  test("a placeholder is substituted only in the terminal step, for an allowed URL; the answer is scrubbed", async () => {
+    using itx = await projectItx("secrets");
+    await itx.secrets.get("/secrets/token").update({ material: MATERIAL, egress: { urls: [`${echo.url}/api/`] } });
+    const description = await itx.secrets.get("/secrets/token").__describe();
+    seenByClient.push(JSON.stringify(description));
+    expect(description).toMatchObject({ path: "/secrets/token", set: true, version: 1, uses: 0, egress: { urls: [`${echo.url}/api/`] } });
+
+    const answer = await itx.run(`async () => {
+      const response = await fetch("${echo.url}/api/me", { method: "POST", headers: { authorization: 'Bearer getSecret("/secrets/token")', "content-type": "application/json" }, body: JSON.stringify({ key: 'getSecret("/secrets/token")' }) });
+      return await response.text();
+    }`);
+    seenByClient.push(String(answer));
+    const atServer = echo.received.at(-1);
+    expect(atServer?.headers.authorization).toBe(`Bearer ${MATERIAL}`);
+    expect(JSON.parse(atServer?.body ?? "{}")).toEqual({ key: MATERIAL });
+    expect(answer).not.toContain(MATERIAL);
+    expect(answer).toContain("Bearer [secret]");
+
+    expect((await itx.secrets.get("/secrets/token").__describe()).uses).toBe(1);
+    const used = await itx.streams.get("/secrets/token").getEvents({});
+    seenByClient.push(JSON.stringify(used));
+    expect(used.map((event: any) => event.type)).toEqual(["events.iterate.com/secret/set", "events.iterate.com/secret/used"]);
+  });
+
+  test("a URL outside the allowlist is refused and nothing is sent", async () => {
+    using itx = await projectItx("secrets-refused");
+    await itx.secrets.get("/secrets/other").update({ material: MATERIAL, egress: { urls: ["https://api.example.com/"] } });
+    const before = echo.received.length;
+    const error = await rejection(itx.fetch(`${echo.url}/steal`, { headers: { "x-key": 'getSecret("/secrets/other")' } }));
+    seenByClient.push(error.message);
+    expect(error.code).toBe("EGRESS_REFUSED");
+    expect(echo.received.length).toBe(before);
+    const missing = await rejection(itx.fetch(`${echo.url}/x`, { headers: { "x-key": 'getSecret("/secrets/never-set")' } }));
+    expect(missing.code).toBe("EGRESS_REFUSED");
+    expect(echo.received.length).toBe(before);
+  });
+
+  test("bad secret input is INVALID_ARGUMENT", async () => {
+    using itx = await projectItx("secrets-bad");
+    for (const [path, input] of [
+      ["/secrets/a", { material: "", egress: { urls: ["https://x.test/"] } }],
+      ["/secrets/a", { material: "x".repeat(16_385), egress: { urls: ["https://x.test/"] } }],
+      ["/secrets/a", { material: "x", egress: { urls: [] } }],
+      ["/secrets/a", { material: "x", egress: { urls: ["ftp://x.test/"] } }],
+      ["/secrets/a", { material: "x", egress: { urls: ["https://x.test/"] }, extra: 1 }],
+    ] as const) {
+      expect((await rejection(itx.secrets.get(path).update(input))).code).toBe("INVALID_ARGUMENT");
+    }
+    expect((await rejection(itx.secrets.get("/not-secrets/a").__describe())).code).toBe("INVALID_ARGUMENT");
+  });
+
+  test("an interceptor sees placeholders, never material; release restores the pipe", async () => {
+    using itx = await projectItx("intercept");
+    await itx.secrets.get("/secrets/token").update({ material: MATERIAL, egress: { urls: [`${echo.url}/`] } });
+    const seen: string[] = [];
+    const interception = await itx.egress.intercept(async (request: Request) => {
+      seen.push(request.headers.get("authorization") ?? "");
+      return new Response("intercepted", { status: 299 });
+    });
+    const intercepted = await itx.run(`async () => { const r = await fetch("${echo.url}/a", { headers: { authorization: 'getSecret("/secrets/token")' } }); return [r.status, await r.text()]; }`);
+    expect(intercepted).toEqual([299, "intercepted"]);
+    expect(seen).toEqual(['getSecret("/secrets/token")']);
+    await interception.release();
+    const direct = await itx.egress.fetch(`${echo.url}/b`);
+    expect(direct.status).toBe(200);
+  });
+
+  test("the private-address guard refuses private destinations from scripts and handles", async () => {
+    using itx = await projectItx("guard");
+    const refused = [
+      "http://10.0.0.1/", "http://172.16.0.1/", "http://192.168.0.1/", "http://169.254.169.254/latest/meta-data/",
+      "http://100.64.0.1/", "http://127.0.0.2/", "http://0.0.0.0/", "http://[::1]/", "http://[fd00::1]/", "http://[fe80::1]/",
+      "http://[::ffff:10.0.0.1]/", "http://192.0.2.1/", "http://198.51.100.1/", "http://203.0.113.1/", "http://224.0.0.1/",
+      "http://printer.local/", "http://api.internal/", "http://nas.home.arpa/", "http://intranet/", "http://0x0a000001/",
+      "http://2886729729/", "http://[2001:db8::1]/",
+    ];
+    for (const url of refused) expect((await rejection(itx.fetch(url))).code, url).toBe("EGRESS_REFUSED");
+    const fromScript = await itx.run(`async () => {
+      const codes = [];
+      for (const url of ${JSON.stringify(refused.slice(0, 5))}) {
+        try { await fetch(url); codes.push("sent"); } catch (error) { codes.push(String(error.message).includes("EGRESS_REFUSED") ? "refused" : String(error.message)); }
+      }
+      return codes;
+    }`);
+    expect(fromScript).toEqual(["refused", "refused", "refused", "refused", "refused"]);
+    expect((await itx.fetch(`${echo.url}/loopback-allowed-here`)).status).toBe(200);
+  });
+
+  test("locked test 1, middleware: a bare-function fetch shadow on an extension delegates through super", async () => {
+    using itx = await projectItx("middleware");
+    const child = itx.extend({ name: "audited" });
+    const audit: string[] = [];
+    await child.provideCapability({
+      name: "fetch",
+      capability: async (request: Request) => {
+        audit.push(`${request.method} ${request.url}`);
+        return child.super.fetch(request);
+      },
+    });
+    const status = await child.run(`async () => (await fetch("${echo.url}/through-middleware")).status`);
+    expect(status).toBe(200);
+    expect(audit).toEqual([`GET ${echo.url}/through-middleware`]);
+    expect(echo.received.at(-1)?.url).toBe("/through-middleware");
+  });
+});
+
+describe("secret material stays secret", () => {
+  test("no event, error, answer or log line contains material", async () => {
+    expect(seenByClient.length).toBeGreaterThan(3);
+    for (const text of seenByClient) expect(text).not.toContain(MATERIAL);
+    const logPath = inject("logPath");
+    if (logPath) {
+      const log = readFileSync(logPath, "utf8");
+      expect(log.length).toBeGreaterThan(0);
+      expect(log).not.toContain(MATERIAL);
+    }
+  });
+});
