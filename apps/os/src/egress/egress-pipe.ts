@@ -60,7 +60,8 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
     materials.set(path, await stub.use({ url: url.toString(), origin: scope.origin, principal: scope.principal }));
   }
   if (materials.size > 0) {
-    for (const [name, value] of [...headers]) headers.set(name, substitute(value, materials));
+    // Collected first: setting a header while iterating would revisit it.
+    for (const [name, value] of Array.from(headers)) headers.set(name, substitute(value, materials));
     if (typeof body === "string") body = substitute(body, materials);
   }
   const hasBody = request.method !== "GET" && request.method !== "HEAD" && body !== null;

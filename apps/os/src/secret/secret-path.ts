@@ -33,7 +33,7 @@ export function substitute(text: string, materials: ReadonlyMap<string, string>)
 }
 
 // Also matches the JSON-escaped form (getSecret(\"/secrets/x\")) of a placeholder inside a JSON body.
-const PLACEHOLDER = /getSecret\(\s*\\?["'](\/secrets\/[A-Za-z0-9_.~\/-]+)\\?["']\s*\)/g;
+const PLACEHOLDER = /getSecret\(\s*\\?["'](\/secrets\/[A-Za-z0-9_.~/-]+)\\?["']\s*\)/g;
 
 /** Validates an update: material within its limit, an allowlist of absolute http(s) URLs. */
 export function parseSecretUpdate(input: unknown): { material: string; urls: string[] } {
