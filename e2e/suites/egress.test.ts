@@ -136,11 +136,10 @@ describe("secret material stays secret", () => {
   test("no event, error, answer or log line contains material", async () => {
     expect(seenByClient.length).toBeGreaterThan(3);
     for (const text of seenByClient) expect(text).not.toContain(MATERIAL);
+    // Against a BASE_URL deployment there is no local log to read; the local OS always has one.
     const logPath = inject("logPath");
-    if (logPath) {
-      const log = readFileSync(logPath, "utf8");
-      expect(log.length).toBeGreaterThan(0);
-      expect(log).not.toContain(MATERIAL);
-    }
+    const log = logPath ? readFileSync(logPath, "utf8") : "(no local log)";
+    expect(log.length).toBeGreaterThan(0);
+    expect(log).not.toContain(MATERIAL);
   });
 });

@@ -108,10 +108,13 @@ function expandIPv6(text: string): number[] | undefined {
   }
   const halves = address.split("::");
   if (halves.length > 2) return undefined;
-  const parse = (part: string) => (part === "" ? [] : part.split(":").map((group) => (/^[0-9a-f]{1,4}$/.test(group) ? parseInt(group, 16) : Number.NaN)));
-  const head = parse(halves[0] ?? "");
-  const rest = halves.length === 2 ? parse(halves[1] ?? "") : [];
+  const head = parseGroups(halves[0] ?? "");
+  const rest = halves.length === 2 ? parseGroups(halves[1] ?? "") : [];
   const groups = halves.length === 2 ? [...head, ...Array(8 - head.length - rest.length).fill(0), ...rest] : head;
   if (groups.length !== 8 || groups.some((group) => Number.isNaN(group))) return undefined;
   return groups;
+}
+
+function parseGroups(part: string): number[] {
+  return part === "" ? [] : part.split(":").map((group) => (/^[0-9a-f]{1,4}$/.test(group) ? parseInt(group, 16) : Number.NaN));
 }
