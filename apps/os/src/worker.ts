@@ -2,6 +2,7 @@ import { serveCapnWeb } from "./api/api-route.ts";
 import { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
 import { BenchRootRpcTarget } from "./bench/bench-root.ts";
 import type { Env } from "./env.ts";
+import { routeToCapability } from "./ingress/capability-ingress.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -13,6 +14,8 @@ export { SecretDurableObject } from "./secret/secret-durable-object.ts";
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
+    const routed = await routeToCapability(request, env);
+    if (routed) return routed;
     switch (url.pathname) {
       case "/api":
         return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection));

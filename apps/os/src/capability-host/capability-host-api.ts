@@ -15,6 +15,7 @@ export interface ProvideRequest {
   instructions?: string;
   types?: string;
   capability: unknown;
+  http?: unknown;
   caller: Caller;
 }
 
@@ -24,12 +25,14 @@ export interface InvokeRequest {
   caller: Caller;
   /** How many hosts this call has passed through: bounds delegation and expression cycles. */
   depth?: number;
+  /** A public HTTP request: only mounts provided with `http: { expose: true }` answer it. */
+  http?: boolean;
 }
 
 /** One row of a describe inventory. */
 export interface CapabilityDescription {
   path: string[];
-  kind: "live" | "itx-expression";
+  kind: "live" | "itx-expression" | "source";
   /** The context whose table holds the mount. */
   scope: string;
   instructions?: string;

@@ -16,11 +16,13 @@ import {
   MOUNTS_MAX,
   TYPES_MAX_LENGTH,
   longestProvidedPrefix,
+  type CapabilitySource,
   type ItxState,
   type Mount,
 } from "./itx-contract.ts";
 import { callLive, isDisconnectError, liveShapeOf, releaseLive, retainLive } from "./live-capability.ts";
 import { parseExpression, replayExpression } from "./expression.ts";
+import { callMembers, loadSource, parseSourceAddress } from "./source-capability.ts";
 import { runScript } from "../worker-loader/run-script.ts";
 
 /** How many hosts one call may pass through (delegation, expressions calling capabilities). */
@@ -64,12 +66,17 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
       throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${MOUNTS_MAX} capabilities`, { details: { limit: "MOUNTS_MAX" } });
     }
     const expression = parseExpression(request.capability, path);
-    const payload: Record<string, unknown> = { path, kind: expression ? "itx-expression" : "live" };
+    const source = isSourceAddress(request.capability) ? parseSourceAddress(request.capability) : undefined;
+    const kind: Mount["kind"] = expression ? "itx-expression" : source ? "source" : "live";
+    const payload: Record<string, unknown> = { path, kind };
     if (instructions !== undefined) payload.instructions = instructions;
     if (types !== undefined) payload.types = types;
+    if (request.http !== undefined) payload.http = parseHttp(request.http);
     let kept: unknown;
     if (expression) {
       payload.expression = expression;
+    } else if (source) {
+      payload.source = source;
     } else {
       const connectionId = request.caller.connectionId;
       if (connectionId === undefined) throw new ItxError("INVALID_ARGUMENT", "a live capability needs a live connection to come over");
@@ -78,8 +85,8 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     }
     const [event] = await this.#append(request.caller, { type: CAPABILITY_PROVIDED, payload });
     if (!event) throw new ItxError("INTERNAL", "the stream answered no event for a provide");
-    if (!expression) this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
-    return { path, providedAtOffset: event.offset, kind: expression ? "itx-expression" : "live" };
+    if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
+    return { path, providedAtOffset: event.offset, kind };
   }
 
   /** Removes a mount (only the one provided at `providedAtOffset`, when given). Answers whether one was removed. */
@@ -126,6 +133,11 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     }
     const state = await this.#state();
     const hit = longestProvidedPrefix(state, path);
+    if (request.http) {
+      // Public HTTP reaches only mounts provided with http.expose, and only from this table.
+      if (!hit || !hit.mount.http?.expose) throw notProvided(path, request.caller.origin);
+      return this.#dispatch(hit.mount, hit.remainder, request.args, request.caller, depth);
+    }
     if (hit) return this.#dispatch(hit.mount, hit.remainder, request.args, request.caller, depth);
     const ancestors = this.#ancestors(state);
     const next = { ...request, path, depth: depth + 1 };
@@ -189,6 +201,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
         depth: depth + 1,
       });
     }
+    if (mount.kind === "source" && mount.source) return this.#callSource(mount, mount.source, remainder, args, caller, depth);
     const entry = this.#live.get(mount.providedAtOffset);
     if (mount.disconnected || !entry) throw disconnected(mount, this.#path);
     try {
@@ -200,6 +213,19 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
       }
       throw error;
     }
+  }
+
+  // Stateless sources run in an isolate of the calling origin; durable-object sources are facets
+  // of this context's object, one per mount, each with its own SQLite.
+  async #callSource(mount: Mount, source: CapabilitySource, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
+    const durable = source.exportType === "durable-object";
+    const origin = durable ? this.#path : caller.origin;
+    const worker = await loadSource(this.env, source, { principal: caller.principal, projectId: this.#projectId, origin, depth: depth + 1 });
+    if (!durable) return callMembers(worker.getEntrypoint(source.entrypoint), remainder, args);
+    if (!source.entrypoint) throw new ItxError("INVALID_ARGUMENT", "a durable-object source names its class in entrypoint");
+    const className = source.entrypoint;
+    const facet = this.ctx.facets.get(`capability:${pathKey(mount.path)}`, () => ({ class: worker.getDurableObjectClass(className) }));
+    return callMembers(facet, remainder, args);
   }
 
   #describeMount(mount: Mount): CapabilityDescription {
@@ -246,6 +272,18 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "capability-host" });
     await this.wakeStreamProcessor({ name: "core", stream });
   }
+}
+
+function isSourceAddress(capability: unknown): capability is Record<string, unknown> {
+  return typeof capability === "object" && capability !== null && (capability as { type?: unknown }).type === "rpc";
+}
+
+function parseHttp(http: unknown): { expose: boolean } {
+  const expose = (http as { expose?: unknown } | null)?.expose;
+  if (typeof http !== "object" || http === null || typeof expose !== "boolean" || Object.keys(http).length !== 1) {
+    throw new ItxError("INVALID_ARGUMENT", "http is { expose: boolean }");
+  }
+  return { expose };
 }
 
 function optionalText(value: unknown, field: string, max: number, limit: string): string | undefined {

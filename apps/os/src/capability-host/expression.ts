@@ -28,8 +28,12 @@ export function parseExpression(capability: unknown, mountPath: readonly string[
     }
     return undefined;
   }
+  if (kind === "rpc") return undefined; // a source address: see source-capability.ts
   if (kind !== "itx-expression") {
-    throw new ItxError("INVALID_ARGUMENT", `unknown capability kind ${JSON.stringify(String(kind).slice(0, 64))}; durable recipes use type "itx-expression"`);
+    throw new ItxError(
+      "INVALID_ARGUMENT",
+      `unknown capability kind ${JSON.stringify(String(kind).slice(0, 64))}; durable capabilities are { type: "itx-expression", steps } or { type: "rpc", worker: { type: "source", source } }`,
+    );
   }
   const { steps, type: _type, ...rest } = capability as { steps?: unknown; type: string };
   if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `an expression recipe has no field(s) ${Object.keys(rest).join(", ")}`);

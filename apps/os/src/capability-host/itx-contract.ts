@@ -24,17 +24,31 @@ const segments = z.array(z.string()).max(32);
 export const expressionStepSchema = z.strictObject({ path: segments.min(1), args: z.array(z.unknown()).max(16).optional() });
 export type ExpressionStep = z.infer<typeof expressionStepSchema>;
 
+/** Source code of a durable source capability: plain JavaScript modules, loaded into an isolate per call. */
+export const sourceSchema = z.strictObject({
+  mainModule: z.string().min(1).max(128),
+  modules: z.record(z.string().min(1).max(128), z.string()),
+  /** The export to call: a WorkerEntrypoint class (default: the default export) or a DurableObject class. */
+  entrypoint: z.string().min(1).max(128).optional(),
+  /** "durable-object": the export is a DurableObject class, hosted as a facet of this context with its own SQLite. */
+  exportType: z.enum(["worker-entrypoint", "durable-object"]).optional(),
+});
+export type CapabilitySource = z.infer<typeof sourceSchema>;
+
 /** How a live capability is dispatched: call the function, replay onto members, or call({ path, args }). */
 export const liveShapeSchema = z.enum(["function", "members", "call"]);
 export type LiveShape = z.infer<typeof liveShapeSchema>;
 
 const providedSchema = z.strictObject({
   path: segments.min(1),
-  kind: z.enum(["live", "itx-expression"]),
+  kind: z.enum(["live", "itx-expression", "source"]),
   instructions: z.string().max(INSTRUCTIONS_MAX_LENGTH).optional(),
   types: z.string().max(TYPES_MAX_LENGTH).optional(),
   live: z.strictObject({ shape: liveShapeSchema, connectionId: z.string().max(128) }).optional(),
   expression: z.array(expressionStepSchema).min(1).max(EXPRESSION_STEPS_MAX).optional(),
+  source: sourceSchema.optional(),
+  /** Reachable over HTTP at {name}--{project}.{base} (its `fetch`), publicly. */
+  http: z.strictObject({ expose: z.boolean() }).optional(),
 });
 
 const mountSchema = providedSchema.extend({

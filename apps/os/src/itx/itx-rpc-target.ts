@@ -85,9 +85,10 @@ export class ItxRpcTarget extends RpcTarget {
     instructions?: unknown;
     types?: unknown;
     capability?: unknown;
+    http?: unknown;
   }): Promise<CapabilityProvisionRpcTarget> {
-    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "provideCapability takes { name | path, capability, instructions?, types? }");
-    const { name, path, instructions, types, capability, ...rest } = input;
+    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "provideCapability takes { name | path, capability, instructions?, types?, http? }");
+    const { name, path, instructions, types, capability, http, ...rest } = input;
     if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `provideCapability has no field(s) ${Object.keys(rest).join(", ")}`);
     if (capability === undefined) throw new ItxError("INVALID_ARGUMENT", "provideCapability needs a capability");
     const mountPath = parseProvidedPath({ name, path });
@@ -101,6 +102,7 @@ export class ItxRpcTarget extends RpcTarget {
         caller,
         ...(instructions === undefined ? {} : { instructions: instructions as string }),
         ...(types === undefined ? {} : { types: types as string }),
+        ...(http === undefined ? {} : { http }),
       }),
     );
     if (provided.kind === "live") this.#scope.connection?.trackLiveProvide(this.#scope.env, where.projectId, where.path);

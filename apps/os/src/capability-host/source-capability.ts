@@ -1,0 +1,69 @@
+import { exports } from "cloudflare:workers";
+import { ItxError } from "iterate/errors";
+import type { Env } from "../env.ts";
+import type { IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
+import { RESERVED_PATH_SEGMENTS } from "./capability-path.ts";
+import { sourceSchema, type CapabilitySource } from "./itx-contract.ts";
+
+/** Bytes of source one capability may carry: it is stored in its capability-provided event. */
+export const SOURCE_MAX_BYTES = 131_072;
+/** Modules one source capability may have. */
+export const SOURCE_MODULES_MAX = 32;
+
+const COMPATIBILITY_DATE = "2026-08-01";
+
+/**
+ * Reads `{ type: "rpc", worker: { type: "source", source } }`, the durable source address of
+ * seed 000, and answers its validated source.
+ */
+export function parseSourceAddress(capability: Record<string, unknown>): CapabilitySource {
+  const { type: _type, worker, ...rest } = capability;
+  if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `a source address has no field(s) ${Object.keys(rest).join(", ")}`);
+  const { type, source, ...more } = (worker ?? {}) as Record<string, unknown>;
+  if (Object.keys(more).length > 0 || type !== "source") {
+    throw new ItxError("INVALID_ARGUMENT", 'a capability address is { type: "rpc", worker: { type: "source", source: { mainModule, modules, entrypoint?, exportType? } } }');
+  }
+  const parsed = sourceSchema.safeParse(source);
+  if (!parsed.success) throw new ItxError("INVALID_ARGUMENT", `source must be { mainModule, modules: { name: code }, entrypoint?, exportType? }: ${parsed.error.issues[0]?.message ?? ""}`);
+  const names = Object.keys(parsed.data.modules);
+  if (names.length === 0 || names.length > SOURCE_MODULES_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `source has 1-${SOURCE_MODULES_MAX} modules`, { details: { limit: "SOURCE_MODULES_MAX" } });
+  }
+  if (!names.includes(parsed.data.mainModule)) throw new ItxError("INVALID_ARGUMENT", `mainModule ${parsed.data.mainModule} is not among the modules`);
+  const bytes = Object.values(parsed.data.modules).reduce((total, code) => total + code.length, 0);
+  if (bytes > SOURCE_MAX_BYTES) throw new ItxError("INVALID_ARGUMENT", `source is at most ${SOURCE_MAX_BYTES} bytes`, { details: { limit: "SOURCE_MAX_BYTES" } });
+  return parsed.data;
+}
+
+/**
+ * Loads a source capability's isolate for one origin. The isolate's `env.ITX` and bare `fetch()`
+ * belong to the context the call started at (origin dial-back): a fetch shadow on the caller's
+ * extension catches what an inherited capability sends.
+ */
+export async function loadSource(env: Env, source: CapabilitySource, props: IsolateProps): Promise<WorkerStub> {
+  const id = `source:${await digest(JSON.stringify(source))}:${props.projectId}:${props.origin}:${props.principal}`;
+  return env.LOADER.get(id, () => ({
+    compatibilityDate: COMPATIBILITY_DATE,
+    mainModule: source.mainModule,
+    modules: source.modules,
+    env: { ITX: exports.ItxEntrypoint({ props }) },
+    globalOutbound: exports.EgressEntrypoint({ props }),
+  }));
+}
+
+/** Replays the rest of a call path onto an entrypoint's (or facet's) real members. */
+export async function callMembers(target: unknown, remainder: string[], args: unknown[]): Promise<unknown> {
+  if (remainder.length === 0) throw new ItxError("NOT_FOUND", "call one of this capability's methods");
+  let parent: unknown = target;
+  for (const segment of remainder) {
+    if (RESERVED_PATH_SEGMENTS.has(segment)) throw new ItxError("INVALID_ARGUMENT", `"${segment}" is reserved`);
+  }
+  for (const segment of remainder.slice(0, -1)) parent = (parent as Record<string, unknown>)[segment];
+  const last = remainder.at(-1) as string;
+  return (parent as Record<string, (...args: unknown[]) => unknown>)[last]?.(...args);
+}
+
+async function digest(text: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(bytes.slice(0, 16), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}

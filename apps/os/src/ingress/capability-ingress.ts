@@ -1,0 +1,39 @@
+import { errorCode, errorMessage } from "iterate/errors";
+import type { Env } from "../env.ts";
+import { hostStub } from "../capability-host/host-stub.ts";
+import { findProject } from "../project/project-directory.ts";
+
+/**
+ * HTTP to capabilities: a request for `{capability}--{project}.{base}` goes to that capability's
+ * `fetch` on the project's root context, but only when it was provided with
+ * `http: { expose: true }`; everything else is 404. Exposed capabilities are public: the request
+ * carries no credentials into the platform. Locally the Host header selects the capability.
+ */
+export async function routeToCapability(request: Request, env: Env): Promise<Response | undefined> {
+  const host = (request.headers.get("host") ?? new URL(request.url).host).split(":")[0] ?? "";
+  const label = host.split(".")[0] ?? "";
+  const separator = label.indexOf("--");
+  if (separator <= 0) return undefined;
+  const capability = label.slice(0, separator);
+  const project = label.slice(separator + 2);
+  const record = await findProject(env, project);
+  if (!record) return notFound();
+  try {
+    const response = await hostStub(env, record.projectId, "/").invoke({
+      path: [capability, "fetch"],
+      args: [request],
+      caller: { principal: "public", origin: "/" },
+      http: true,
+    });
+    if (response instanceof Response) return response;
+    return Response.json({ code: "INTERNAL", message: `${capability}.fetch did not answer a Response` }, { status: 502 });
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === "NOT_FOUND" || code === "INVALID_ARGUMENT") return notFound();
+    return Response.json({ code: code ?? "INTERNAL", message: errorMessage(error) }, { status: code === "CAPABILITY_DISCONNECTED" ? 503 : 502 });
+  }
+}
+
+function notFound(): Response {
+  return Response.json({ code: "NOT_FOUND", message: "no such route" }, { status: 404 });
+}
