@@ -24,6 +24,10 @@ import { callLive, isDisconnectError, liveShapeOf, releaseLive, retainLive } fro
 import { parseExpression, replayExpression } from "./expression.ts";
 import { callMembers, loadSource, parseSourceAddress } from "./source-capability.ts";
 import { runScript } from "../worker-loader/run-script.ts";
+import { loadBuilt } from "../worker-loader/dynamic-workers.ts";
+import { DurableWorkerRpcTarget } from "../worker-loader/durable-worker-rpc-target.ts";
+import type { BuiltWorker } from "../worker-loader/worker-build.ts";
+import type { IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
 
 /** How many hosts one call may pass through (delegation, expressions calling capabilities). */
 export const CALL_DEPTH_MAX = 32;
@@ -147,6 +151,15 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
       if (found[index]) return hostStub(this.env, this.#projectId, ancestors[index] as string).invoke(next);
     }
     throw notProvided(path, request.caller.origin);
+  }
+
+  /**
+   * A stateful dynamic worker: its DurableObject class as a facet of this context's object under
+   * `key`, with its own SQLite. The same key reaches the same facet (and state) again.
+   */
+  durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): DurableWorkerRpcTarget {
+    const worker = loadBuilt(this.env, input.built, { ...input.isolate, origin: this.#path });
+    return new DurableWorkerRpcTarget(this.ctx.facets.get(`worker:${input.key}`, () => ({ class: worker.getDurableObjectClass(input.className) })));
   }
 
   /** Whether this table alone holds a prefix of `path` (no delegation). */

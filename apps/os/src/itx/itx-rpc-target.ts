@@ -15,6 +15,7 @@ import { CapabilityProvisionRpcTarget } from "./provision.ts";
 import { bufferedRequest, sendThroughPipe, toRequest } from "../egress/egress-pipe.ts";
 import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
 import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
+import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
 import { SCRIPT_LIMITS } from "../worker-loader/script-limits.ts";
 
@@ -35,7 +36,7 @@ export interface ItxScope {
 }
 
 /** Built-ins that arrive with later domains: present (so a mount can never take the name) but not yet usable. */
-const LATER = ["agents", "agent", "chat", "workers", "worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
+const LATER = ["agents", "agent", "chat", "worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
 
 const RUN_REQUESTED = "events.iterate.com/itx/run-requested";
 const RUN_SETTLED = "events.iterate.com/itx/run-settled";
@@ -237,6 +238,19 @@ export class ItxRpcTarget extends RpcTarget {
     });
   }
 
+  /** Dynamic workers: caller-supplied code (TypeScript included) in isolates scoped to this context. */
+  get workers(): WorkersRpcTarget {
+    return new WorkersRpcTarget({
+      env: this.#scope.env,
+      props: async () => ({
+        principal: this.#scope.principal,
+        projectId: await resolveProjectId(this.#scope),
+        origin: this.#scope.origin,
+        depth: (this.#scope.depth ?? 0) + 1,
+      }),
+    });
+  }
+
   /** This context's egress road: `fetch`, and `intercept(handler)` for a live replacement. */
   get egress(): EgressRpcTarget {
     return new EgressRpcTarget({
@@ -409,6 +423,7 @@ function builtInChildren(): Record<string, string> {
     capabilityHosts: "capabilityHosts.get(path) -> any context's host in this project",
     fetch: "fetch(request): outbound HTTP; a mounted fetch on the chain shadows the default",
     egress: "egress.fetch(request), egress.intercept(handler) -> { release() }",
+    workers: "workers.get({ source: { files, entryPoint? }, entrypoint?, props? } | { source, durableObject: { className, key } }) -> a stub on that worker",
     secrets: "secrets.get('/secrets/x').update({ material, egress: { urls } }); reference it as getSecret(\"/secrets/x\") in requests",
   };
 }

@@ -1,0 +1,76 @@
+import { RpcTarget, exports } from "cloudflare:workers";
+import { ItxError } from "iterate/errors";
+import type { Env } from "../env.ts";
+import { relay } from "../api/relay.ts";
+import { hostStub } from "../capability-host/host-stub.ts";
+import type { IsolateProps } from "./loopback-entrypoints.ts";
+import { buildWorker, parseWorkerSource, type BuiltWorker } from "./worker-build.ts";
+
+/** Longest durable worker key: it names a facet of the context's object. */
+export const DURABLE_WORKER_KEY_MAX_LENGTH = 128;
+
+/**
+ * A reference to a dynamic worker. Stateless: a WorkerEntrypoint export (default unless named)
+ * called with `props`. Stateful: a DurableObject class hosted as a facet of the context's own
+ * object under `key`, with its own SQLite.
+ */
+export type DynamicWorkerRef =
+  | { source: unknown; entrypoint?: string; props?: Record<string, unknown> }
+  | { source: unknown; durableObject: { className: string; key: string } };
+
+interface WorkersScope {
+  env: Env;
+  props: () => Promise<IsolateProps>;
+}
+
+const COMPATIBILITY_DATE = "2026-08-01";
+
+/** `itx.workers`: caller-supplied code in isolates scoped to this context. */
+export class WorkersRpcTarget extends RpcTarget {
+  readonly #scope: WorkersScope;
+
+  constructor(scope: WorkersScope) {
+    super();
+    this.#scope = scope;
+  }
+
+  /** A stub on the referenced worker: call its methods (and `fetch`) directly. */
+  async get(ref: unknown): Promise<unknown> {
+    if (typeof ref !== "object" || ref === null) throw new ItxError("INVALID_ARGUMENT", "workers.get takes a worker ref");
+    const { source, entrypoint, props, durableObject, ...rest } = ref as Record<string, unknown>;
+    if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `a worker ref has no field(s) ${Object.keys(rest).join(", ")}`);
+    const built = await buildWorker(parseWorkerSource(source));
+    const isolate = await this.#scope.props();
+    if (durableObject !== undefined) {
+      const { className, key } = parseDurable(durableObject);
+      if (entrypoint !== undefined || props !== undefined) throw new ItxError("INVALID_ARGUMENT", "a durable worker ref takes no entrypoint or props");
+      return relay(hostStub(this.#scope.env, isolate.projectId, isolate.origin).durableWorker({ built, className, key, isolate }));
+    }
+    if (entrypoint !== undefined && (typeof entrypoint !== "string" || entrypoint.length > 128)) throw new ItxError("INVALID_ARGUMENT", "entrypoint names an export");
+    if (props !== undefined && (typeof props !== "object" || props === null || Array.isArray(props))) throw new ItxError("INVALID_ARGUMENT", "props is an object");
+    const worker = loadBuilt(this.#scope.env, built, isolate);
+    return worker.getEntrypoint(entrypoint as string | undefined, props === undefined ? undefined : { props: props as Record<string, unknown> });
+  }
+}
+
+/** Loads a built worker into an isolate whose ITX and egress belong to `isolate.origin`. */
+export function loadBuilt(env: Env, built: BuiltWorker, isolate: IsolateProps): WorkerStub {
+  return env.LOADER.get(`worker:${built.hash}:${isolate.projectId}:${isolate.origin}:${isolate.principal}`, () => ({
+    compatibilityDate: COMPATIBILITY_DATE,
+    mainModule: built.mainModule,
+    modules: built.modules,
+    env: { ITX: exports.ItxEntrypoint({ props: isolate }) },
+    globalOutbound: exports.EgressEntrypoint({ props: isolate }),
+  }));
+}
+
+function parseDurable(value: unknown): { className: string; key: string } {
+  const { className, key, ...rest } = (value ?? {}) as Record<string, unknown>;
+  if (Object.keys(rest).length > 0 || typeof className !== "string" || !/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(className)) {
+    throw new ItxError("INVALID_ARGUMENT", "durableObject is { className, key }");
+  }
+  if (typeof key !== "string" || key.length === 0 || key.length > DURABLE_WORKER_KEY_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a durable worker key is 1-${DURABLE_WORKER_KEY_MAX_LENGTH} characters`);
+  }
+  return { className, key };
+}

@@ -1,0 +1,96 @@
+import { ItxError } from "iterate/errors";
+
+/** Most files in one dynamic worker's source. */
+export const WORKER_FILES_MAX = 64;
+/** Most bytes of source in one dynamic worker. */
+export const WORKER_SOURCE_MAX_BYTES = 1_048_576;
+
+export interface WorkerSource {
+  /** Paths relative to the project root, TypeScript included. */
+  files: Record<string, string>;
+  /** The entry file; by default the bundler looks for src/index.ts and its usual neighbours. */
+  entryPoint?: string;
+}
+
+export interface BuiltWorker {
+  mainModule: string;
+  modules: Record<string, string>;
+  /** Content hash of the source: the build (and the isolate) is cached under it. */
+  hash: string;
+}
+
+const builds = new Map<string, Promise<BuiltWorker>>();
+
+export function parseWorkerSource(source: unknown): WorkerSource {
+  if (typeof source !== "object" || source === null) throw new ItxError("INVALID_ARGUMENT", "source is { files: { path: code }, entryPoint? }");
+  const { files, entryPoint, ...rest } = source as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `source has no field(s) ${Object.keys(rest).join(", ")}`);
+  if (typeof files !== "object" || files === null || Array.isArray(files)) throw new ItxError("INVALID_ARGUMENT", "source.files maps paths to code");
+  const entries = Object.entries(files);
+  if (entries.length === 0 || entries.length > WORKER_FILES_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `source has 1-${WORKER_FILES_MAX} files`, { details: { limit: "WORKER_FILES_MAX" } });
+  }
+  let bytes = 0;
+  for (const [path, code] of entries) {
+    if (typeof code !== "string") throw new ItxError("INVALID_ARGUMENT", `source.files[${JSON.stringify(path)}] must be a string`);
+    if (path.startsWith("/") || path.split("/").includes("..")) throw new ItxError("INVALID_ARGUMENT", `file path ${JSON.stringify(path)} must be relative`);
+    bytes += code.length;
+  }
+  if (bytes > WORKER_SOURCE_MAX_BYTES) {
+    throw new ItxError("INVALID_ARGUMENT", `source is at most ${WORKER_SOURCE_MAX_BYTES} bytes`, { details: { limit: "WORKER_SOURCE_MAX_BYTES" } });
+  }
+  if (entryPoint !== undefined && (typeof entryPoint !== "string" || !(entryPoint in files))) {
+    throw new ItxError("INVALID_ARGUMENT", `entryPoint must name one of the files`);
+  }
+  return entryPoint === undefined ? { files: files as Record<string, string> } : { files: files as Record<string, string>, entryPoint };
+}
+
+/**
+ * Bundles a worker's files (TypeScript included) with @cloudflare/worker-bundler. Builds are
+ * cached by a hash of their source, so identical sources build once per isolate of the OS. A
+ * build error is INVALID_ARGUMENT naming the file and line.
+ */
+export function buildWorker(source: WorkerSource): Promise<BuiltWorker> {
+  return (async () => {
+    const hash = await contentHash(source);
+    let build = builds.get(hash);
+    if (!build) {
+      build = bundle(source, hash);
+      builds.set(hash, build);
+      build.catch(() => builds.delete(hash));
+    }
+    return build;
+  })();
+}
+
+async function bundle(source: WorkerSource, hash: string): Promise<BuiltWorker> {
+  const { createWorker } = await import("@cloudflare/worker-bundler");
+  try {
+    const built = await createWorker({ files: source.files, ...(source.entryPoint ? { entryPoint: source.entryPoint } : {}), bundle: true });
+    const modules: Record<string, string> = {};
+    for (const [name, module] of Object.entries(built.modules)) {
+      modules[name] = typeof module === "string" ? module : JSON.stringify(module);
+    }
+    return { mainModule: built.mainModule, modules, hash };
+  } catch (error) {
+    throw new ItxError("INVALID_ARGUMENT", `the worker did not build: ${describeBuildError(error)}`, { details: { reason: "build-failed" } });
+  }
+}
+
+// esbuild reports `file:line:column: ERROR: text`; keep that, drop the noise around it.
+function describeBuildError(error: unknown): string {
+  const errors = (error as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } }> }).errors;
+  if (Array.isArray(errors) && errors.length > 0) {
+    return errors
+      .slice(0, 5)
+      .map(({ text, location }) => (location ? `${location.file}:${location.line}:${location.column}: ${text}` : text))
+      .join("; ");
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function contentHash(source: WorkerSource): Promise<string> {
+  const ordered = JSON.stringify([source.entryPoint ?? null, Object.entries(source.files).toSorted(([a], [b]) => (a < b ? -1 : 1))]);
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(ordered)));
+  return Array.from(bytes.slice(0, 16), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
