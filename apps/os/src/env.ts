@@ -2,6 +2,7 @@ import type { BenchDurableObject } from "./bench/bench-durable-object.ts";
 import type { StreamDurableObject } from "./stream/stream-durable-object.ts";
 import type { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 import type { SecretDurableObject } from "./secret/secret-durable-object.ts";
+import type { AgentDurableObject } from "./agent/agent-durable-object.ts";
 
 /** The bindings and variables of the OS Worker (see wrangler.jsonc). */
 export interface Env {
@@ -21,4 +22,14 @@ export interface Env {
   /** Private destinations egress may reach: "" none, "1" all, or a comma list of hosts. */
   EGRESS_ALLOW_PRIVATE_ADDRESSES?: string;
   LOADER: WorkerLoader;
+  /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */
+  AGENT_PROCESSORS: DurableObjectNamespace<AgentDurableObject>;
+  /** Workers AI: bound only in a Cloudflare deployment (agents' `workers-ai` provider). */
+  AI?: { run(model: string, input: unknown): Promise<unknown> };
+  /** The default model of agents created without `llm`: "workers-ai" (default) or "openai-compatible". */
+  AGENT_LLM_PROVIDER?: string;
+  AGENT_LLM_MODEL?: string;
+  AGENT_LLM_BASE_URL?: string;
+  /** A secret path holding the default provider's key, e.g. /secrets/openai. */
+  AGENT_LLM_API_KEY_SECRET?: string;
 }

@@ -9,6 +9,7 @@ export { StreamDurableObject } from "./stream/stream-durable-object.ts";
 export { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 export { EgressEntrypoint, ItxEntrypoint } from "./worker-loader/loopback-entrypoints.ts";
 export { SecretDurableObject } from "./secret/secret-durable-object.ts";
+export { AgentDurableObject } from "./agent/agent-durable-object.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {

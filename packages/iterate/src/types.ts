@@ -288,6 +288,42 @@ export interface ProjectSummary {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Loaded code
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * `T` reached over Workers RPC: every method answers a promise that can be called through before
+ * it settles (pipelining), and so does every property.
+ */
+export type Remote<T> = {
+  readonly [K in keyof T]: T[K] extends (...args: infer A) => infer R
+    ? (...args: A) => Pipelined<R>
+    : T[K] extends object
+      ? Remote<T[K]>
+      : Pipelined<T[K]>;
+};
+
+/** What an RPC call answers: await it for the value, or call through it without waiting. Disposable. */
+export type Pipelined<T> = Promise<Awaited<T>> & Disposable & (T extends object ? Remote<T> : unknown);
+
+/**
+ * What `this.getItx()` answers in code the platform loads: the itx of the context the code was
+ * loaded for. Bind it with `using` in the smallest block that holds its calls; leaving the block
+ * releases the scope and every handle awaited through it.
+ */
+export type ItxScope = Pipelined<Itx>;
+
+/** `env.ITX` in code the platform loads: `get()` answers the isolate's itx. */
+export interface ItxBinding {
+  get(): ItxScope;
+}
+
+/** The env the platform gives code it loads (dynamic workers, source capabilities, their facets). */
+export interface ItxEnv {
+  ITX: ItxBinding;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Streams
 // ---------------------------------------------------------------------------------------------
 
@@ -304,6 +340,19 @@ export interface EventSource {
   platform?: string;
   /** The slug of the processor that appended it; the one field a writer may set. */
   processor?: string;
+  /**
+   * Set when code wrote the event in reaction to another event (a script an agent's turn ran, a
+   * processor's answer): where the chain of reactions began and how many rounds it has run.
+   */
+  reaction?: Reaction;
+}
+
+/** A chain of reactions: code reacting to other code's output, round after round. */
+export interface Reaction {
+  /** The event that began the chain, as `<streamPath>#<offset>`. */
+  began: string;
+  /** 1 for code reacting to the first event, 2 for code reacting to that code's writes, ... */
+  round: number;
 }
 
 /** An event as stored in (or, when ephemeral, passed through) a stream. */
@@ -361,6 +410,8 @@ export interface GetEventsInput {
 
 export interface WaitForEventInput {
   type?: string;
+  /** Any of these types (instead of `type`). */
+  types?: string[];
   /** Every key given must equal the event payload's value at that key (deep equality). */
   payload?: Record<string, unknown>;
   /** Only events after this offset count; 0 (the default) includes the whole history. */

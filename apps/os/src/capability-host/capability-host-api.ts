@@ -1,4 +1,4 @@
-import type { EventSource } from "iterate/types";
+import type { EventSource, Reaction } from "iterate/types";
 import type { ExpressionStep } from "./itx-contract.ts";
 
 /** Who is calling a host, as the Worker established it at connect (never from the caller's input). */
@@ -8,6 +8,8 @@ export interface Caller {
   origin: string;
   /** The connection a live capability came over; disconnecting it marks the mount disconnected. */
   connectionId?: string;
+  /** Set when the calling code runs in reaction to another event (see stream/reaction.ts). */
+  reaction?: Reaction;
 }
 
 export interface ProvideRequest {
@@ -60,5 +62,5 @@ export interface ExpressionCapability {
 
 /** What a host's stream writes are stamped with. */
 export function stampOf(caller: Caller): EventSource {
-  return { principal: caller.principal, origin: caller.origin };
+  return { principal: caller.principal, origin: caller.origin, ...(caller.reaction ? { reaction: caller.reaction } : {}) };
 }

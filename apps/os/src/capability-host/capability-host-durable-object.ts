@@ -45,7 +45,7 @@ interface LiveEntry {
 export class CapabilityHostDurableObject extends StreamProcessorDurableObject<Env> {
   // Enqueued runs execute as the principal that requested them, scoped to this context.
   readonly processor = new ItxCore((run) =>
-    runScript(this.env, { principal: run.principal, projectId: this.#projectId, origin: this.#path, depth: 0 }, run.script),
+    runScript(this.env, { principal: run.principal, projectId: this.#projectId, origin: this.#path, depth: 0, reaction: run.reaction }, run.script),
   );
   readonly #projectId: string;
   readonly #path: string;

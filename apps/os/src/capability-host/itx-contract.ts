@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { StreamProcessor, defineProcessorContract, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
 import { pathKey } from "./capability-path.ts";
+import { reactionTo } from "../stream/reaction.ts";
 
 export const ITX_CREATED = "events.iterate.com/itx/created";
 export const CAPABILITY_PROVIDED = "events.iterate.com/itx/capability-provided";
@@ -71,7 +72,13 @@ const runSettledSchema = z.strictObject({
   error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
 });
 
-const openRunSchema = z.strictObject({ requestOffset: z.number().int(), script: z.string(), principal: z.string() });
+const openRunSchema = z.strictObject({
+  requestOffset: z.number().int(),
+  script: z.string(),
+  principal: z.string(),
+  /** The run reacts to its request: its writes carry that chain one round on. */
+  reaction: z.strictObject({ began: z.string(), round: z.number().int() }),
+});
 export type OpenRun = z.infer<typeof openRunSchema>;
 
 const birthSchema = z.strictObject({
@@ -171,7 +178,12 @@ export class ItxCore extends StreamProcessor<typeof ItxContract> {
       }
       case RUN_REQUESTED: {
         if (!event.payload.enqueued) return state;
-        const run: OpenRun = { requestOffset: event.offset, script: event.payload.script, principal: event.source.principal ?? "platform" };
+        const run: OpenRun = {
+          requestOffset: event.offset,
+          script: event.payload.script,
+          principal: event.source.principal ?? "platform",
+          reaction: reactionTo(event),
+        };
         return { ...state, runs: { ...state.runs, [String(event.offset)]: run } };
       }
       case RUN_SETTLED: {

@@ -28,6 +28,13 @@ export interface EgressScope {
 }
 
 /**
+ * A request header that limits secret substitution to headers: the body is sent as written, even
+ * when it spells a placeholder. Agents set it on model requests, whose bodies carry conversation
+ * text that anyone could have written. The pipe removes it before sending.
+ */
+export const SECRETS_IN_HEADERS_ONLY = "x-iterate-egress-secrets";
+
+/**
  * The terminal step of egress, reached when no `fetch` shadow on the origin's chain took the
  * request. Order matters: the destination is checked before any secret is decrypted, and
  * placeholders are replaced only here, so shadows and interceptors only ever see placeholders.
@@ -41,10 +48,12 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
   assertPublicDestination(url, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES));
 
   const headers = new Headers(request.headers);
+  const headersOnly = headers.get(SECRETS_IN_HEADERS_ONLY) === "headers-only";
+  headers.delete(SECRETS_IN_HEADERS_ONLY);
   let body: string | ReadableStream | null = request.body;
   const texts: string[] = [];
   for (const [, value] of headers) texts.push(value);
-  if (request.body && isText(headers)) {
+  if (request.body && isText(headers) && !headersOnly) {
     body = await request.text();
     if (body.length > EGRESS_TEXT_BODY_MAX_BYTES) {
       throw new ItxError("EGRESS_REFUSED", `a text body with secrets is at most ${EGRESS_TEXT_BODY_MAX_BYTES} bytes`, {
@@ -88,13 +97,27 @@ function isText(headers: Headers): boolean {
   return /^(text\/|application\/(json|x-www-form-urlencoded|xml|graphql|[a-z.+-]*\+json))/i.test(type);
 }
 
-// A remote that echoes what it was sent must not hand material back to the caller.
-async function scrub(response: Response, materials: string[]): Promise<Response> {
-  if (!isText(response.headers)) return response;
-  const text = await response.text();
-  let clean = text;
-  for (const material of materials) clean = clean.replaceAll(material, "[secret]");
+// A remote that echoes what it was sent must not hand material back to the caller. Text is
+// scrubbed as it streams: each chunk holds back the tail that could begin a material.
+function scrub(response: Response, materials: string[]): Response {
+  if (!isText(response.headers) || !response.body) return response;
+  const holdBack = Math.max(0, ...materials.map((material) => material.length - 1));
+  const clean = (text: string) => materials.reduce((acc, material) => acc.replaceAll(material, "[secret]"), text);
+  let carried = "";
+  const scrubbed = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(
+    new TransformStream<string, string>({
+      transform(chunk, controller) {
+        const text = clean(carried + chunk);
+        const cut = Math.max(0, text.length - holdBack);
+        carried = text.slice(cut);
+        if (cut > 0) controller.enqueue(text.slice(0, cut));
+      },
+      flush(controller) {
+        if (carried.length > 0) controller.enqueue(clean(carried));
+      },
+    }),
+  );
   const headers = new Headers(response.headers);
   headers.delete("content-length");
-  return new Response(clean, { status: response.status, statusText: response.statusText, headers });
+  return new Response(scrubbed.pipeThrough(new TextEncoderStream()), { status: response.status, statusText: response.statusText, headers });
 }

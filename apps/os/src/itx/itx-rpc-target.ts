@@ -1,5 +1,5 @@
 import { RpcTarget } from "cloudflare:workers";
-import type { EventInput, StreamEvent } from "iterate/types";
+import type { EventInput, EventSource, Reaction, StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import type { Connection } from "../api/connection.ts";
@@ -18,6 +18,7 @@ import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
 import { SCRIPT_LIMITS } from "../worker-loader/script-limits.ts";
+import { AgentChatRpcTarget, AgentRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } from "../agent/agent-rpc-target.ts";
 
 /** Everything an itx handle is bound to. Fixed when the handle is minted; never taken from input. */
 export interface ItxScope {
@@ -33,10 +34,12 @@ export interface ItxScope {
   connection?: Connection;
   /** Hosts the current call already passed through. */
   depth?: number;
+  /** Set when this handle's code runs in reaction to an event: stamped on its writes and calls. */
+  reaction?: Reaction;
 }
 
 /** Built-ins that arrive with later domains: present (so a mount can never take the name) but not yet usable. */
-const LATER = ["agents", "agent", "chat", "worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
+const LATER = ["worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
 
 const RUN_REQUESTED = "events.iterate.com/itx/run-requested";
 const RUN_SETTLED = "events.iterate.com/itx/run-settled";
@@ -211,21 +214,51 @@ export class ItxRpcTarget extends RpcTarget {
     const timeoutMs = parseTimeout(options?.timeoutMs);
     const projectId = await resolveProjectId(this.#scope);
     const origin = this.#scope.origin;
-    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${origin}`), {
-      principal: this.#scope.principal,
-      origin,
-    });
+    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${origin}`), stampOfScope(this.#scope));
     const [requested] = await stream.append({ type: RUN_REQUESTED, payload: { script: source } });
     const requestOffset = requested?.offset ?? 0;
     const outcome = await runScript(
       this.#scope.env,
-      { principal: this.#scope.principal, projectId, origin, depth: (this.#scope.depth ?? 0) + 1 },
+      { ...isolateScope(this.#scope), projectId, depth: (this.#scope.depth ?? 0) + 1 },
       source,
       timeoutMs,
     );
     await stream.append({ type: RUN_SETTLED, payload: { requestOffset, ...outcome }, idempotencyKey: `itx/run-settled:${requestOffset}` });
     if (outcome.status === "failed") throw new ItxError(outcome.error.code, outcome.error.message, { details: { requestOffset } });
     return outcome.result;
+  }
+
+  /** The project's agents: `agents.get("/agents/x")` is a handle; `create()` makes the agent. */
+  get agents(): AgentsRpcTarget {
+    return new AgentsRpcTarget(this.#agentScope());
+  }
+
+  /** On an agent's own context: that agent. */
+  get agent(): AgentRpcTarget {
+    return new AgentsRpcTarget(this.#agentScope()).get(this.#agentPath("agent"));
+  }
+
+  /** On an agent's own context: `chat.sendMessage(text)` speaks as the agent. */
+  get chat(): AgentChatRpcTarget {
+    return new AgentChatRpcTarget(this.#agentScope(), this.#agentPath("chat"));
+  }
+
+  #agentPath(member: string): string {
+    const path = this.#scope.path;
+    if (typeof path !== "string" || !isAgentPath(path)) {
+      throw new ItxError("NOT_FOUND", `itx.${member} exists only in an agent's context (/agents/...); reach an agent with itx.agents.get(path)`);
+    }
+    return path;
+  }
+
+  #agentScope(): AgentScope {
+    return {
+      env: this.#scope.env,
+      projectId: () => resolveProjectId(this.#scope),
+      caller: this.#caller(),
+      stamp: stampOfScope(this.#scope),
+      at: (path) => this.#at(path, this.#scope.origin),
+    };
   }
 
   /** The project's secrets: write-only material, referenced in requests by placeholder. */
@@ -243,9 +276,8 @@ export class ItxRpcTarget extends RpcTarget {
     return new WorkersRpcTarget({
       env: this.#scope.env,
       props: async () => ({
-        principal: this.#scope.principal,
+        ...isolateScope(this.#scope),
         projectId: await resolveProjectId(this.#scope),
-        origin: this.#scope.origin,
         depth: (this.#scope.depth ?? 0) + 1,
       }),
     });
@@ -305,15 +337,13 @@ export class ItxRpcTarget extends RpcTarget {
 
   async #stream(): Promise<StreamCapability> {
     const { projectId, path } = await this.#where();
-    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${path}`), {
-      principal: this.#scope.principal,
-      origin: this.#scope.origin,
-    });
+    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${path}`), stampOfScope(this.#scope));
   }
 
   #caller(): Caller {
     const caller: Caller = { principal: this.#scope.principal, origin: this.#scope.origin };
     if (this.#scope.connection) caller.connectionId = this.#scope.connection.id;
+    if (this.#scope.reaction) caller.reaction = this.#scope.reaction;
     return caller;
   }
 }
@@ -375,10 +405,7 @@ class ProjectStreams extends RpcTarget {
   async get(path: unknown): Promise<StreamCapability> {
     const streamPath = parseStreamPath(path);
     const projectId = await resolveProjectId(this.#scope);
-    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${streamPath}`), {
-      principal: this.#scope.principal,
-      origin: this.#scope.origin,
-    });
+    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${streamPath}`), stampOfScope(this.#scope));
   }
 }
 
@@ -424,6 +451,9 @@ function builtInChildren(): Record<string, string> {
     fetch: "fetch(request): outbound HTTP; a mounted fetch on the chain shadows the default",
     egress: "egress.fetch(request), egress.intercept(handler) -> { release() }",
     workers: "workers.get({ source: { files, entryPoint? }, entrypoint?, props? } | { source, durableObject: { className, key } }) -> a stub on that worker",
+    agents: "agents.get('/agents/x') -> an agent: create({ llm?, systemPrompt? }), message(text), ask({ message }), __describe(); agents.list()",
+    agent: "in an agent's context: that agent",
+    chat: "in an agent's context: chat.sendMessage(text) speaks as the agent",
     secrets: "secrets.get('/secrets/x').update({ material, egress: { urls } }); reference it as getSecret(\"/secrets/x\") in requests",
   };
 }
@@ -448,7 +478,16 @@ function parseTimeout(value: unknown): number {
   return value;
 }
 
-function resolveProjectId(scope: ItxScope): Promise<string> {
+/** What a handle's writes are stamped with. */
+export function stampOfScope(scope: ItxScope): EventSource {
+  return { principal: scope.principal, origin: scope.origin, ...(scope.reaction ? { reaction: scope.reaction } : {}) };
+}
+
+function isolateScope(scope: ItxScope): { principal: string; origin: string; reaction?: Reaction } {
+  return { principal: scope.principal, origin: scope.origin, ...(scope.reaction ? { reaction: scope.reaction } : {}) };
+}
+
+export function resolveProjectId(scope: ItxScope): Promise<string> {
   const { projectId } = scope;
   return typeof projectId === "function" ? projectId() : Promise.resolve(projectId);
 }

@@ -111,6 +111,12 @@ export class StreamCapability extends RpcTarget {
     return relay(this.#backend.getEventsPacked(input));
   }
 
+  /** The event stored under an idempotency key, or null. */
+  async getByIdempotencyKey(key: unknown): Promise<StreamEvent | null> {
+    if (typeof key !== "string" || key.length === 0) throw new ItxError("INVALID_ARGUMENT", "an idempotency key is a non-empty string");
+    return relay(this.#backend.getByIdempotencyKey(key));
+  }
+
   async waitForEvent(input: unknown): Promise<StreamEvent> {
     return relay(this.#backend.waitForEvent(input));
   }

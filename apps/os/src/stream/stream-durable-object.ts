@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { EventSource, StreamEvent } from "iterate/types";
+import type { EventSource, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import {
   STREAM_LIMITS,
@@ -23,6 +23,7 @@ import {
 } from "./stream-core.ts";
 import { StreamCapability } from "./stream-capability.ts";
 import { Waiters } from "./waiters.ts";
+import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, trustedReaction } from "./reaction.ts";
 
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
@@ -107,6 +108,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       });
     }
     const stamp = trustedSource(request.stamp);
+    if (stamp.reaction && isRunaway(stamp)) this.#refuseRunaway(stamp.reaction);
     const answers: Array<StreamEvent | number> = [];
     const pending: PendingEvent[] = [];
     const ephemeralAt: Array<{ index: number; event: StreamEvent }> = [];
@@ -193,6 +195,28 @@ export class StreamDurableObject extends DurableObject<Env> {
     return result;
   }
 
+  // A write from a chain of reactions past its last round: the context records the stop once per
+  // chain (keyed by where it began), and the write is refused with LOOP_LIMIT. Reads are untouched.
+  #refuseRunaway(reaction: Reaction): never {
+    const error = loopLimitError(reaction, this.#path);
+    try {
+      this.append({
+        events: [
+          {
+            type: LOOP_LIMIT_RECORDED,
+            payload: { began: reaction.began, round: reaction.round, limit: REACTION_ROUNDS_MAX, message: error.message },
+            idempotencyKey: `itx/loop-limit:${reaction.began}`,
+          },
+        ],
+        stamp: { platform: "stream" },
+      });
+    } catch (recordError) {
+      // The same chain stopped here before with another round: its one fact is already recorded.
+      if (!(recordError instanceof ItxError && recordError.code === "IDEMPOTENCY_CONFLICT")) throw recordError;
+    }
+    throw error;
+  }
+
   /** Reads durable events between exclusive bounds. */
   getEvents(input: unknown = {}): StreamEvent[] {
     const query = validateGetEventsInput(input);
@@ -230,9 +254,10 @@ export class StreamDurableObject extends DurableObject<Env> {
     const matches = (event: StreamEvent) =>
       event.offset > (query.afterOffset ?? 0) &&
       (query.type === undefined || event.type === query.type) &&
+      (query.types === undefined || query.types.includes(event.type)) &&
       (query.payload === undefined || matchesPayload(event.payload, query.payload));
     let after = query.afterOffset ?? 0;
-    const types = query.type === undefined ? undefined : [query.type];
+    const types = query.type === undefined ? query.types : [query.type];
     for (;;) {
       const page = this.#journal.read(after, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, types);
       const hit = page.find(matches);
@@ -241,7 +266,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       if (!last || page.length < STREAM_LIMITS.READ_MAX_LIMIT) break;
       after = last.offset;
     }
-    const described = JSON.stringify({ type: query.type, payload: query.payload, afterOffset: query.afterOffset });
+    const described = JSON.stringify({ type: query.type, types: query.types, payload: query.payload, afterOffset: query.afterOffset });
     return this.#waiters.wait(matches, query.timeoutMs, described);
   }
 
@@ -417,6 +442,8 @@ function trustedSource(stamp: EventSource | undefined): EventSource {
   if (typeof stamp?.origin === "string") source.origin = stamp.origin;
   if (typeof stamp?.principal === "string") source.principal = stamp.principal;
   if (typeof stamp?.platform === "string") source.platform = stamp.platform;
+  const reaction = trustedReaction(stamp?.reaction);
+  if (reaction) source.reaction = reaction;
   return source;
 }
 

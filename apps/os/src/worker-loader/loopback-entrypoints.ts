@@ -1,6 +1,7 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
+import type { Reaction } from "iterate/types";
 import type { Env } from "../env.ts";
-import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
+import { ItxRpcTarget, type ItxScope } from "../itx/itx-rpc-target.ts";
 
 /**
  * What a loaded isolate is bound to: fixed by the platform when it builds the isolate's env, never
@@ -11,6 +12,8 @@ export interface IsolateProps {
   projectId: string;
   origin: string;
   depth: number;
+  /** Set when the code runs in reaction to an event: its writes carry the chain one round on. */
+  reaction?: Reaction;
 }
 
 /**
@@ -20,8 +23,7 @@ export interface IsolateProps {
  */
 export class ItxEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
   get(): ItxRpcTarget {
-    const { principal, projectId, origin, depth } = this.ctx.props;
-    return new ItxRpcTarget({ env: this.env, principal, projectId, path: origin, origin, depth });
+    return new ItxRpcTarget(scopeOf(this.env, this.ctx.props));
   }
 }
 
@@ -31,7 +33,11 @@ export class ItxEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
  */
 export class EgressEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
   override async fetch(request: Request): Promise<Response> {
-    const { principal, projectId, origin, depth } = this.ctx.props;
-    return new ItxRpcTarget({ env: this.env, principal, projectId, path: origin, origin, depth }).fetch(request);
+    return new ItxRpcTarget(scopeOf(this.env, this.ctx.props)).fetch(request);
   }
+}
+
+function scopeOf(env: Env, props: IsolateProps): ItxScope {
+  const { principal, projectId, origin, depth, reaction } = props;
+  return { env, principal, projectId, path: origin, origin, depth, ...(reaction ? { reaction } : {}) };
 }

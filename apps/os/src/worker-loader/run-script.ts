@@ -1,5 +1,5 @@
 import { exports } from "cloudflare:workers";
-import { ItxError, errorMessage } from "iterate/errors";
+import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
 import type { IsolateProps } from "./loopback-entrypoints.ts";
 import { SCRIPT_LIMITS } from "./script-limits.ts";
@@ -9,7 +9,10 @@ import { LOOP_ITERATIONS_MAX, guardLoops, guardName } from "./loop-guard.ts";
 /** How a run ended. `result` is absent when the script returned undefined. */
 export type ScriptOutcome =
   | { status: "succeeded"; result?: unknown }
-  | { status: "failed"; error: { code: "SCRIPT_FAILED" | "TIMEOUT"; message: string } };
+  | { status: "failed"; error: { code: FailureCode; message: string } };
+
+/** A run fails with SCRIPT_FAILED, TIMEOUT, or LOOP_LIMIT when a runaway chain of reactions stopped it. */
+type FailureCode = "SCRIPT_FAILED" | "TIMEOUT" | "LOOP_LIMIT";
 
 const COMPATIBILITY_DATE = "2026-08-01";
 
@@ -65,13 +68,16 @@ export async function runScript(env: Env, props: IsolateProps, source: string, t
     return { status: "succeeded", result: JSON.parse(json) };
   } catch (error) {
     if (error instanceof ItxError && error.code === "TIMEOUT") return failed("TIMEOUT", errorMessage(error));
-    return failed("SCRIPT_FAILED", describeFailure(error));
+    // A chain of reactions stopped inside the script keeps its code, so what reacts to the run's
+    // outcome (an agent's loop) can tell a runaway from an ordinary failure.
+    const loopLimited = errorCode(error) === "LOOP_LIMIT" || errorMessage(error).includes("[LOOP_LIMIT]");
+    return failed(loopLimited ? "LOOP_LIMIT" : "SCRIPT_FAILED", describeFailure(error));
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
 }
 
-function failed(code: "SCRIPT_FAILED" | "TIMEOUT", message: string): ScriptOutcome {
+function failed(code: FailureCode, message: string): ScriptOutcome {
   return { status: "failed", error: { code, message } };
 }
 

@@ -115,7 +115,7 @@ function checkSource(source: unknown): EventSource {
     }
     if (value === undefined) continue;
     if (typeof value !== "string") throw invalidInput(`source.${key} must be a string`, { field: `source.${key}` });
-    result[key as keyof EventSource] = value;
+    result[key as Exclude<keyof EventSource, "reaction">] = value;
   }
   return result;
 }

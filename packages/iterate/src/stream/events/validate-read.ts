@@ -38,14 +38,7 @@ export function validateGetEventsInput(input: unknown = {}): ValidGetEventsInput
     }
     result.limit = limit;
   }
-  if (fields.types !== undefined) {
-    const types = fields.types;
-    if (!Array.isArray(types) || types.length === 0) {
-      throw invalidInput("types must be a non-empty list; leave it out to read every type", { field: "types" });
-    }
-    for (const type of types) validateEventType(type);
-    result.types = [...(types as string[])];
-  }
+  if (fields.types !== undefined) result.types = checkTypes(fields.types);
   return result;
 }
 
@@ -57,7 +50,7 @@ export function validateGetEventsInput(input: unknown = {}): ValidGetEventsInput
  * validateWaitForEventInput({ type: "demo/pong", timeoutMs: 5_000 }); // { type, timeoutMs, afterOffset: 0 }
  */
 export function validateWaitForEventInput(input: unknown): ValidWaitForEventInput {
-  const fields = checkFields(input, ["type", "payload", "afterOffset", "timeoutMs"], "waitForEvent");
+  const fields = checkFields(input, ["type", "types", "payload", "afterOffset", "timeoutMs"], "waitForEvent");
   const timeoutMs = fields.timeoutMs;
   if (
     typeof timeoutMs !== "number" ||
@@ -75,11 +68,23 @@ export function validateWaitForEventInput(input: unknown): ValidWaitForEventInpu
     validateEventType(fields.type);
     result.type = fields.type;
   }
+  if (fields.types !== undefined) {
+    if (fields.type !== undefined) throw invalidInput("waitForEvent takes type or types, not both", { field: "types" });
+    result.types = checkTypes(fields.types);
+  }
   if (fields.payload !== undefined) {
     if (!isPlainObject(fields.payload)) throw invalidInput("payload must be a plain object", { field: "payload" });
     result.payload = copyJsonValue(fields.payload, "payload") as Record<string, unknown>;
   }
   return result;
+}
+
+function checkTypes(types: unknown): string[] {
+  if (!Array.isArray(types) || types.length === 0) {
+    throw invalidInput("types must be a non-empty list; leave it out to take every type", { field: "types" });
+  }
+  for (const type of types) validateEventType(type);
+  return [...(types as string[])];
 }
 
 function checkFields(input: unknown, allowed: readonly string[], call: string): Record<string, unknown> {

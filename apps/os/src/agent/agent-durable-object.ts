@@ -1,0 +1,131 @@
+import type { EventInput, Reaction, StreamEvent } from "iterate/types";
+import { StreamProcessorDurableObject } from "iterate/sdk";
+import type { Env } from "../env.ts";
+import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
+import { streamStub } from "../stream/stream-capability.ts";
+import type { AgentState } from "./agent-contract.ts";
+import { LLM_RESPONSE_FRAME } from "./agent-events.ts";
+import { AgentProcessor, type AgentEffects } from "./agent-processor.ts";
+import { renderSurface, requestMessages, type SurfaceDescription } from "./agent-prompt.ts";
+import { defaultLlm } from "./default-llm.ts";
+import { complete } from "./llm-provider.ts";
+
+/** How often streamed reply text is sent to live viewers as one ephemeral frame. */
+const FRAME_INTERVAL_MS = 50;
+
+/**
+ * Hosts one agent's processor, named by the agent's coordinate `<projectId>:/agents/<name>`. The
+ * agent's stream wakes it through the `agent` subscription that `create()` appends; its state is
+ * the processor's fold of that stream, so any host replaying the stream reaches the same state.
+ */
+export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
+  readonly processor: AgentProcessor;
+  readonly #projectId: string;
+  readonly #path: string;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const name = ctx.id.name ?? "";
+    const colon = name.indexOf(":");
+    if (colon <= 0) throw new Error("an agent host must be addressed by its coordinate name");
+    this.#projectId = name.slice(0, colon);
+    this.#path = name.slice(colon + 1);
+    const effects: AgentEffects = {
+      append: (reaction, ...events) => this.#append(reaction, ...events),
+      complete: (input) => this.#complete(input.state, input.requestOffset),
+      readEvents: async (afterOffset, beforeOffset) => this.#stream().getEvents({ afterOffset, beforeOffset, limit: 500 }),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    };
+    this.processor = new AgentProcessor(effects);
+  }
+
+  /** The agent's folded state, for `__describe()` and tests. */
+  async state(): Promise<{ offset: number; state: AgentState }> {
+    const snapshot = await this.snapshot();
+    return { offset: snapshot.offset, state: snapshot.state as AgentState };
+  }
+
+  #stream() {
+    return streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`);
+  }
+
+  // The agent acts as itself in its own context: origin is its path, principal whoever created it.
+  #itx(state: AgentState, reaction?: Reaction): ItxRpcTarget {
+    return new ItxRpcTarget({
+      env: this.env,
+      principal: state.created?.principal ?? "platform",
+      projectId: this.#projectId,
+      path: this.#path,
+      origin: this.#path,
+      ...(reaction ? { reaction } : {}),
+    });
+  }
+
+  async #append(reaction: Reaction, ...events: EventInput[]): Promise<StreamEvent[]> {
+    const state = (await this.snapshot()).state as AgentState;
+    const written = await this.#stream().append({
+      events,
+      stamp: { principal: state.created?.principal ?? "platform", origin: this.#path, platform: "agent", reaction },
+    });
+    // Read-your-writes: fold our own facts now rather than when the stream's delivery brings them.
+    await this.ingest(written);
+    return written;
+  }
+
+  async #complete(state: AgentState, requestOffset: number) {
+    const itx = this.#itx(state);
+    const description = (await itx.__describe()) as SurfaceDescription;
+    const messages = requestMessages(state, requestOffset, renderSurface(description));
+    const frames = new FrameSender(async (delta, index) =>
+      this.#stream().append({
+        events: [{ type: LLM_RESPONSE_FRAME, payload: { requestOffset, index, delta }, ephemeral: true, source: { processor: "agent" } }],
+        stamp: { origin: this.#path, platform: "agent" },
+      }),
+    );
+    try {
+      return await complete({
+        config: state.system.llm ?? defaultLlm(this.env),
+        messages,
+        fetch: (request) => itx.fetch(request),
+        ...(this.env.AI ? { ai: this.env.AI } : {}),
+        onDelta: (delta) => frames.push(delta),
+      });
+    } finally {
+      await frames.close();
+    }
+  }
+}
+
+/** Batches streamed text into ephemeral frames, at most one per FRAME_INTERVAL_MS, in order. */
+class FrameSender {
+  readonly #send: (delta: string, index: number) => Promise<unknown>;
+  #buffer = "";
+  #index = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(send: (delta: string, index: number) => Promise<unknown>) {
+    this.#send = send;
+  }
+
+  push(delta: string): void {
+    this.#buffer += delta;
+    this.#timer ??= setTimeout(() => this.#flush(), FRAME_INTERVAL_MS);
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#flush();
+    await this.#chain;
+  }
+
+  #flush(): void {
+    this.#timer = undefined;
+    if (this.#buffer.length === 0) return;
+    const delta = this.#buffer;
+    const index = this.#index++;
+    this.#buffer = "";
+    // Frames are for live viewers only; a lost one loses nothing the stream keeps.
+    this.#chain = this.#chain.then(() => this.#send(delta, index)).catch(() => undefined);
+  }
+}

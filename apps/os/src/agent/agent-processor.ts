@@ -1,0 +1,256 @@
+import type { EventInput, Reaction, StreamEvent } from "iterate/types";
+import { errorCode, errorMessage } from "iterate/errors";
+import { StreamProcessor, foldEvent, type BackgroundContext, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
+import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
+import { AgentContract, type AgentState, type HistoryItem } from "./agent-contract.ts";
+import {
+  AGENT_CONFIGURED,
+  AGENT_CREATED,
+  CONTEXT_ADDED,
+  LLM_REQUEST_REQUESTED,
+  LLM_REQUEST_SETTLED,
+  LOOP_STOPPED,
+  MESSAGE_SENT,
+} from "./agent-events.ts";
+import { AGENT_LIMITS } from "./agent-limits.ts";
+import { scriptInReply } from "./reply-script.ts";
+
+/** The agent's own slug: events it appends carry it as `source.processor`. */
+const SELF = AgentContract.slug;
+
+/** What the processor needs from its host: the only ways its decisions leave the fold. */
+export interface AgentEffects {
+  /** Appends as the agent, stamped with the turn's reaction chain, as one commit, and folds at once. */
+  append(reaction: Reaction, ...events: EventInput[]): Promise<StreamEvent[]>;
+  /** Asks the model for the request at `requestOffset`, built from `state`; `onDelta` sees the reply as it streams. */
+  complete(input: { state: AgentState; requestOffset: number; onDelta(delta: string): void }): Promise<{ text: string; usage?: Record<string, number> }>;
+  /** The agent's committed events between the bounds (exclusive), for rebuilding an older request. */
+  readEvents(afterOffset: number, beforeOffset: number): Promise<StreamEvent[]>;
+  sleep(ms: number): Promise<void>;
+}
+
+/**
+ * The single agent processor. Its fold is the model's whole view (a system lane and a history
+ * lane) plus the turn loop's bookkeeping; its side effects, at the head only, are the loop:
+ * ask the model (a request appended by reference), record the reply, and hand the reply's script
+ * to the context's own run queue. A script's outcome comes back as the next input.
+ */
+export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
+  readonly contract = AgentContract;
+  readonly #effects: AgentEffects | undefined;
+
+  /** Without effects the processor only folds (replays, tests). */
+  constructor(effects?: AgentEffects) {
+    super();
+    this.#effects = effects;
+  }
+
+  override reduce({ event, state }: ReduceArgs<typeof AgentContract>): AgentState {
+    const own = event.source.processor === SELF;
+    switch (event.type) {
+      case AGENT_CREATED:
+        if (state.created) return state;
+        return {
+          ...state,
+          created: { offset: event.offset, principal: event.source.principal ?? "platform" },
+          system: event.payload,
+          systemChangedAt: event.offset,
+        };
+      case AGENT_CONFIGURED:
+        if (!state.created) return state;
+        return { ...state, system: { ...state.system, ...event.payload }, systemChangedAt: event.offset };
+      case CONTEXT_ADDED: {
+        if (!state.created) return state;
+        const { role, content } = event.payload;
+        // Only the processor records the model's own words.
+        if (role === "assistant" && !own) return state;
+        const origin = event.source.origin;
+        const from = !own && origin !== undefined && origin !== "/" && origin !== event.streamPath ? origin : undefined;
+        const item: HistoryItem = { offset: event.offset, role, content, ...(from ? { from } : {}) };
+        const next = withItem(state, item, event.offset);
+        if (role === "assistant") return next;
+        if (own) {
+          // A corrective note: the same turn goes on, as an autonomous one.
+          const reaction = state.pending?.reaction ?? state.request?.reaction ?? rootOf(event);
+          return { ...next, pending: { offset: event.offset, reaction, autonomous: state.pending?.autonomous ?? true }, correctives: state.correctives + 1 };
+        }
+        // Input from outside starts a fresh budget, continuing the sender's chain of reactions.
+        const reaction = event.source.reaction ?? rootOf(event);
+        return { ...next, pending: { offset: event.offset, reaction, autonomous: false }, autonomousTurns: 0, correctives: 0, stopped: null };
+      }
+      case LLM_REQUEST_REQUESTED: {
+        if (!own || !state.created) return state;
+        const reaction = state.pending?.reaction ?? rootOf(event);
+        return { ...state, request: { offset: event.offset, reaction }, pending: null, turns: state.turns + 1, autonomousTurns: state.autonomousTurns + 1 };
+      }
+      case LLM_REQUEST_SETTLED:
+        if (state.request?.offset !== event.payload.requestOffset) return state;
+        return { ...state, request: null, lastError: event.payload.status === "failed" ? (event.payload.error ?? null) : null };
+      case RUN_REQUESTED:
+        if (!own || !event.payload.enqueued) return state;
+        return { ...state, run: { offset: event.offset, reaction: state.request?.reaction ?? rootOf(event) } };
+      case RUN_SETTLED: {
+        const run = state.run;
+        if (!run || run.offset !== event.payload.requestOffset) return state;
+        const settled = { ...state, run: null };
+        if (event.payload.status === "failed") {
+          const error = event.payload.error ?? { code: "SCRIPT_FAILED", message: "the script failed" };
+          const item: HistoryItem = { offset: event.offset, role: "developer", content: clip(`[script failed] ${error.code}: ${error.message}`) };
+          const next = withItem(settled, item, event.offset);
+          // A runaway chain of reactions is not something another turn should retry.
+          if (error.code === "LOOP_LIMIT") return { ...next, stopped: { offset: event.offset, reason: "loop-limit" }, lastError: error };
+          return { ...next, pending: { offset: event.offset, reaction: run.reaction, autonomous: true } };
+        }
+        // A script that returned undefined ends the loop: its settled fact carries no result key.
+        if (!Object.hasOwn(event.payload, "result")) return settled;
+        const item: HistoryItem = { offset: event.offset, role: "developer", content: clip(`[script returned] ${JSON.stringify(event.payload.result)}`) };
+        return { ...withItem(settled, item, event.offset), pending: { offset: event.offset, reaction: run.reaction, autonomous: true } };
+      }
+      case MESSAGE_SENT:
+        return { ...state, messagesSent: state.messagesSent + 1 };
+      case LOOP_STOPPED:
+        if (!own) return state;
+        return { ...state, stopped: { offset: event.offset, reason: event.payload.reason }, pending: null };
+      default:
+        return state;
+    }
+  }
+
+  override async processEvent({ state, delivery, runInBackground }: ProcessEventArgs<typeof AgentContract>): Promise<void> {
+    const effects = this.#effects;
+    if (!effects || !delivery.caughtUp || !state.created) return;
+    if (state.request) {
+      const requestOffset = state.request.offset;
+      await runInBackground(`llm:${requestOffset}`, (work) => this.#answer(effects, work, requestOffset));
+      return;
+    }
+    const pending = state.pending;
+    if (!pending || state.run || state.stopped) return;
+    if (pending.autonomous && state.autonomousTurns >= AGENT_LIMITS.AUTONOMOUS_TURNS_MAX) {
+      await runInBackground(`stop:${pending.offset}`, async () => {
+        await effects.append(pending.reaction, {
+          type: LOOP_STOPPED,
+          payload: {
+            reason: "turn-limit",
+            message: `the agent took ${state.autonomousTurns} turns without new input; it waits for a message (AUTONOMOUS_TURNS_MAX)`,
+          },
+          idempotencyKey: `agent/loop-stopped:${pending.offset}`,
+          source: { processor: SELF },
+        });
+      });
+      return;
+    }
+    await runInBackground(`turn:${pending.offset}`, async (work) => {
+      // Debounce: a burst of input is one turn, answered from the newest pending item.
+      await effects.sleep(AGENT_LIMITS.DEBOUNCE_MS);
+      const now = work.state();
+      if (!now.pending || now.request || now.run || now.stopped) return;
+      await effects.append(now.pending.reaction, {
+        type: LLM_REQUEST_REQUESTED,
+        payload: { afterOffset: now.pending.offset },
+        idempotencyKey: `agent/llm-request-requested:${now.pending.offset}`,
+        source: { processor: SELF },
+      });
+    });
+  }
+
+  /** The state the request at `requestOffset` was made from: the fold of the events before it. */
+  async stateAt(effects: AgentEffects, requestOffset: number): Promise<AgentState> {
+    let state: AgentState = this.contract.initialState();
+    let after = 0;
+    while (after < requestOffset) {
+      const page = await effects.readEvents(after, requestOffset + 1);
+      if (page.length === 0) break;
+      for (const event of page) {
+        const step = foldEvent(this, state, event);
+        if (step.kind === "folded") state = step.state as AgentState;
+        after = event.offset;
+      }
+    }
+    return state;
+  }
+
+  async #answer(effects: AgentEffects, work: BackgroundContext<typeof AgentContract>, requestOffset: number): Promise<void> {
+    const current = work.state();
+    const request = current.request;
+    if (!request || request.offset !== requestOffset) return;
+    // By reference: the request is what the committed events up to its offset fold to. The
+    // current fold serves unless the system lane changed or compaction dropped items since.
+    const moved = current.systemChangedAt > requestOffset || current.compactedAt > requestOffset;
+    const state = moved ? await this.stateAt(effects, requestOffset) : current;
+    const settledKey = `agent/llm-request-settled:${requestOffset}`;
+    let reply: { text: string; usage?: Record<string, number> };
+    try {
+      reply = await effects.complete({ state, requestOffset, onDelta: () => undefined });
+    } catch (error) {
+      await appendOnce(effects, request.reaction, {
+        type: LLM_REQUEST_SETTLED,
+        payload: { requestOffset, status: "failed", error: { code: errorCode(error) ?? "UNAVAILABLE", message: clip(errorMessage(error), 4_000) } },
+        idempotencyKey: settledKey,
+        source: { processor: SELF },
+      });
+      return;
+    }
+    const events: EventInput[] = [
+      {
+        type: CONTEXT_ADDED,
+        payload: { role: "assistant", content: reply.text.length > 0 ? reply.text : "(empty reply)", requestOffset },
+        idempotencyKey: `agent/assistant-replied:${requestOffset}`,
+        source: { processor: SELF },
+      },
+    ];
+    const parsed = scriptInReply(reply.text);
+    if (parsed.ok) {
+      events.push({ type: RUN_REQUESTED, payload: { script: parsed.script, enqueued: true }, idempotencyKey: `agent/run-requested:${requestOffset}`, source: { processor: SELF } });
+    } else if (current.correctives < AGENT_LIMITS.CORRECTIVES_MAX) {
+      events.push({
+        type: CONTEXT_ADDED,
+        payload: {
+          role: "developer",
+          content: `Your reply could not run: ${parsed.problem}. Reply again with exactly one fenced \`\`\`ts block holding one async (itx) => { ... }.`,
+          corrective: true,
+        },
+        idempotencyKey: `agent/corrective-added:${requestOffset}`,
+        source: { processor: SELF },
+      });
+    } else {
+      events.push({
+        type: LOOP_STOPPED,
+        payload: { reason: "no-script", message: `the reply to request ${requestOffset} could not run (${parsed.problem}) after a corrective note (CORRECTIVES_MAX)` },
+        idempotencyKey: `agent/loop-stopped:${requestOffset}`,
+        source: { processor: SELF },
+      });
+    }
+    events.push({
+      type: LLM_REQUEST_SETTLED,
+      payload: { requestOffset, status: "succeeded", ...(reply.usage ? { usage: reply.usage } : {}) },
+      idempotencyKey: settledKey,
+      source: { processor: SELF },
+    });
+    await appendOnce(effects, request.reaction, ...events);
+  }
+}
+
+// A rerun after a death may find its facts already written (with another reply): the first stands.
+async function appendOnce(effects: AgentEffects, reaction: Reaction, ...events: EventInput[]): Promise<void> {
+  try {
+    await effects.append(reaction, ...events);
+  } catch (error) {
+    if (errorCode(error) !== "IDEMPOTENCY_CONFLICT") throw error;
+  }
+}
+
+function rootOf(event: Pick<StreamEvent, "streamPath" | "offset">): Reaction {
+  return { began: `${event.streamPath}#${event.offset}`, round: 0 };
+}
+
+// Compaction: the history lane keeps its newest HISTORY_ITEMS_MAX items; the system lane is apart.
+function withItem(state: AgentState, item: HistoryItem, offset: number): AgentState {
+  const history = [...state.history, item];
+  if (history.length <= AGENT_LIMITS.HISTORY_ITEMS_MAX) return { ...state, history };
+  return { ...state, history: history.slice(history.length - AGENT_LIMITS.HISTORY_ITEMS_MAX), compactedAt: offset };
+}
+
+function clip(text: string, max: number = AGENT_LIMITS.SCRIPT_OUTCOME_MAX_LENGTH): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
+}

@@ -1,0 +1,335 @@
+import { RpcTarget } from "cloudflare:workers";
+import type { EventSource, StreamEvent } from "iterate/types";
+import { ItxError, errorCode } from "iterate/errors";
+import { relay } from "../api/relay.ts";
+import type { Env } from "../env.ts";
+import type { Caller } from "../capability-host/capability-host-api.ts";
+import { RUN_SETTLED } from "../capability-host/itx-contract.ts";
+import { ensureContext } from "../itx/context-lifecycle.ts";
+import { installInvokeFallback } from "../itx/invoke-fallback.ts";
+import { parseStreamPath } from "../stream/coordinate.ts";
+import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
+import { llmConfigSchema, type AgentState } from "./agent-contract.ts";
+import {
+  AGENT_CONFIGURED,
+  AGENT_CREATED,
+  AGENT_DIRECTORY_PATH,
+  AGENT_LISTED,
+  CONTEXT_ADDED,
+  LLM_REQUEST_SETTLED,
+  LOOP_STOPPED,
+  MESSAGE_SENT,
+} from "./agent-events.ts";
+import { AGENT_LIMITS } from "./agent-limits.ts";
+
+/** The binding whose Durable Objects host agents' processors. */
+export const AGENT_BINDING = "AGENT_PROCESSORS";
+
+/** What an agent handle acts with: the caller's identity, fixed when the handle was minted. */
+export interface AgentScope {
+  env: Env;
+  projectId: () => Promise<string>;
+  caller: Caller;
+  /** What writes through this handle are stamped with (the caller's origin, principal, reaction). */
+  stamp: EventSource;
+  /** An itx handle on a context of this project, for the agent's own scope. */
+  at(path: string): RpcTarget & { invokeCapability(input: { path: unknown; args?: unknown }): Promise<unknown>; __describe(): Promise<unknown> };
+}
+
+/** Checks an agent path: `/agents/<name>` (deeper paths allowed). */
+export function parseAgentPath(path: unknown): string {
+  const parsed = parseStreamPath(path);
+  if (!parsed.startsWith("/agents/")) {
+    throw new ItxError("INVALID_ARGUMENT", `an agent lives at /agents/<name>, got ${JSON.stringify(parsed)}`);
+  }
+  return parsed;
+}
+
+/** True when `path` is an agent's context. */
+export function isAgentPath(path: string): boolean {
+  return path.startsWith("/agents/") && path.length > "/agents/".length;
+}
+
+/** `itx.agents`: the project's agents. */
+export class AgentsRpcTarget extends RpcTarget {
+  readonly #scope: AgentScope;
+
+  constructor(scope: AgentScope) {
+    super();
+    this.#scope = scope;
+  }
+
+  /** A handle on the agent at `path`. Nothing is created until `create()`. */
+  get(path: unknown): AgentRpcTarget {
+    return new AgentRpcTarget(this.#scope, parseAgentPath(path));
+  }
+
+  /** Every agent created in this project, oldest first. */
+  async list(): Promise<Array<{ path: string; createdAt: string }>> {
+    const projectId = await this.#scope.projectId();
+    const directory = streamStub(this.#scope.env.STREAM, `${projectId}:${AGENT_DIRECTORY_PATH}`);
+    const agents: Array<{ path: string; createdAt: string }> = [];
+    let after = 0;
+    for (;;) {
+      const page = await directory.getEvents({ afterOffset: after, types: [AGENT_LISTED], limit: 500 });
+      for (const event of page) {
+        // Anyone may append to the directory stream; only the platform's own rows count.
+        const path = (event.payload as { path?: unknown }).path;
+        if (event.source.platform === "agents" && typeof path === "string") agents.push({ path, createdAt: event.createdAt });
+      }
+      const last = page.at(-1);
+      if (!last || page.length < 500) return agents;
+      after = last.offset;
+    }
+  }
+}
+
+/**
+ * One agent: a stream at `/agents/<name>` plus the agent processor. Its context is an ordinary
+ * context, so every other property is a capability call in the agent's scope.
+ */
+export class AgentRpcTarget extends RpcTarget {
+  readonly #scope: AgentScope;
+  readonly #path: string;
+
+  constructor(scope: AgentScope, path: string) {
+    super();
+    this.#scope = scope;
+    this.#path = path;
+  }
+
+  /**
+   * Makes the agent (get-or-create): its context, the processor subscription on its stream, and
+   * `agent/created` with the model and system prompt. A second create answers `created: false`.
+   */
+  async create(input: unknown = {}): Promise<{ path: string; offset: number; created: boolean }> {
+    const config = parseConfig(input, "create");
+    const projectId = await this.#scope.projectId();
+    const stream = await this.#stream();
+    const existing = await stream.getByIdempotencyKey("agent/created");
+    if (existing) return { path: this.#path, offset: existing.offset, created: false };
+    await ensureContext(this.#scope.env, {
+      projectId,
+      path: this.#path,
+      name: this.#path.slice("/agents/".length),
+      parent: "/",
+      ancestors: ["/"],
+      caller: this.#scope.caller,
+    });
+    let created: StreamEvent | undefined;
+    try {
+      [, created] = await stream.append(
+        {
+          type: SUBSCRIPTION_CONFIGURED,
+          payload: {
+            key: "agent",
+            subscription: { type: "processor", binding: AGENT_BINDING, host: `${projectId}:${this.#path}`, processor: "agent" },
+          },
+          idempotencyKey: "itx/subscription-configured:agent",
+        },
+        { type: AGENT_CREATED, payload: config, idempotencyKey: "agent/created" },
+      );
+    } catch (error) {
+      // Created at the same moment by someone else, with another configuration: theirs stands.
+      if (errorCode(error) !== "IDEMPOTENCY_CONFLICT") throw error;
+      const winner = await stream.getByIdempotencyKey("agent/created");
+      return { path: this.#path, offset: winner?.offset ?? 0, created: false };
+    }
+    await new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${AGENT_DIRECTORY_PATH}`), { platform: "agents" }).append({
+      type: AGENT_LISTED,
+      payload: { path: this.#path },
+      idempotencyKey: `agent/listed:${this.#path}`,
+    });
+    return { path: this.#path, offset: created?.offset ?? 0, created: true };
+  }
+
+  /** Changes the model or the system prompt from the next request on. */
+  async configure(input: unknown): Promise<{ offset: number }> {
+    const config = parseConfig(input, "configure");
+    if (Object.keys(config).length === 0) throw new ItxError("INVALID_ARGUMENT", "configure takes { llm?, systemPrompt? } with at least one of them");
+    await this.#mustExist();
+    const [event] = await (await this.#stream()).append({ type: AGENT_CONFIGURED, payload: config });
+    return { offset: event?.offset ?? 0 };
+  }
+
+  /**
+   * Adds a message to the agent's context: a user item from a person's session, or a developer
+   * item carrying the sender when another agent writes. The agent answers in its own time.
+   */
+  async message(text: unknown): Promise<{ offset: number }> {
+    const content = parseMessage(text, "message");
+    await this.#mustExist();
+    const origin = this.#scope.caller.origin;
+    const role = isAgentPath(origin) && origin !== this.#path ? "developer" : "user";
+    const [event] = await (await this.#stream()).append({ type: CONTEXT_ADDED, payload: { role, content } });
+    return { offset: event?.offset ?? 0 };
+  }
+
+  /**
+   * Sends a message and waits for the agent's next `itx.chat.sendMessage`. Answers `text: null`
+   * when the agent ended its turn without saying anything; a stopped loop or a failed model
+   * request is a coded error; past `timeoutMs`, TIMEOUT.
+   */
+  async ask(input: unknown): Promise<{ text: string | null; offset: number }> {
+    const { message, timeoutMs, ...rest } = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
+    if (typeof input !== "object" || input === null || Object.keys(rest).length > 0) {
+      throw new ItxError("INVALID_ARGUMENT", "ask takes { message, timeoutMs? }");
+    }
+    const wait = timeoutMs ?? AGENT_LIMITS.ASK_TIMEOUT_MS;
+    if (typeof wait !== "number" || !Number.isInteger(wait) || wait < 1 || wait > AGENT_LIMITS.ASK_TIMEOUT_MS) {
+      throw new ItxError("INVALID_ARGUMENT", `timeoutMs is an integer from 1 to ${AGENT_LIMITS.ASK_TIMEOUT_MS}`, { details: { limit: "ASK_TIMEOUT_MS" } });
+    }
+    const deadline = Date.now() + wait;
+    const sent = await this.message(message);
+    const stream = await this.#stream();
+    let after = sent.offset;
+    for (;;) {
+      const remaining = Math.max(0, deadline - Date.now());
+      const event = await stream.waitForEvent({ types: [MESSAGE_SENT, LOOP_STOPPED, LLM_REQUEST_SETTLED, RUN_SETTLED], afterOffset: after, timeoutMs: remaining });
+      after = event.offset;
+      const payload = event.payload as Record<string, unknown>;
+      if (event.type === MESSAGE_SENT) return { text: String(payload.text), offset: event.offset };
+      if (event.type === LOOP_STOPPED && event.source.processor === "agent") {
+        throw new ItxError(payload.reason === "loop-limit" ? "LOOP_LIMIT" : "UNAVAILABLE", `the agent stopped: ${String(payload.message)}`, { details: { offset: event.offset } });
+      }
+      if (event.type === LLM_REQUEST_SETTLED && payload.status === "failed") {
+        const error = payload.error as { code?: string; message?: string } | undefined;
+        throw new ItxError((error?.code as "UNAVAILABLE" | undefined) ?? "UNAVAILABLE", `the agent's model request failed: ${error?.message ?? "unknown"}`, {
+          details: { offset: event.offset },
+        });
+      }
+      if (event.type === RUN_SETTLED) {
+        const error = payload.error as { code?: string; message?: string } | undefined;
+        if (error?.code === "LOOP_LIMIT") throw new ItxError("LOOP_LIMIT", error.message ?? "a chain of reactions was stopped", { details: { offset: event.offset } });
+        if (payload.status === "succeeded" && !Object.hasOwn(payload, "result")) return { text: null, offset: event.offset };
+      }
+    }
+  }
+
+  /** The agent's identity, model, loop status and surface, from its stream's fold. */
+  async __describe() {
+    const projectId = await this.#scope.projectId();
+    const { offset, state } = await this.#scope.env.AGENT_PROCESSORS.getByName(`${projectId}:${this.#path}`).state();
+    return {
+      kind: "agent",
+      whoami: `agent ${projectId}:${this.#path}`,
+      projectId,
+      path: this.#path,
+      instructions: state.created
+        ? "An agent: message(text) adds to its context, ask({ message }) waits for its reply; it answers by running scripts in its own context."
+        : "No agent here yet: create({ llm?, systemPrompt? }) makes one. A stream path alone is not an agent.",
+      children: {
+        create: "create({ llm?, systemPrompt? }) -> { path, offset, created }",
+        configure: "configure({ llm?, systemPrompt? }): from the next request on",
+        message: "message(text) -> { offset }",
+        ask: "ask({ message, timeoutMs? }) -> { text, offset }: the agent's next chat message",
+        stream: "the agent's stream: every turn, as events",
+        chat: "chat.sendMessage(text): speak as the agent",
+        itx: "the agent's context",
+      },
+      agent: describeState(state, offset),
+    };
+  }
+
+  /** The agent's stream (its context's own stream). */
+  get stream(): Promise<StreamCapability> {
+    return this.#stream();
+  }
+
+  /** Speaking as the agent: what the agent's scripts use to answer people. */
+  get chat(): AgentChatRpcTarget {
+    return new AgentChatRpcTarget(this.#scope, this.#path);
+  }
+
+  /** The agent's context. */
+  get itx() {
+    return this.#scope.at(this.#path);
+  }
+
+  /** Any other property: a capability call in the agent's scope. */
+  invokeCapability(input: { path: unknown; args?: unknown }): Promise<unknown> {
+    return this.#scope.at(this.#path).invokeCapability(input);
+  }
+
+  async #stream(): Promise<StreamCapability> {
+    const projectId = await this.#scope.projectId();
+    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), this.#scope.stamp);
+  }
+
+  async #mustExist(): Promise<void> {
+    const created = await (await this.#stream()).getByIdempotencyKey("agent/created");
+    if (!created) throw new ItxError("NOT_FOUND", `no agent at ${this.#path}: create() it first (a stream path alone is not an agent)`);
+  }
+}
+installInvokeFallback(AgentRpcTarget);
+
+/** `itx.chat` (and `agent.chat`): messages from the agent to the people it serves. */
+export class AgentChatRpcTarget extends RpcTarget {
+  readonly #scope: AgentScope;
+  readonly #path: string;
+
+  constructor(scope: AgentScope, path: string) {
+    super();
+    this.#scope = scope;
+    this.#path = path;
+  }
+
+  /** Appends `agent/message-sent { text }` to the agent's stream. */
+  async sendMessage(text: unknown): Promise<{ offset: number }> {
+    const content = parseMessage(text, "sendMessage");
+    const projectId = await this.#scope.projectId();
+    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), this.#scope.stamp);
+    const [event] = await stream.append({ type: MESSAGE_SENT, payload: { text: content } });
+    return { offset: event?.offset ?? 0 };
+  }
+}
+
+function parseConfig(input: unknown, call: string): { llm?: unknown; systemPrompt?: string } {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) throw new ItxError("INVALID_ARGUMENT", `${call} takes { llm?, systemPrompt? }`);
+  const { llm, systemPrompt, ...rest } = input as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `${call} has no field(s) ${Object.keys(rest).join(", ")}`);
+  const config: { llm?: unknown; systemPrompt?: string } = {};
+  if (llm !== undefined) {
+    const parsed = llmConfigSchema.safeParse(llm);
+    if (!parsed.success) {
+      throw new ItxError("INVALID_ARGUMENT", `llm: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "llm"}: ${issue.message}`).join("; ")}`);
+    }
+    config.llm = parsed.data;
+  }
+  if (systemPrompt !== undefined) {
+    if (typeof systemPrompt !== "string") throw new ItxError("INVALID_ARGUMENT", "systemPrompt is a string");
+    if (systemPrompt.length > AGENT_LIMITS.SYSTEM_PROMPT_MAX_LENGTH) {
+      throw new ItxError("INVALID_ARGUMENT", `systemPrompt is at most ${AGENT_LIMITS.SYSTEM_PROMPT_MAX_LENGTH} characters`, {
+        details: { limit: "SYSTEM_PROMPT_MAX_LENGTH" },
+      });
+    }
+    config.systemPrompt = systemPrompt;
+  }
+  return config;
+}
+
+function parseMessage(text: unknown, call: string): string {
+  if (typeof text !== "string" || text.trim().length === 0) throw new ItxError("INVALID_ARGUMENT", `${call} takes a non-empty string`);
+  if (text.length > AGENT_LIMITS.MESSAGE_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a message is at most ${AGENT_LIMITS.MESSAGE_MAX_LENGTH} characters`, { details: { limit: "MESSAGE_MAX_LENGTH" } });
+  }
+  return text;
+}
+
+function describeState(state: AgentState, offset: number) {
+  if (!state.created) return { created: false as const, offset };
+  const status = state.stopped ? "stopped" : state.request ? "thinking" : state.run ? "running-script" : state.pending ? "queued" : "idle";
+  return {
+    created: true as const,
+    offset,
+    status,
+    llm: state.system.llm ?? "deployment default",
+    systemPrompt: state.system.systemPrompt ?? null,
+    turns: state.turns,
+    messagesSent: state.messagesSent,
+    historyItems: state.history.length,
+    lastError: state.lastError,
+    stopped: state.stopped,
+  };
+}

@@ -1,0 +1,303 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { connectItx } from "iterate/client";
+import { rejection, target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
+import { scriptReply, startModelServer, type ModelRequest } from "../harness/model-server.ts";
+
+// oxlint-disable typescript/no-explicit-any -- itx handles are dynamic by design
+
+const AGENT = "events.iterate.com/agent/";
+const ITX = "events.iterate.com/itx/";
+
+// One loopback model for the whole file: each test routes its agents by model name.
+type Script = (request: ModelRequest, turn: number) => string | { status: number; body: string };
+const scripts = new Map<string, Script>();
+const turns = new Map<string, number>();
+let model: Awaited<ReturnType<typeof startModelServer>>;
+
+beforeAll(async () => {
+  model = await startModelServer((request) => {
+    const script = scripts.get(request.model);
+    if (!script) return { status: 404, body: JSON.stringify({ error: { message: `no script for model ${request.model}` } }) };
+    const turn = turns.get(request.model) ?? 0;
+    turns.set(request.model, turn + 1);
+    return script(request, turn);
+  });
+});
+afterAll(() => model.close());
+
+function llm(name: string, script: Script) {
+  const unique = `${name}-${Math.random().toString(36).slice(2, 8)}`;
+  scripts.set(unique, script);
+  return { provider: "openai-compatible", baseUrl: model.baseUrl, model: unique };
+}
+
+function requestsOf(config: { model: string }): ModelRequest[] {
+  return model.requests.filter((request) => request.model === config.model);
+}
+
+async function projectItx(prefix: string): Promise<any> {
+  const { projectId } = await newProject(prefix);
+  const { baseUrl, admin } = target();
+  return connectItx({ baseUrl, auth: admin, projectId });
+}
+
+async function typesOn(itx: any, path: string): Promise<string[]> {
+  const stream = await itx.streams.get(path);
+  const events = await stream.getEvents({ limit: 500 });
+  return events.map((event: any) => event.type.replace("events.iterate.com/", ""));
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("agents", () => {
+  test("asked to say something, the agent runs a script that calls itx.chat.sendMessage, and the stream shows the whole turn", async () => {
+    using itx = await projectItx("agent-hello");
+    const config = llm("hello", () => scriptReply('async (itx) => { await itx.chat.sendMessage("Hello from the agent!"); }'));
+    const agent = itx.agents.get("/agents/greeter");
+    expect(await agent.create({ llm: config, systemPrompt: "You greet people." })).toMatchObject({ path: "/agents/greeter", created: true });
+    const reply = await agent.ask({ message: "Please say hello", timeoutMs: 30_000 });
+    expect(reply.text).toBe("Hello from the agent!");
+
+    const types = await until(async () => {
+      const seen = await typesOn(itx, "/agents/greeter");
+      return seen.includes("itx/run-settled") ? seen : undefined;
+    });
+    expect(types).toEqual([
+      "itx/subscription-configured",
+      "itx/created",
+      "itx/subscription-configured",
+      "agent/created",
+      "agent/context-added",
+      "agent/llm-request-requested",
+      "agent/context-added",
+      "itx/run-requested",
+      "agent/llm-request-settled",
+      "agent/message-sent",
+      "itx/run-settled",
+    ]);
+    const stream = await itx.streams.get("/agents/greeter");
+    const [requested] = await stream.getEvents({ types: [`${AGENT}llm-request-requested`] });
+    // By reference: the request event holds no prompt; its offset is the request id.
+    expect(Object.keys(requested.payload)).toEqual(["afterOffset"]);
+    const [settled] = await stream.getEvents({ types: [`${AGENT}llm-request-settled`] });
+    expect(settled.payload).toMatchObject({ requestOffset: requested.offset, status: "succeeded" });
+    const [runSettled] = await stream.getEvents({ types: [`${ITX}run-settled`] });
+    expect(runSettled.payload).toEqual({ requestOffset: expect.any(Number), status: "succeeded" });
+
+    // What the model saw: the contract and the surface (from __describe) in the system lane, then the user.
+    const [request] = requestsOf(config);
+    expect(request?.stream).toBe(true);
+    expect(request?.messages[0]?.role).toBe("system");
+    expect(request?.messages[0]?.content).toMatch(/exactly one fenced ```ts block/);
+    expect(request?.messages[0]?.content).toMatch(/You greet people\./);
+    expect(request?.messages[0]?.content).toMatch(/itx\.chat/);
+    expect(request?.messages.at(-1)).toEqual({ role: "user", content: "Please say hello" });
+
+    const description = await agent.__describe();
+    expect(description).toMatchObject({ kind: "agent", path: "/agents/greeter", agent: { created: true, status: "idle", turns: 1, messagesSent: 1 } });
+    expect(await itx.agents.list()).toEqual([{ path: "/agents/greeter", createdAt: expect.any(String) }]);
+  });
+
+  test("a multi-turn task: a script's result feeds the next turn, and undefined ends the loop", async () => {
+    using itx = await projectItx("agent-multi");
+    await itx.provideCapability({ name: "inventory", capability: { count: (item: string) => (item === "apples" ? 42 : 0) } });
+    const config = llm("multi", (request, turn) => {
+      if (turn === 0) return scriptReply('async (itx) => await itx.inventory.count("apples")');
+      const last = request.messages.at(-1)?.content ?? "";
+      const count = /\[script returned\] (\d+)/.exec(last)?.[1] ?? "unknown";
+      return scriptReply(`async (itx) => { await itx.chat.sendMessage("We have ${count} apples."); }`);
+    });
+    const agent = itx.agents.get("/agents/counter");
+    await agent.create({ llm: config });
+    expect((await agent.ask({ message: "How many apples?", timeoutMs: 30_000 })).text).toBe("We have 42 apples.");
+    const requests = requestsOf(config);
+    expect(requests).toHaveLength(2);
+    expect(requests[1]?.messages.slice(1)).toEqual([
+      { role: "user", content: "How many apples?" },
+      { role: "assistant", content: expect.stringContaining('itx.inventory.count("apples")') },
+      { role: "user", content: "[script returned] 42" },
+    ]);
+    const described = await until(async () => {
+      const { agent: state } = await agent.__describe();
+      return state.status === "idle" ? state : undefined;
+    });
+    expect(described).toMatchObject({ turns: 2, messagesSent: 1, historyItems: 4 });
+  });
+
+  test("a reply without a block, or with two, gets one corrective item; a second bad reply stops the loop", async () => {
+    using itx = await projectItx("agent-corrective");
+    const config = llm("corrective", (_request, turn) => {
+      if (turn === 0) return "I would love to help, but here is no code.";
+      if (turn === 1) return `${scriptReply("async (itx) => 1")}\n${scriptReply("async (itx) => 2")}`;
+      return "still no code";
+    });
+    const agent = itx.agents.get("/agents/wordy");
+    await agent.create({ llm: config });
+    const stopped = await rejection(agent.ask({ message: "hi", timeoutMs: 30_000 }));
+    expect(stopped.code).toBe("UNAVAILABLE");
+    expect(stopped.message).toMatch(/could not run/);
+    const requests = requestsOf(config);
+    expect(requests).toHaveLength(2);
+    expect(requests[1]?.messages.at(-1)?.content).toMatch(/had no fenced ```ts block.*exactly one fenced/s);
+    const stream = await itx.streams.get("/agents/wordy");
+    const corrective = await stream.getEvents({ types: [`${AGENT}context-added`] });
+    expect(corrective.filter((event: any) => event.payload.corrective)).toHaveLength(1);
+    const [stop] = await stream.getEvents({ types: [`${AGENT}loop-stopped`] });
+    expect(stop.payload).toMatchObject({ reason: "no-script" });
+    expect(stop.payload.message).toMatch(/2 fenced code blocks/);
+
+    // A new message starts a fresh loop (and a fresh corrective budget).
+    const second = llm("corrective-2", () => scriptReply('async (itx) => { await itx.chat.sendMessage("ok now"); }'));
+    await agent.configure({ llm: second });
+    expect((await agent.ask({ message: "try again", timeoutMs: 30_000 })).text).toBe("ok now");
+  });
+
+  test("a script that throws comes back to the model as a developer item, and the next turn fixes it", async () => {
+    using itx = await projectItx("agent-throws");
+    const config = llm("throws", (request, turn) => {
+      if (turn === 0) return scriptReply('async (itx) => { throw new Error("the printer is on fire"); }');
+      const last = request.messages.at(-1)?.content ?? "";
+      return scriptReply(`async (itx) => { await itx.chat.sendMessage(${JSON.stringify(`recovered from: ${last}`)}); }`);
+    });
+    const agent = itx.agents.get("/agents/fixer");
+    await agent.create({ llm: config });
+    const reply = await agent.ask({ message: "print", timeoutMs: 30_000 });
+    expect(reply.text).toMatch(/^recovered from: \[script failed\] SCRIPT_FAILED: .*the printer is on fire/);
+  });
+
+  test("two agents answering each other stop at the loop limit with one LOOP_LIMIT error and one itx/loop-limit fact", async () => {
+    using itx = await projectItx("agent-loop");
+    const ping = llm("ping", () => scriptReply('async (itx) => { await itx.agents.get("/agents/pong").message("ping"); }'));
+    const pong = llm("pong", () => scriptReply('async (itx) => { await itx.agents.get("/agents/ping").message("pong"); }'));
+    await itx.agents.get("/agents/ping").create({ llm: ping });
+    await itx.agents.get("/agents/pong").create({ llm: pong });
+    const { offset } = await itx.agents.get("/agents/ping").message("start the game");
+
+    const facts = await until(async () => {
+      const found = [];
+      for (const path of ["/agents/ping", "/agents/pong"]) {
+        const stream = await itx.streams.get(path);
+        found.push(...(await stream.getEvents({ types: [`${ITX}loop-limit`] })));
+      }
+      return found.length > 0 ? found : undefined;
+    }, 60_000);
+    // Let anything still in flight land, then count.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const failures = [];
+    const limitFacts = [];
+    for (const path of ["/agents/ping", "/agents/pong"]) {
+      const stream = await itx.streams.get(path);
+      limitFacts.push(...(await stream.getEvents({ types: [`${ITX}loop-limit`] })));
+      const settled = await stream.getEvents({ types: [`${ITX}run-settled`] });
+      failures.push(...settled.filter((event: any) => event.payload.error?.code === "LOOP_LIMIT"));
+    }
+    expect(limitFacts).toHaveLength(1);
+    expect(facts[0].payload.began).toBe(`/agents/ping#${offset}`);
+    expect(failures).toHaveLength(1);
+    expect(failures[0].payload.error.message).toMatch(new RegExp(`began at /agents/ping#${offset}`));
+    // A few rounds each, then quiet; reading still works.
+    const requests = requestsOf(ping).length + requestsOf(pong).length;
+    expect(requests).toBeGreaterThanOrEqual(3);
+    expect(requests).toBeLessThanOrEqual(8);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(requestsOf(ping).length + requestsOf(pong).length).toBe(requests);
+    expect((await typesOn(itx, "/agents/pong")).length).toBeGreaterThan(0);
+    const messages = (await (await itx.streams.get("/agents/pong")).getEvents({ types: [`${AGENT}context-added`] })).filter(
+      (event: any) => event.payload.role === "developer" && !event.payload.corrective,
+    );
+    // Agent-to-agent messages are developer items carrying their sender in the stamp.
+    expect(messages[0].source.origin).toBe("/agents/ping");
+    const pongRequest = requestsOf(pong)[0];
+    expect(pongRequest?.messages.at(-1)).toEqual({ role: "user", content: "[from /agents/ping] ping" });
+  });
+
+  test("an agent that never returns undefined is stopped by the autonomous-turn limit", async () => {
+    using itx = await projectItx("agent-runaway");
+    const config = llm("runaway", () => scriptReply("async (itx) => 1"));
+    const agent = itx.agents.get("/agents/busy");
+    await agent.create({ llm: config });
+    const stopped = await rejection(agent.ask({ message: "count forever", timeoutMs: 60_000 }));
+    expect(stopped.message).toMatch(/AUTONOMOUS_TURNS_MAX/);
+    expect(requestsOf(config)).toHaveLength(8);
+  });
+
+  test("the model key is a secret placeholder, substituted only in the egress pipe", async () => {
+    using itx = await projectItx("agent-key");
+    const material = `sk-test-${Math.random().toString(36).slice(2)}`;
+    await itx.secrets.get("/secrets/model-key").update({ material, egress: { urls: [`${model.baseUrl}/`] } });
+    const config = { ...llm("keyed", () => scriptReply('async (itx) => { await itx.chat.sendMessage("keyed"); }')), apiKey: "/secrets/model-key" };
+    const agent = itx.agents.get("/agents/keyed");
+    await agent.create({ llm: config });
+    expect((await agent.ask({ message: "hi", timeoutMs: 30_000 })).text).toBe("keyed");
+    expect(requestsOf(config)[0]?.headers.authorization).toBe(`Bearer ${material}`);
+    const events = await (await itx.streams.get("/agents/keyed")).getEvents({ limit: 500 });
+    expect(JSON.stringify(events)).not.toContain(material);
+    const raw = await rejection(itx.agents.get("/agents/raw").create({ llm: { ...config, apiKey: material } }));
+    expect(raw.code).toBe("INVALID_ARGUMENT");
+    expect(raw.message).not.toContain(material);
+  });
+
+  test("workers-ai is a clear error locally; a failed model request is recorded and ask rejects", async () => {
+    using itx = await projectItx("agent-ai");
+    const agent = itx.agents.get("/agents/cloud");
+    await agent.create({ llm: { provider: "workers-ai", model: "@cf/meta/llama-3.3-70b-instruct-fp8-fast" } });
+    const failed = await rejection(agent.ask({ message: "hi", timeoutMs: 30_000 }));
+    expect(failed.code).toBe("UNAVAILABLE");
+    expect(failed.message).toMatch(/only when the OS is deployed/);
+    const broken = itx.agents.get("/agents/broken");
+    await broken.create({ llm: llm("broken", () => ({ status: 503, body: "overloaded" })) });
+    const refused = await rejection(broken.ask({ message: "hi", timeoutMs: 30_000 }));
+    expect(refused.message).toMatch(/HTTP 503: overloaded/);
+    expect((await broken.__describe()).agent.lastError).toMatchObject({ code: "UNAVAILABLE" });
+  });
+
+  test("bad input gets coded errors and changes nothing", async () => {
+    using itx = await projectItx("agent-bad");
+    const missing = itx.agents.get("/agents/nobody");
+    expect((await rejection(missing.message("hello"))).code).toBe("NOT_FOUND");
+    expect((await missing.__describe()).agent).toEqual({ created: false, offset: 0 });
+    expect((await rejection(Promise.resolve().then(() => itx.agents.get("/not-agents/x")))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.agent.message("x"))).code).toBe("NOT_FOUND");
+    expect((await rejection(itx.chat.sendMessage("x"))).code).toBe("NOT_FOUND");
+    const agent = itx.agents.get("/agents/strict");
+    expect((await rejection(agent.create({ llm: { provider: "nope" } }))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(agent.create({ color: "blue" }))).code).toBe("INVALID_ARGUMENT");
+    const longPrompt = (await rejection(agent.create({ systemPrompt: "x".repeat(16_001) }))) as Error & { code?: string; details?: { limit?: string } };
+    expect(longPrompt.code).toBe("INVALID_ARGUMENT");
+    expect(longPrompt.details?.limit).toBe("SYSTEM_PROMPT_MAX_LENGTH");
+    expect(await itx.agents.list()).toEqual([]);
+    await agent.create({ llm: llm("strict", () => "no code") });
+    const tooLong = await rejection(agent.message("x".repeat(32_001)));
+    expect(tooLong.code).toBe("INVALID_ARGUMENT");
+    expect(tooLong.message).toMatch(/at most 32000/);
+    expect((await rejection(agent.message(""))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(agent.ask({ message: "x", timeoutMs: 0 }))).code).toBe("INVALID_ARGUMENT");
+    expect(await agent.create({})).toMatchObject({ created: false });
+    const types = await typesOn(itx, "/agents/strict");
+    expect(types.filter((type) => type === "agent/context-added")).toHaveLength(0);
+  });
+
+  test("connectItx with agentPath reaches the agent; in its context itx.agent and itx.chat exist", async () => {
+    const { projectId } = await newProject("agent-connect");
+    const { baseUrl, admin } = target();
+    using root: any = connectItx({ baseUrl, auth: admin, projectId });
+    await root.agents.get("/agents/direct").create({ llm: llm("direct", () => scriptReply("async () => undefined")) });
+    using agent: any = connectItx({ baseUrl, auth: admin, projectId, agentPath: "/agents/direct" });
+    expect((await agent.__describe()).whoami).toBe(`agent ${projectId}:/agents/direct`);
+    const inside = await root.cd("/agents/direct").run(
+      "async (itx) => { const me = await itx.agent.__describe(); await itx.chat.sendMessage('from a script'); return me.path; }",
+    );
+    expect(inside).toBe("/agents/direct");
+    const sent = await (await root.streams.get("/agents/direct")).getEvents({ types: [`${AGENT}message-sent`] });
+    expect(sent.map((event: any) => [event.payload.text, event.source.origin])).toEqual([["from a script", "/agents/direct"]]);
+  });
+});
