@@ -9,6 +9,9 @@ export default defineConfig({
       main: "./test/test-worker.ts",
       wrangler: { configPath: "./wrangler.jsonc" },
       remoteBindings: false,
+      // Loaded isolates call back through these loopback entrypoints (ctx.exports); the plugin
+      // does not find exports re-exported by the test worker on its own.
+      additionalExports: { ItxEntrypoint: "WorkerEntrypoint", EgressEntrypoint: "WorkerEntrypoint" },
       miniflare: {
         bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret" },
         durableObjects: { TEST_PROCESSORS: { className: "TallyProcessorHost", useSQLite: true } },

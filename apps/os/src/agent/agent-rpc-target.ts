@@ -1,7 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { EventSource, StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
-import { relay } from "../api/relay.ts";
 import type { Env } from "../env.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { RUN_SETTLED } from "../capability-host/itx-contract.ts";

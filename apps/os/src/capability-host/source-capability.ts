@@ -1,7 +1,8 @@
 import { exports } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
-import type { IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
+import { ITERATE_WORKER_MODULE } from "iterate/sdk";
+import { isolateScopeKey, type IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
 import { RESERVED_PATH_SEGMENTS } from "./capability-path.ts";
 import { sourceSchema, type CapabilitySource } from "./itx-contract.ts";
 
@@ -41,11 +42,12 @@ export function parseSourceAddress(capability: Record<string, unknown>): Capabil
  * extension catches what an inherited capability sends.
  */
 export async function loadSource(env: Env, source: CapabilitySource, props: IsolateProps): Promise<WorkerStub> {
-  const id = `source:${await digest(JSON.stringify(source))}:${props.projectId}:${props.origin}:${props.principal}`;
+  const id = `source:${await digest(JSON.stringify(source))}:${isolateScopeKey(props)}`;
   return env.LOADER.get(id, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: source.mainModule,
-    modules: source.modules,
+    // Loaded code may `import { IterateEntrypoint } from "iterate/worker"`: the deployment's own SDK.
+    modules: { "iterate/worker": { js: ITERATE_WORKER_MODULE }, ...source.modules },
     env: { ITX: exports.ItxEntrypoint({ props }) },
     globalOutbound: exports.EgressEntrypoint({ props }),
   }));

@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { relay } from "../api/relay.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
-import type { IsolateProps } from "./loopback-entrypoints.ts";
+import { isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
 import { buildWorker, parseWorkerSource, type BuiltWorker } from "./worker-build.ts";
 
 /** Longest durable worker key: it names a facet of the context's object. */
@@ -55,7 +55,7 @@ export class WorkersRpcTarget extends RpcTarget {
 
 /** Loads a built worker into an isolate whose ITX and egress belong to `isolate.origin`. */
 export function loadBuilt(env: Env, built: BuiltWorker, isolate: IsolateProps): WorkerStub {
-  return env.LOADER.get(`worker:${built.hash}:${isolate.projectId}:${isolate.origin}:${isolate.principal}`, () => ({
+  return env.LOADER.get(`worker:${built.hash}:${isolateScopeKey(isolate)}`, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: built.mainModule,
     modules: built.modules,

@@ -37,6 +37,15 @@ export class EgressEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
   }
 }
 
+/**
+ * The part of a Loader isolate's id that names its authority. An isolate's env is fixed when it
+ * loads, so two scopes (or two rounds of a reaction chain) must never share one.
+ */
+export function isolateScopeKey(props: IsolateProps): string {
+  const reaction = props.reaction ? `${props.reaction.round}@${props.reaction.began}` : "";
+  return `${props.projectId}:${props.origin}:${props.principal}:${reaction}`;
+}
+
 function scopeOf(env: Env, props: IsolateProps): ItxScope {
   const { principal, projectId, origin, depth, reaction } = props;
   return { env, principal, projectId, path: origin, origin, depth, ...(reaction ? { reaction } : {}) };

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
-import type { IsolateProps } from "./loopback-entrypoints.ts";
+import { isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
 import { SCRIPT_LIMITS } from "./script-limits.ts";
 import { SCRIPT_LINE_OFFSET, scriptModule } from "./script-module.ts";
 import { LOOP_ITERATIONS_MAX, guardLoops, guardName } from "./loop-guard.ts";
@@ -43,7 +43,7 @@ export async function runScript(env: Env, props: IsolateProps, source: string, t
   } catch (error) {
     return failed("SCRIPT_FAILED", errorMessage(error));
   }
-  const id = `script:${await sha256(`${props.projectId}\n${props.origin}\n${props.principal}\n${props.depth}\n${source}`)}`;
+  const id = `script:${await sha256(`${isolateScopeKey(props)}\n${props.depth}\n${source}`)}`;
   const worker = env.LOADER.get(id, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "script.js",

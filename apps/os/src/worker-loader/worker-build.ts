@@ -1,4 +1,5 @@
 import { ItxError } from "iterate/errors";
+import { ITERATE_WORKER_MODULE } from "iterate/sdk";
 
 /** Most files in one dynamic worker's source. */
 export const WORKER_FILES_MAX = 64;
@@ -18,6 +19,12 @@ export interface BuiltWorker {
   /** Content hash of the source: the build (and the isolate) is cached under it. */
   hash: string;
 }
+
+/**
+ * Modules every build resolves to this deployment's own SDK, whatever the source's files or
+ * package.json say: loaded code gets `this.getItx()` from `import { IterateEntrypoint } from "iterate/worker"`.
+ */
+export const PLATFORM_MODULES: Readonly<Record<string, string>> = { "iterate/worker": ITERATE_WORKER_MODULE };
 
 const builds = new Map<string, Promise<BuiltWorker>>();
 
@@ -66,7 +73,13 @@ export function buildWorker(source: WorkerSource): Promise<BuiltWorker> {
 async function bundle(source: WorkerSource, hash: string): Promise<BuiltWorker> {
   const { createWorker } = await import("@cloudflare/worker-bundler");
   try {
-    const built = await createWorker({ files: source.files, ...(source.entryPoint ? { entryPoint: source.entryPoint } : {}), bundle: true });
+    const built = await createWorker({
+      files: source.files,
+      ...(source.entryPoint ? { entryPoint: source.entryPoint } : {}),
+      bundle: true,
+      // Exact specifiers, resolved before the files and node_modules are consulted.
+      virtualModules: { ...PLATFORM_MODULES },
+    });
     const modules: Record<string, string> = {};
     for (const [name, module] of Object.entries(built.modules)) {
       modules[name] = typeof module === "string" ? module : JSON.stringify(module);
@@ -89,8 +102,13 @@ function describeBuildError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+// The platform modules are part of the input: a deployment with another SDK builds afresh.
 async function contentHash(source: WorkerSource): Promise<string> {
-  const ordered = JSON.stringify([source.entryPoint ?? null, Object.entries(source.files).toSorted(([a], [b]) => (a < b ? -1 : 1))]);
+  const ordered = JSON.stringify([
+    source.entryPoint ?? null,
+    Object.entries(source.files).toSorted(([a], [b]) => (a < b ? -1 : 1)),
+    PLATFORM_MODULES,
+  ]);
   const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(ordered)));
   return Array.from(bytes.slice(0, 16), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

@@ -10,3 +10,13 @@ export {
   type HostedStream,
   type WokenProcessor,
 } from "./stream-processor-durable-object.ts";
+export {
+  IterateDurableObject,
+  IterateEntrypoint,
+  type ItxBinding,
+  type ItxEnv,
+  type ItxScope,
+  type Pipelined,
+  type Remote,
+} from "./worker.ts";
+export { ITERATE_WORKER_MODULE } from "./worker-module.generated.ts";
