@@ -1,4 +1,5 @@
 import type { EventInput, Reaction, StreamEvent } from "iterate/types";
+import { ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
@@ -8,6 +9,7 @@ import { LLM_RESPONSE_FRAME } from "./agent-events.ts";
 import { AgentProcessor, type AgentEffects } from "./agent-processor.ts";
 import { renderSurface, requestMessages, type SurfaceDescription } from "./agent-prompt.ts";
 import { defaultLlm } from "./default-llm.ts";
+import { AGENT_LIMITS } from "./agent-limits.ts";
 import { complete } from "./llm-provider.ts";
 
 /** How often streamed reply text is sent to live viewers as one ephemeral frame. */
@@ -82,15 +84,24 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
         stamp: { origin: this.#path, platform: "agent" },
       }),
     );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ItxError("TIMEOUT", `the model did not finish within ${AGENT_LIMITS.LLM_TIMEOUT_MS} ms (LLM_TIMEOUT_MS)`)),
+        AGENT_LIMITS.LLM_TIMEOUT_MS,
+      );
+    });
     try {
-      return await complete({
+      const answer = complete({
         config: state.system.llm ?? defaultLlm(this.env),
         messages,
         fetch: (request) => itx.fetch(request),
         ...(this.env.AI ? { ai: this.env.AI } : {}),
         onDelta: (delta) => frames.push(delta),
       });
+      return await Promise.race([answer, deadline]);
     } finally {
+      if (timer !== undefined) clearTimeout(timer);
       await frames.close();
     }
   }

@@ -79,7 +79,9 @@ describe("agent processor replay", () => {
 
   test("a request is rebuilt from the events up to its offset, even after the system lane changed", async () => {
     const processor = new AgentProcessor();
-    const events = conversation(() => 3).flatMap(({ stamp, events: batch }) => batch.map((event) => ({ ...event, source: { ...stamp, ...event.source } })));
+    const events = conversation(() => 3).flatMap(({ stamp, events: batch }) =>
+      batch.map((event) => ({ ...event, source: { ...stamp, ...("source" in event ? event.source : {}) } })),
+    );
     const all = [...events, { type: "events.iterate.com/agent/configured", payload: { systemPrompt: "Changed later." }, source: person }];
     const committed = all.map((event, index) => ({ ...event, offset: index + 1, streamPath: "/agents/replay", createdAt: "" }));
     const effects = {
