@@ -8,6 +8,8 @@ export interface Baselines {
   doNoop: number;
   /** (c) the same with one SQLite insert, median ms. */
   doInsert: number;
+  /** (e) Worker Loader load-and-call, timed inside the Worker, median ms. */
+  loader: number;
 }
 
 const ROUND_TRIPS = 2_000;
@@ -59,7 +61,8 @@ export async function measureBaselines({ bench }: BenchTarget): Promise<Baseline
     loaderRoundTrip.push(await time(async () => (inside = (await bench.loaderCall(`${prefix}-${i}`)).ms)));
     loaderInside.push(inside);
   }
-  report("baseline.e_loader_load_and_call.median", summarize(loaderInside).median, "ms");
+  const e = summarize(loaderInside).median;
+  report("baseline.e_loader_load_and_call.median", e, "ms");
   report("baseline.e_loader_load_and_call_via_capnweb.median", summarize(loaderRoundTrip).median, "ms");
-  return { ping: a.median, doNoop: b.median, doInsert: c.median };
+  return { ping: a.median, doNoop: b.median, doInsert: c.median, loader: e };
 }

@@ -1,7 +1,9 @@
 // `pnpm bench`: starts a local OS (or uses BASE_URL) and prints every figure as `name: value unit`.
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
+import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
+import { measureScripts } from "./scripts.ts";
 import { measureStreams } from "./streams.ts";
 import { openTarget } from "./target.ts";
 
@@ -13,6 +15,10 @@ try {
   if (!only || only.includes("streams")) await measureStreams(target, baselines);
   if (!only || only.includes("processors")) await measureProcessors(target);
   if (!only || only.includes("capabilities")) await measureCapabilities(target);
+  if (!only || only.includes("scripts")) {
+    await measureScripts(target, baselines);
+    await measureEgress(target);
+  }
 } finally {
   await target.close();
 }

@@ -32,3 +32,28 @@ export async function time(call: () => Promise<unknown>): Promise<number> {
   await call();
   return performance.now() - start;
 }
+
+/**
+ * Times every series once per round for `rounds` rounds, in a fresh random order each round.
+ * Interleaving makes machine noise hit all series alike; shuffling (rather than only rotating,
+ * which keeps each series behind the same neighbour) spreads the work one call leaves behind
+ * (an `itx.run` keeps the Worker busy for a moment after it answers) over all series alike.
+ * Answers the samples by series name.
+ */
+export async function interleave<Name extends string>(rounds: number, series: Record<Name, () => Promise<unknown>>): Promise<Record<Name, number[]>> {
+  const names = Object.keys(series) as Name[];
+  const samples = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Name, number[]>;
+  for (let round = 0; round < rounds; round++) {
+    for (const name of shuffled(names)) samples[name].push(await time(series[name]));
+  }
+  return samples;
+}
+
+function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+  }
+  return copy;
+}

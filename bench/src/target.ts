@@ -1,4 +1,5 @@
 import { newWebSocketRpcSession, type RpcStub } from "capnweb";
+import { connectItx } from "iterate/client";
 import { startLocalOs, type LocalOs } from "../../apps/os/scripts/local-os.ts";
 
 /** The raw operations the OS's bench root offers (apps/os/src/bench/bench-root.ts). */
@@ -12,6 +13,9 @@ export interface BenchRoot {
   keepCallback(name: string, callback: (value: number) => number): void;
   callKeptCallback(name: string, value: number): number;
   replayJournal(name: string): { offset: number; count: number };
+  directFetch(url: string): number;
+  pipeFetch(projectId: string, url: string): number;
+  itxFetch(projectId: string, url: string): number;
 }
 
 export interface BenchTarget {
@@ -44,4 +48,22 @@ export async function openTarget(): Promise<BenchTarget> {
       await os?.stop();
     },
   };
+}
+
+/**
+ * A fresh project and an admin itx on its root context, over a Cap'n Web session of its own.
+ * Dispose the handle to close the session.
+ */
+// oxlint-disable-next-line typescript/no-explicit-any -- capability paths are dynamic by design
+export async function openProject(target: BenchTarget, prefix: string): Promise<{ projectId: string; itx: any }> {
+  const auth = { type: "admin-secret" as const, secret: target.adminSecret };
+  // oxlint-disable-next-line typescript/no-explicit-any -- as above
+  const session: any = connectItx({ baseUrl: target.baseUrl, auth });
+  try {
+    const slug = `${prefix}-${Date.now().toString(36)}`;
+    const { projectId } = await session.projects.create({ slug }).whoami();
+    return { projectId, itx: connectItx({ baseUrl: target.baseUrl, auth, projectId }) };
+  } finally {
+    session[Symbol.dispose]();
+  }
 }

@@ -1,5 +1,7 @@
 import { RpcTarget } from "capnweb";
+import { sendThroughPipe } from "../egress/egress-pipe.ts";
 import type { Env } from "../env.ts";
+import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 
 const TRIVIAL_MODULE = "export default { add(a, b) { return a + b; }, fetch() { return new Response('ok'); } };";
 
@@ -68,5 +70,30 @@ export class BenchRootRpcTarget extends RpcTarget {
     const response = await worker.getEntrypoint().fetch("http://bench/");
     await response.arrayBuffer();
     return { status: response.status, ms: performance.now() - start };
+  }
+
+  /** The floor under egress: a plain `fetch` made by the Worker itself; answers the status. */
+  async directFetch(url: string): Promise<number> {
+    const response = await fetch(url);
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  /** The platform pipe alone (the guard, the placeholder scan, the send), as egress ends; answers the status. */
+  async pipeFetch(projectId: string, url: string): Promise<number> {
+    const response = await sendThroughPipe(this.#env, { projectId, origin: "/", principal: "bench" }, url);
+    await response.arrayBuffer();
+    return response.status;
+  }
+
+  /**
+   * The whole egress road of a project's root context, as `itx.fetch` and a script's bare `fetch`
+   * take it: the `fetch` shadow lookup on the context's chain, then the pipe. Answers the status.
+   */
+  async itxFetch(projectId: string, url: string): Promise<number> {
+    const itx = new ItxRpcTarget({ env: this.#env, principal: "bench", projectId, path: "/", origin: "/" });
+    const response = await itx.fetch(url);
+    await response.arrayBuffer();
+    return response.status;
   }
 }

@@ -1,0 +1,73 @@
+import { startLoopbackHttpServer } from "./peer/loopback-http.ts";
+import { interleave, report, summarize } from "./stats.ts";
+import { openProject, type BenchTarget } from "./target.ts";
+
+const ROUNDS = 300;
+const WARM_UP = 20;
+/** Issue #5: the egress road may add at most this much to a fetch the Worker makes itself. */
+const ADDED_MS_TARGET = 2;
+
+async function expect200(answer: unknown): Promise<void> {
+  const status = await answer;
+  if (status !== 200) throw new Error(`egress answered ${JSON.stringify(status)}, expected 200`);
+}
+
+/**
+ * Egress to a loopback HTTP server, all series interleaved: the fetch made directly by the
+ * Worker; the pipe alone; the whole `itx.fetch` road (shadow lookup, then the pipe); the same
+ * from Node with the Response carried back; and a script that fetches beside the same script
+ * without the fetch (its bare fetch goes out through its globalOutbound, the same road).
+ */
+export async function measureEgress(target: BenchTarget): Promise<void> {
+  const server = await startLoopbackHttpServer();
+  const { projectId, itx } = await openProject(target, "bench-egress");
+  const url = `${server.url}/tiny`;
+  const fetchScript = `async () => (await fetch(${JSON.stringify(url)})).status`;
+  const series = {
+    ping: () => target.bench.ping(),
+    direct: () => expect200(target.bench.directFetch(url)),
+    pipe: () => expect200(target.bench.pipeFetch(projectId, url)),
+    itxFetch: () => expect200(target.bench.itxFetch(projectId, url)),
+    fromNode: async () => {
+      const response = await itx.fetch(url);
+      await response.text();
+      await expect200(response.status);
+    },
+    script: () => expect200(itx.run(fetchScript)),
+    scriptNoFetch: () => expect200(itx.run("async () => 200")),
+  };
+  try {
+    for (let i = 0; i < WARM_UP; i++) for (const call of Object.values(series)) await call();
+    const before = server.answered();
+    const samples = await interleave(ROUNDS, series);
+    // A check that every road really reached the server: all series but ping and scriptNoFetch send once a round.
+    const sent = server.answered() - before;
+    const expected = (Object.keys(series).length - 2) * ROUNDS;
+    if (sent !== expected) throw new Error(`the server answered ${sent} requests, expected ${expected}`);
+    const median = (name: keyof typeof series) => summarize(samples[name]).median;
+    const p99 = (name: keyof typeof series) => summarize(samples[name]).p99;
+    const verdict = (added: number) => `ms (target <= ${ADDED_MS_TARGET}: ${added <= ADDED_MS_TARGET ? "met" : "missed"})`;
+    report("egress.direct_worker_fetch.median", median("direct"), "ms (Node -> Worker's own fetch -> Node)");
+    report("egress.direct_worker_fetch.p99", p99("direct"), "ms");
+    report("egress.pipe_only_fetch.median", median("pipe"), "ms (the same through the pipe alone: guard, placeholder scan, send)");
+    report("egress.itx_fetch.median", median("itxFetch"), "ms (the same through the whole itx.fetch road: shadow lookup, then the pipe)");
+    report("egress.itx_fetch.p99", p99("itxFetch"), "ms");
+    report("egress.pipe_only_added_over_direct.median", median("pipe") - median("direct"), "ms");
+    report("egress.shadow_lookup.median", median("itxFetch") - median("pipe"), "ms (itx.fetch road minus the pipe alone)");
+    const added = median("itxFetch") - median("direct");
+    report("egress.itx_fetch_added_over_direct.median", added, verdict(added));
+    report("egress.itx_fetch_from_node.median", median("fromNode"), "ms (itx.fetch called from Node, the Response carried back over Cap'n Web)");
+    report("egress.script_fetch.median", median("script"), "ms (itx.run of a script that fetches)");
+    report("egress.script_fetch.p99", p99("script"), "ms");
+    report("egress.script_no_fetch.median", median("scriptNoFetch"), "ms (the same script shape, no fetch)");
+    const inScript = median("script") - median("scriptNoFetch");
+    report("egress.script_fetch_cost.median", inScript, "ms (script with fetch minus without)");
+    // The fetch alone as the Worker makes it: the direct series less its Cap'n Web round trip (a).
+    report("egress.baseline_a_same_run.median", median("ping"), "ms");
+    const scriptAdded = inScript - (median("direct") - median("ping"));
+    report("egress.script_fetch_added_over_direct.median", scriptAdded, verdict(scriptAdded));
+  } finally {
+    itx[Symbol.dispose]();
+    await server.close();
+  }
+}
