@@ -15,7 +15,9 @@ describe("clients", () => {
     using project: any = connectItx({ baseUrl, auth: admin, projectId });
     expect((await project.whoami()).projectId).toBe(projectId);
     using agent: any = connectItx({ baseUrl, auth: admin, projectId, agentPath: "/agents/demo" });
-    expect((await rejection(agent.whoami())).code).toBe("UNAVAILABLE");
+    expect(await agent.whoami()).toMatchObject({ projectId, path: "/agents/demo" });
+    expect((await agent.__describe()).agent).toEqual({ created: false, offset: 0 });
+    expect((await rejection(agent.message("hello"))).code).toBe("NOT_FOUND");
   });
 
   test("withItx: a bearer token issued by an admin reaches exactly its projects", async () => {

@@ -231,6 +231,11 @@ export class AgentRpcTarget extends RpcTarget {
     };
   }
 
+  /** Project, path, origin and principal of the agent's context as this handle reaches it. */
+  whoami(): Promise<unknown> {
+    return (this.#scope.at(this.#path) as unknown as { whoami(): Promise<unknown> }).whoami();
+  }
+
   /** The agent's stream (its context's own stream). */
   get stream(): Promise<StreamCapability> {
     return this.#stream();
