@@ -162,6 +162,19 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     return new DurableWorkerRpcTarget(this.ctx.facets.get(`worker:${input.key}`, () => ({ class: worker.getDurableObjectClass(input.className) })));
   }
 
+  /**
+   * Whether a call of `path` would find a mount here or on an ancestor: the cheap question a
+   * default (egress's `fetch`) asks before it falls back, instead of a call that throws NOT_FOUND.
+   */
+  async provides(path: string[]): Promise<boolean> {
+    const state = await this.#state();
+    if (longestProvidedPrefix(state, path)) return true;
+    const ancestors = this.#ancestors(state);
+    if (ancestors.length === 0) return false;
+    const found = await Promise.all(ancestors.map((ancestor) => hostStub(this.env, this.#projectId, ancestor).resolve(path)));
+    return found.includes(true);
+  }
+
   /** Whether this table alone holds a prefix of `path` (no delegation). */
   async resolve(path: string[]): Promise<boolean> {
     return longestProvidedPrefix(await this.#state(), path) !== undefined;

@@ -310,6 +310,11 @@ export class ItxRpcTarget extends RpcTarget {
     // is read once here (at most EGRESS_BODY_MAX_BYTES) and each road gets its own request.
     const copy = await bufferedRequest(toRequest(input, init));
     const request = copy();
+    // Most contexts shadow nothing: ask first (a boolean), rather than a call that throws NOT_FOUND.
+    if (!(await relay((await this.#host()).provides(["fetch"])))) {
+      const projectId = await resolveProjectId(this.#scope);
+      return sendThroughPipe(this.#scope.env, { projectId, origin: this.#scope.origin, principal: this.#scope.principal }, request);
+    }
     try {
       return (await this.invokeCapability({ path: ["fetch"], args: [copy()] })) as Response;
     } catch (error) {
