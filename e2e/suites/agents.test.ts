@@ -107,6 +107,26 @@ describe("agents", () => {
     expect(await itx.agents.list()).toEqual([{ path: "/agents/greeter", createdAt: expect.any(String) }]);
   });
 
+  test("live viewers see the reply stream as ephemeral frames; the stream keeps only the whole reply", async () => {
+    using itx = await projectItx("agent-frames");
+    const long = `${"Thinking out loud. ".repeat(40)}\n${scriptReply('async (itx) => { await itx.chat.sendMessage("done"); }')}`;
+    const config = llm("frames", () => long);
+    const agent = itx.agents.get("/agents/streamer");
+    await agent.create({ llm: config });
+    const stream = await itx.streams.get("/agents/streamer");
+    const frames: any[] = [];
+    await stream.subscribe((events: any[]) => {
+      for (const event of events) if (event.type === `${AGENT}llm-response-frame`) frames.push(event);
+    });
+    expect((await agent.ask({ message: "go", timeoutMs: 30_000 })).text).toBe("done");
+    await until(async () => (frames.map((frame) => frame.payload.delta).join("") === long ? true : undefined), 5_000);
+    expect(frames.every((frame) => frame.ephemeral === true)).toBe(true);
+    expect(frames.map((frame) => frame.payload.index)).toEqual(frames.map((_frame, index) => index));
+    expect(await stream.getEvents({ types: [`${AGENT}llm-response-frame`] })).toEqual([]);
+    const [assistant] = (await stream.getEvents({ types: [`${AGENT}context-added`] })).filter((event: any) => event.payload.role === "assistant");
+    expect(assistant.payload.content).toBe(long);
+  });
+
   test("a multi-turn task: a script's result feeds the next turn, and undefined ends the loop", async () => {
     using itx = await projectItx("agent-multi");
     await itx.provideCapability({ name: "inventory", capability: { count: (item: string) => (item === "apples" ? 42 : 0) } });
