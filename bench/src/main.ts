@@ -1,4 +1,5 @@
 // `pnpm bench`: starts a local OS (or uses BASE_URL) and prints every figure as `name: value unit`.
+import { measureAgents } from "./agents.ts";
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
 import { measureEgress } from "./egress.ts";
@@ -19,6 +20,7 @@ try {
     await measureScripts(target, baselines);
     await measureEgress(target);
   }
+  if (!only || only.includes("agents")) await measureAgents(target);
 } finally {
   await target.close();
 }

@@ -4,6 +4,7 @@ export interface Summary {
   median: number;
   p90: number;
   p99: number;
+  max: number;
   mean: number;
 }
 
@@ -16,6 +17,7 @@ export function summarize(samples: number[]): Summary {
     median: at(0.5),
     p90: at(0.9),
     p99: at(0.99),
+    max: at(1),
     mean: sorted.reduce((sum, value) => sum + value, 0) / sorted.length,
   };
 }
