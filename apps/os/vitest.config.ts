@@ -14,7 +14,10 @@ export default defineConfig({
       additionalExports: { ItxEntrypoint: "WorkerEntrypoint", EgressEntrypoint: "WorkerEntrypoint" },
       miniflare: {
         bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret" },
-        durableObjects: { TEST_PROCESSORS: { className: "TallyProcessorHost", useSQLite: true } },
+        durableObjects: {
+          TEST_PROCESSORS: { className: "TallyProcessorHost", useSQLite: true },
+          ECHO_PROCESSORS: { className: "EchoProcessorHost", useSQLite: true },
+        },
       },
     }),
   ],

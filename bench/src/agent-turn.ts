@@ -1,7 +1,6 @@
 import type { StreamEvent } from "iterate/types";
 import type { LoopbackModelServer } from "./peer/loopback-model.ts";
 
-const AGENT = "events.iterate.com/agent/";
 export const RUN_SETTLED = "events.iterate.com/itx/run-settled";
 const TIMEOUT_MS = 30_000;
 /** What the loopback model's script says; every turn checks it arrived. */
@@ -93,10 +92,10 @@ function segmentsOf(events: StreamEvent[]): Segments {
     if (!event) throw new Error(`the turn has no ${type}: ${events.map((each) => each.type).join(", ")}`);
     return Date.parse(event.createdAt);
   };
-  const message = at(`${AGENT}context-added`, (payload) => payload.role === "user");
-  const request = at(`${AGENT}llm-request-requested`);
-  const settled = at(`${AGENT}llm-request-settled`);
-  const sent = at(`${AGENT}message-sent`);
+  const message = at("events.iterate.com/agent/context-added", (payload) => payload.role === "user");
+  const request = at("events.iterate.com/agent/llm-request-requested");
+  const settled = at("events.iterate.com/agent/llm-request-settled");
+  const sent = at("events.iterate.com/agent/message-sent");
   const runSettled = at(RUN_SETTLED);
   return {
     messageToRequest: request - message,

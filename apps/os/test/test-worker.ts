@@ -3,3 +3,4 @@
 export * from "../src/worker.ts";
 export { default } from "../src/worker.ts";
 export { TallyProcessorHost } from "./tally-processor.ts";
+export { EchoProcessorHost } from "./echo-processor.ts";

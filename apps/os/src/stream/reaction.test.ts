@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import { codeOf } from "../../test/error-code.ts";
 import { streamStub } from "./stream-capability.ts";
+import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, reactionTo } from "./reaction.ts";
 
 describe("reaction chains", () => {
@@ -34,6 +35,30 @@ describe("reaction chains", () => {
     // Writes outside the chain go on.
     await stream.append({ events: [{ type: "test/pinged" }], stamp: { principal: "p", origin: "/" } });
     expect(await stream.head()).toBe(3);
+  });
+
+  test("a processor appending what it handles is stopped after a few rounds, with one fact, and moves on", async () => {
+    const coordinate = `prj_echo${Date.now()}:/echoes`;
+    const stream = streamStub(env.STREAM, coordinate);
+    await stream.append({
+      events: [
+        { type: SUBSCRIPTION_CONFIGURED, payload: { key: "echo", subscription: { type: "processor", binding: "ECHO_PROCESSORS", host: coordinate, processor: "echo" } } },
+        { type: "test/echo-sent", payload: { n: 0 } },
+      ],
+      stamp: { principal: "p", origin: "/" },
+    });
+    await expect.poll(async () => (await stream.getEvents({ types: [LOOP_LIMIT_RECORDED] })).length, { timeout: 10_000 }).toBe(1);
+    const host = env.ECHO_PROCESSORS.getByName(coordinate) as unknown as { snapshot(): Promise<{ offset: number }> };
+    await expect.poll(async () => (await host.snapshot()).offset, { timeout: 5_000 }).toBe(await stream.head());
+    const echoes = await stream.getEvents({ types: ["test/echo-sent"] });
+    expect(echoes.map((event) => [event.payload, event.source.reaction?.round ?? 0])).toEqual(
+      Array.from({ length: REACTION_ROUNDS_MAX + 1 }, (_, round) => [{ n: round }, round]),
+    );
+    const [fact] = await stream.getEvents({ types: [LOOP_LIMIT_RECORDED] });
+    expect(fact?.payload).toMatchObject({ began: "/echoes#2", round: REACTION_ROUNDS_MAX + 1 });
+    // Quiet afterwards: nothing retries the refused write.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await stream.head()).toBe(REACTION_ROUNDS_MAX + 3);
   });
 
   test("a writer cannot set a reaction in its own source", async () => {

@@ -1,5 +1,8 @@
-import type { EventSource, Reaction, StreamEvent } from "iterate/types";
+import type { EventSource, Reaction } from "iterate/types";
 import { ItxError } from "iterate/errors";
+import { parseReaction, reactionTo } from "iterate/stream/events";
+
+export { reactionTo };
 
 /**
  * Most rounds a chain of reactions may run: code reacting to code reacting to ... A write stamped
@@ -10,20 +13,17 @@ export const REACTION_ROUNDS_MAX = 5;
 
 export const LOOP_LIMIT_RECORDED = "events.iterate.com/itx/loop-limit";
 
-/** The reaction stamp for code that runs because of `event`: one round further along its chain. */
-export function reactionTo(event: Pick<StreamEvent, "streamPath" | "offset" | "source">): Reaction {
-  const earlier = event.source.reaction;
-  if (earlier) return { began: earlier.began, round: earlier.round + 1 };
-  return { began: `${event.streamPath}#${event.offset}`, round: 1 };
-}
-
 /** The reaction on a stamp, when well formed; anything else is dropped. */
 export function trustedReaction(value: unknown): Reaction | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { began, round } = value as Record<string, unknown>;
-  if (typeof began !== "string" || began.length === 0 || began.length > 2_100) return undefined;
-  if (typeof round !== "number" || !Number.isSafeInteger(round) || round < 0) return undefined;
-  return { began, round };
+  return parseReaction(value);
+}
+
+/**
+ * Whether a write's own `source.reaction` counts: only a processor host's writes (through the
+ * capability the stream handed it) may say which event they react to. Anyone else is refused.
+ */
+export function mayDeclareReaction(stamp: EventSource): boolean {
+  return stamp.platform?.startsWith("processor-host:") === true;
 }
 
 /** True when a write with this source would take its chain past REACTION_ROUNDS_MAX. */

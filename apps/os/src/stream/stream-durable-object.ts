@@ -23,7 +23,7 @@ import {
 } from "./stream-core.ts";
 import { StreamCapability } from "./stream-capability.ts";
 import { Waiters } from "./waiters.ts";
-import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, trustedReaction } from "./reaction.ts";
+import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, mayDeclareReaction, trustedReaction } from "./reaction.ts";
 
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
@@ -109,6 +109,14 @@ export class StreamDurableObject extends DurableObject<Env> {
     }
     const stamp = trustedSource(request.stamp);
     if (stamp.reaction && isRunaway(stamp)) this.#refuseRunaway(stamp.reaction);
+    for (const [index, input] of inputs.entries()) {
+      const declared = input.source?.reaction;
+      if (declared === undefined) continue;
+      if (!mayDeclareReaction(stamp)) {
+        throw new ItxError("INVALID_ARGUMENT", `event ${index}: source.reaction is stamped by the platform, not by writers`, { details: { field: "source.reaction" } });
+      }
+      if (isRunaway({ reaction: declared })) this.#refuseRunaway(declared);
+    }
     const answers: Array<StreamEvent | number> = [];
     const pending: PendingEvent[] = [];
     const ephemeralAt: Array<{ index: number; event: StreamEvent }> = [];
@@ -116,6 +124,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     let core = this.#core;
     for (const [index, input] of inputs.entries()) {
       const source: EventSource = input.source?.processor ? { ...stamp, processor: input.source.processor } : { ...stamp };
+      if (input.source?.reaction) source.reaction = input.source.reaction;
       if (input.ephemeral) {
         const event: StreamEvent = {
           streamPath: this.#path,

@@ -4,9 +4,10 @@ import { atIndex, invalidInput } from "./invalid-argument.ts";
 import { copyJsonValue } from "./json-value.ts";
 import { isPlainObject, utf8ByteLength } from "./json.ts";
 import { STREAM_LIMITS } from "./limits.ts";
+import { parseReaction } from "./reaction.ts";
 
 const INPUT_FIELDS: ReadonlySet<string> = new Set(["type", "payload", "idempotencyKey", "ephemeral", "source"]);
-const SOURCE_FIELDS: ReadonlySet<string> = new Set(["origin", "principal", "platform", "processor"]);
+const SOURCE_FIELDS: ReadonlySet<string> = new Set(["origin", "principal", "platform", "processor", "reaction"]);
 
 /** An event input that passed validation: a private copy, with the payload always present. */
 export type ValidEventInput = EventInput & { payload: unknown };
@@ -114,6 +115,12 @@ function checkSource(source: unknown): EventSource {
       });
     }
     if (value === undefined) continue;
+    if (key === "reaction") {
+      const reaction = parseReaction(value);
+      if (!reaction) throw invalidInput("source.reaction is { began, round }", { field: "source.reaction" });
+      result.reaction = reaction;
+      continue;
+    }
     if (typeof value !== "string") throw invalidInput(`source.${key} must be a string`, { field: `source.${key}` });
     result[key as Exclude<keyof EventSource, "reaction">] = value;
   }

@@ -1,5 +1,5 @@
 import { ItxError } from "../../errors/index.ts";
-import type { EventInput } from "../../types.ts";
+import type { EventInput, Reaction } from "../../types.ts";
 import type { AnyProcessorContract } from "./contract.ts";
 
 /**
@@ -7,7 +7,7 @@ import type { AnyProcessorContract } from "./contract.ts";
  * their schema, and `source.processor` set to its slug. Throws INVALID_ARGUMENT before anything is
  * appended, so a bad event never reaches the stream for other processors to skip.
  */
-export function stampEmitted(contract: AnyProcessorContract, inputs: readonly EventInput[]): EventInput[] {
+export function stampEmitted(contract: AnyProcessorContract, inputs: readonly EventInput[], reaction?: Reaction): EventInput[] {
   return inputs.map((input) => {
     if (!contract.emits.includes(input.type)) {
       throw new ItxError("INVALID_ARGUMENT", `${contract.slug} does not emit "${input.type}"; add it to the contract's emits`);
@@ -16,6 +16,6 @@ export function stampEmitted(contract: AnyProcessorContract, inputs: readonly Ev
     if (!parsed.ok) {
       throw new ItxError("INVALID_ARGUMENT", `${contract.slug} appended an invalid "${input.type}": ${parsed.issues.join("; ")}`);
     }
-    return { ...input, source: { processor: contract.slug } };
+    return { ...input, source: { processor: contract.slug, ...(reaction ? { reaction } : {}) } };
   });
 }

@@ -1,5 +1,6 @@
-import { ItxError } from "../../errors/index.ts";
-import type { EventInput, ProcessorSnapshot, SkippedEvent, StreamEvent } from "../../types.ts";
+import { ItxError, errorCode } from "../../errors/index.ts";
+import type { EventInput, ProcessorSnapshot, Reaction, SkippedEvent, StreamEvent } from "../../types.ts";
+import { reactionTo } from "../events/reaction.ts";
 import type { BackgroundWork } from "./background-work.ts";
 import { stoppedError } from "./background-work.ts";
 import {
@@ -193,13 +194,16 @@ export class ProcessorRunner {
     const { processor, clock, background } = this.#options;
     const waitFor: Promise<unknown>[] = [];
     let open = true;
+    // What a processor writes because of an event continues that event's chain of reactions, so
+    // a processor appending what it handles is stopped by the stream after a few rounds.
+    const reaction = args.event ? reactionTo(args.event) : undefined;
     const input: ProcessEventInput<unknown, StreamEvent, EventInput> = {
       event: args.event,
       state: args.state,
       previousState: args.previousState,
       delivery: { caughtUp: args.caughtUp },
       now: () => clock.now(),
-      append: (...inputs) => this.append(inputs),
+      append: (...inputs) => this.append(inputs, reaction),
       blockProcessorWhile: (promise) => {
         if (!open) {
           throw new ItxError("INVALID_ARGUMENT", `${this.slug}: blockProcessorWhile was called after its event was processed`);
@@ -208,7 +212,7 @@ export class ProcessorRunner {
       },
       runInBackground: (key, work) => {
         const started: Promise<BackgroundStart> = background.start(this.slug, key, () =>
-          work({ state: () => this.latestState(), append: (...inputs) => this.append(inputs), now: () => clock.now() }),
+          work({ state: () => this.latestState(), append: (...inputs) => this.append(inputs, reaction), now: () => clock.now() }),
         );
         if (open) waitFor.push(started);
         // Outside a pass nobody else waits for it; a processor that drops the promise must not crash the host.
@@ -229,13 +233,16 @@ export class ProcessorRunner {
       for (const result of settled) if (result.status === "rejected") failures.push(result.reason);
     }
     open = false;
-    if (failures.length > 0) throw failures[0];
+    // A write refused as a runaway reaction is the chain's stop, recorded on the stream: the
+    // processor moves on rather than retrying the event forever.
+    const real = failures.filter((failure) => errorCode(failure) !== "LOOP_LIMIT");
+    if (real.length > 0) throw real[0];
   }
 
   /** Appends on the processor's behalf: only emitted types, payloads valid by schema, stamped with its slug. */
-  async append(inputs: readonly EventInput[]): Promise<StreamEvent[]> {
+  async append(inputs: readonly EventInput[], reaction?: Reaction): Promise<StreamEvent[]> {
     if (this.#options.isStopped()) throw stoppedError();
-    const stamped = stampEmitted(this.#options.processor.contract, inputs);
+    const stamped = stampEmitted(this.#options.processor.contract, inputs, reaction);
     return stamped.length === 0 ? [] : this.#options.stream.append(...stamped);
   }
 
