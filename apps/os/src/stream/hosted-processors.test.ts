@@ -32,7 +32,8 @@ describe("hosted processors", () => {
     await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(7);
     const milestones = await stream.getEvents({ types: ["test/tally-milestone-reached"] });
     expect(milestones.map((event) => event.payload)).toEqual([{ count: 5 }]);
-    expect(milestones[0]?.source).toEqual({ platform: "processor-host:tally", processor: "tally" });
+    // The milestone reacts to the fifth tally (offset 6, after the subscription): one round on its chain.
+    expect(milestones[0]?.source).toEqual({ platform: "processor-host:tally", processor: "tally", reaction: { began: "/tallies#6", round: 1 } });
     await expect.poll(async () => (await snapshot(host)).offset).toBe(await stream.head());
   });
 
