@@ -6,6 +6,7 @@ import type { Caller } from "../capability-host/capability-host-api.ts";
 import { RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
+import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";
 import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
@@ -33,7 +34,7 @@ export interface AgentScope {
   /** What writes through this handle are stamped with (the caller's origin, principal, reaction). */
   stamp: EventSource;
   /** An itx handle on a context of this project, for the agent's own scope. */
-  at(path: string): RpcTarget & { invokeCapability(input: { path: unknown; args?: unknown }): Promise<unknown>; __describe(): Promise<unknown> };
+  at(path: string): ItxRpcTarget;
 }
 
 /** Checks an agent path: `/agents/<name>` (deeper paths allowed). */
@@ -232,8 +233,8 @@ export class AgentRpcTarget extends RpcTarget {
   }
 
   /** Project, path, origin and principal of the agent's context as this handle reaches it. */
-  whoami(): Promise<unknown> {
-    return (this.#scope.at(this.#path) as unknown as { whoami(): Promise<unknown> }).whoami();
+  whoami(): ReturnType<ItxRpcTarget["whoami"]> {
+    return this.#scope.at(this.#path).whoami();
   }
 
   /** The agent's stream (its context's own stream). */
