@@ -4,6 +4,7 @@ import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { streamStub } from "../stream/stream-capability.ts";
+import { coordinateOfObject } from "../stream/coordinate.ts";
 import type { AgentState } from "./agent-contract.ts";
 import { LLM_RESPONSE_FRAME } from "./agent-events.ts";
 import { AgentProcessor, type AgentEffects } from "./agent-processor.ts";
@@ -27,11 +28,7 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const name = ctx.id.name ?? "";
-    const colon = name.indexOf(":");
-    if (colon <= 0) throw new Error("an agent host must be addressed by its coordinate name");
-    this.#projectId = name.slice(0, colon);
-    this.#path = name.slice(colon + 1);
+    ({ projectId: this.#projectId, path: this.#path } = coordinateOfObject(ctx.id, "an agent host"));
     const effects: AgentEffects = {
       append: (reaction, ...events) => this.#append(reaction, ...events),
       complete: (input) => this.#complete(input.state, input.requestOffset),

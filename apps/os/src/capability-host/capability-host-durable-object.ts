@@ -3,6 +3,7 @@ import { ItxError, errorCode } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { Env } from "../env.ts";
 import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { coordinateOfObject } from "../stream/coordinate.ts";
 import { parseCallPath, parseProvidedPath, pathKey } from "./capability-path.ts";
 import type { Caller, CapabilityDescription, HostDescription, InvokeRequest, ProvideRequest } from "./capability-host-api.ts";
 import { stampOf } from "./capability-host-api.ts";
@@ -53,11 +54,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const name = ctx.id.name ?? "";
-    const colon = name.indexOf(":");
-    if (colon <= 0) throw new Error("a capability host must be addressed by its coordinate name");
-    this.#projectId = name.slice(0, colon);
-    this.#path = name.slice(colon + 1);
+    ({ projectId: this.#projectId, path: this.#path } = coordinateOfObject(ctx.id, "a capability host"));
   }
 
   /** Mounts a capability at a path of this context: appends the fact, then folds it before answering. */

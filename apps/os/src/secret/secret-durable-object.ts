@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { streamStub } from "../stream/stream-capability.ts";
+import { coordinateOfObject } from "../stream/coordinate.ts";
 import { LOCAL_SECRETS_KEY, decryptMaterial, encryptMaterial } from "./secret-crypto.ts";
 import { parseSecretUpdate, urlAllowed } from "./secret-path.ts";
 
@@ -38,11 +39,7 @@ export class SecretDurableObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const name = ctx.id.name ?? "";
-    const colon = name.indexOf(":");
-    if (colon <= 0) throw new Error("a secret must be addressed by its coordinate name");
-    this.#projectId = name.slice(0, colon);
-    this.#path = name.slice(colon + 1);
+    ({ projectId: this.#projectId, path: this.#path } = coordinateOfObject(ctx.id, "a secret"));
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS secret(
       id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL, iv BLOB NOT NULL, ciphertext BLOB NOT NULL,
       urls TEXT NOT NULL, updated_at TEXT NOT NULL, uses INTEGER NOT NULL)`);

@@ -36,6 +36,17 @@ export function parseStreamPath(path: unknown): string {
   return path;
 }
 
+/**
+ * The coordinate a Durable Object is named by (`<projectId>:<path>`): every per-stream, per-context
+ * and per-secret object is addressed this way. `what` names the object in the error.
+ */
+export function coordinateOfObject(id: DurableObjectId, what: string): StreamCoordinate {
+  const name = id.name ?? "";
+  const colon = name.indexOf(":");
+  if (colon <= 0) throw new Error(`${what} must be addressed by its coordinate name`);
+  return { projectId: name.slice(0, colon), path: name.slice(colon + 1) };
+}
+
 /** The Durable Object name of a stream: `<projectId>:<path>`. */
 export function coordinateName({ projectId, path }: StreamCoordinate): string {
   return `${projectId}:${path}`;
