@@ -1,4 +1,5 @@
-import { adminSession } from "./os.ts";
+import { connectItx } from "iterate/client";
+import { adminSession, target } from "./os.ts";
 
 /** A fresh project for one test, created as admin. */
 export async function newProject(prefix: string): Promise<{ projectId: string; slug: string }> {
@@ -8,4 +9,12 @@ export async function newProject(prefix: string): Promise<{ projectId: string; s
   const itx: any = session.projects.create({ slug });
   const { projectId } = await itx.whoami();
   return { projectId, slug };
+}
+
+/** A fresh project's root context, connected as admin. Dispose it (`using`). */
+// oxlint-disable-next-line typescript/no-explicit-any -- an itx is dynamic by design
+export async function projectItx(prefix: string): Promise<any> {
+  const { projectId } = await newProject(prefix);
+  const { baseUrl, admin } = target();
+  return connectItx({ baseUrl, auth: admin, projectId });
 }

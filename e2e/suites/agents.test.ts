@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
 import { rejection, target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { newProject, projectItx } from "../harness/projects.ts";
 import { scriptReply, startModelServer, type ModelRequest } from "../harness/model-server.ts";
 
 // oxlint-disable typescript/no-explicit-any -- itx handles are dynamic by design
@@ -34,12 +34,6 @@ function llm(name: string, script: Script) {
 
 function requestsOf(config: { model: string }): ModelRequest[] {
   return model.requests.filter((request) => request.model === config.model);
-}
-
-async function projectItx(prefix: string): Promise<any> {
-  const { projectId } = await newProject(prefix);
-  const { baseUrl, admin } = target();
-  return connectItx({ baseUrl, auth: admin, projectId });
 }
 
 async function typesOn(itx: any, path: string): Promise<string[]> {

@@ -1,18 +1,12 @@
 import { describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
 import { rejection, target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { newProject, projectItx } from "../harness/projects.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
 
 const one = (): number => 1;
 const two = (): number => 2;
-
-async function projectItx(prefix: string): Promise<any> {
-  const { projectId } = await newProject(prefix);
-  const { baseUrl, admin } = target();
-  return connectItx({ baseUrl, auth: admin, projectId });
-}
 
 describe("capability kinds", () => {
   test("an object implementing call({ path, args }) owns its whole method tree", async () => {

@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
-import { connectItx } from "iterate/client";
 import { startEchoServer } from "../harness/echo-server.ts";
-import { rejection, target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { rejection } from "../harness/os.ts";
+import { projectItx } from "../harness/projects.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capabilities and scripts are dynamic by design
 
@@ -18,12 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await echo.close();
 });
-
-async function projectItx(prefix: string): Promise<any> {
-  const { projectId } = await newProject(prefix);
-  const { baseUrl, admin } = target();
-  return connectItx({ baseUrl, auth: admin, projectId });
-}
 
 describe("secrets and the egress pipe", () => {
   test("a placeholder is substituted only in the terminal step, for an allowed URL; the answer is scrubbed", async () => {

@@ -1,15 +1,8 @@
 import { describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
-import { rejection, target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { rejection } from "../harness/os.ts";
+import { projectItx } from "../harness/projects.ts";
 
 // oxlint-disable typescript/no-explicit-any -- scripts and capabilities are dynamic by design
-
-async function projectItx(prefix: string): Promise<any> {
-  const { projectId } = await newProject(prefix);
-  const { baseUrl, admin } = target();
-  return connectItx({ baseUrl, auth: admin, projectId });
-}
 
 describe("scripts", () => {
   test("a script runs with an itx scoped to the calling context, and its run is on the stream", async () => {

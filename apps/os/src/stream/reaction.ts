@@ -1,6 +1,6 @@
 import type { EventSource, Reaction } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { parseReaction, reactionTo } from "iterate/stream/events";
+import { reactionTo } from "iterate/stream/events";
 
 export { reactionTo };
 
@@ -12,11 +12,6 @@ export { reactionTo };
 export const REACTION_ROUNDS_MAX = 5;
 
 export const LOOP_LIMIT_RECORDED = "events.iterate.com/itx/loop-limit";
-
-/** The reaction on a stamp, when well formed; anything else is dropped. */
-export function trustedReaction(value: unknown): Reaction | undefined {
-  return parseReaction(value);
-}
 
 /**
  * Whether a write's own `source.reaction` counts: only a processor host's writes (through the

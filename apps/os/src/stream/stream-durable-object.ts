@@ -23,7 +23,8 @@ import {
 } from "./stream-core.ts";
 import { StreamCapability } from "./stream-capability.ts";
 import { Waiters } from "./waiters.ts";
-import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, mayDeclareReaction, trustedReaction } from "./reaction.ts";
+import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, mayDeclareReaction } from "./reaction.ts";
+import { parseReaction } from "iterate/stream/events";
 
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
@@ -451,7 +452,7 @@ function trustedSource(stamp: EventSource | undefined): EventSource {
   if (typeof stamp?.origin === "string") source.origin = stamp.origin;
   if (typeof stamp?.principal === "string") source.principal = stamp.principal;
   if (typeof stamp?.platform === "string") source.platform = stamp.platform;
-  const reaction = trustedReaction(stamp?.reaction);
+  const reaction = parseReaction(stamp?.reaction);
   if (reaction) source.reaction = reaction;
   return source;
 }
