@@ -77,6 +77,56 @@ describe("capability kinds", () => {
   });
 });
 
+describe("live calls between sessions", () => {
+  test("plain data, callbacks in arguments and stubs in results all cross", async () => {
+    const { projectId } = await newProject("live-cross");
+    const { baseUrl, admin } = target();
+    using provider: any = connectItx({ baseUrl, auth: admin, projectId });
+    using caller: any = connectItx({ baseUrl, auth: admin, projectId });
+    await provider.provideCapability({
+      name: "tools",
+      capability: {
+        echo: (value: unknown) => value,
+        twice: async (callback: (n: number) => Promise<number>) => (await callback(1)) + (await callback(2)),
+        counter: () => {
+          let count = 0;
+          return { next: () => ++count };
+        },
+        fail: () => {
+          throw new Error("provider says no");
+        },
+      },
+    });
+    const value = { text: "hé", list: [1, 2, { deep: true }], at: new Date(0) };
+    expect(await caller.tools.echo(value)).toEqual(value);
+    expect(await caller.tools.twice((n: number) => n * 10)).toBe(30);
+    using counter = await caller.tools.counter();
+    expect([await counter.next(), await counter.next()]).toEqual([1, 2]);
+    expect((await rejection(caller.tools.fail())).message).toMatch(/provider says no/);
+  });
+
+  test("a new shadow on any link of a deep chain takes the very next call; revoking it falls through", async () => {
+    using itx = await projectItx("live-chain");
+    await itx.provideCapability({ name: "who", capability: () => "root" });
+    const links: any[] = [itx];
+    for (let depth = 1; depth <= 6; depth++) links.push(links.at(-1).extend({ name: `link-${depth}` }));
+    const leaf = links.at(-1);
+    expect(await leaf.who()).toBe("root");
+    expect(await leaf.who()).toBe("root");
+    const middle = await links[3].provideCapability({ name: "who", capability: () => "link-3" });
+    expect(await leaf.who()).toBe("link-3");
+    const near = await links[5].provideCapability({ name: "who", capability: () => "link-5" });
+    expect(await leaf.who()).toBe("link-5");
+    await near.revoke();
+    expect(await leaf.who()).toBe("link-3");
+    await middle.revoke();
+    expect(await leaf.who()).toBe("root");
+    expect((await rejection(leaf.missing())).code).toBe("NOT_FOUND");
+    await links[2].provideCapability({ name: "missing", capability: () => "now here" });
+    expect(await leaf.missing()).toBe("now here");
+  });
+});
+
 describe("bad input changes nothing", () => {
   test.each([
     ["a reserved name", { name: "__proto__", capability: one }],

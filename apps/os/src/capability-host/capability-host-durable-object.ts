@@ -21,7 +21,9 @@ import {
   type ItxState,
   type Mount,
 } from "./itx-contract.ts";
-import { callLive, isDisconnectError, liveShapeOf, releaseLive, retainLive } from "./live-capability.ts";
+import { callLive, disconnectedError, isDisconnectError, liveShapeOf, releaseLive, retainLive } from "./live-capability.ts";
+import type { InvokeOutcome } from "./live-registry.ts";
+import { ResolutionHints, ResolutionWatchers } from "./resolution-hints.ts";
 import { parseExpression, replayExpression } from "./expression.ts";
 import { callMembers, loadSource, parseSourceAddress } from "./source-capability.ts";
 import { runScript } from "../worker-loader/run-script.ts";
@@ -32,10 +34,14 @@ import type { IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
 
 /** How many hosts one call may pass through (delegation, expressions calling capabilities). */
 export const CALL_DEPTH_MAX = 32;
+/** How long a parked live result waits for its caller's request to take it. */
+export const PARKED_RESULT_TTL_MS = 30_000;
 
 interface LiveEntry {
   value: unknown;
   connectionId: string;
+  /** The Worker isolate that holds the provider's session (see live-registry.ts). */
+  isolate: string | undefined;
 }
 
 /**
@@ -51,10 +57,14 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   readonly #projectId: string;
   readonly #path: string;
   readonly #live = new Map<number, LiveEntry>();
+  readonly #hints = new ResolutionHints();
+  readonly #parked = new Map<string, unknown>();
+  readonly #watchers: ResolutionWatchers;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ({ projectId: this.#projectId, path: this.#path } = coordinateOfObject(ctx.id, "a capability host"));
+    this.#watchers = new ResolutionWatchers(ctx.storage);
   }
 
   /** Mounts a capability at a path of this context: appends the fact, then folds it before answering. */
@@ -86,7 +96,9 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     }
     const [event] = await this.#append(request.caller, { type: CAPABILITY_PROVIDED, payload });
     if (!event) throw new ItxError("INTERNAL", "the stream answered no event for a provide");
-    if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
+    if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string, isolate: request.isolate });
+    // A new mount may shadow what descendants remember of the chain: they forget before we answer.
+    await this.#tellWatchers();
     return { path, providedAtOffset: event.offset, kind };
   }
 
@@ -121,10 +133,10 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 
   /**
    * Calls a capability. The longest provided prefix of the path in this table wins and gets the
-   * remainder; a miss goes to the nearest ancestor that holds a prefix, found by asking every
-   * ancestor at once, so a deep chain costs one extra round trip rather than one per link.
+   * remainder; a miss goes to the nearest ancestor that holds a prefix (see `#ownerOf`). A caller
+   * that names its isolate may get a live call handed back to make itself (see live-registry.ts).
    */
-  async invoke(request: InvokeRequest): Promise<unknown> {
+  async invoke(request: InvokeRequest): Promise<InvokeOutcome> {
     const path = parseCallPath(request.path);
     if (path.length === 0) throw new ItxError("INVALID_ARGUMENT", "invoke needs a non-empty path");
     if (!Array.isArray(request.args)) throw new ItxError("INVALID_ARGUMENT", "args must be an array");
@@ -137,17 +149,15 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (request.http) {
       // Public HTTP reaches only mounts provided with http.expose, and only from this table.
       if (!hit || !hit.mount.http?.expose) throw notProvided(path, request.caller.origin);
-      return this.#dispatch(hit.mount, hit.remainder, request.args, request.caller, depth);
+      return this.#dispatch(hit.mount, hit.remainder, request, depth);
     }
-    if (hit) return this.#dispatch(hit.mount, hit.remainder, request.args, request.caller, depth);
+    if (hit) return this.#dispatch(hit.mount, hit.remainder, request, depth);
     const ancestors = this.#ancestors(state);
     const next = { ...request, path, depth: depth + 1 };
-    if (ancestors.length === 1) return hostStub(this.env, this.#projectId, ancestors[0] as string).invoke(next);
-    const found = await Promise.all(ancestors.map((ancestor) => hostStub(this.env, this.#projectId, ancestor).resolve(path)));
-    for (let index = ancestors.length - 1; index >= 0; index--) {
-      if (found[index]) return hostStub(this.env, this.#projectId, ancestors[index] as string).invoke(next);
-    }
-    throw notProvided(path, request.caller.origin);
+    // One ancestor: asking it whether it holds the path would cost the same hop as the call.
+    const owner = ancestors.length === 1 ? ancestors[0] : await this.#ownerOf(path, ancestors);
+    if (owner === undefined || owner === null) throw notProvided(path, request.caller.origin);
+    return hostStub(this.env, this.#projectId, owner).invoke(next);
   }
 
   /**
@@ -168,13 +178,45 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (longestProvidedPrefix(state, path)) return true;
     const ancestors = this.#ancestors(state);
     if (ancestors.length === 0) return false;
-    const found = await Promise.all(ancestors.map((ancestor) => hostStub(this.env, this.#projectId, ancestor).resolve(path)));
-    return found.includes(true);
+    return (await this.#ownerOf(path, ancestors)) !== null;
   }
 
-  /** Whether this table alone holds a prefix of `path` (no delegation). */
-  async resolve(path: string[]): Promise<boolean> {
-    return longestProvidedPrefix(await this.#state(), path) !== undefined;
+  /**
+   * Whether this table alone holds a prefix of `path` (no delegation). A descendant that asks names
+   * itself as `watcher` and is told to forget what it remembers when this table gains a mount.
+   */
+  async resolve(input: { path: string[]; watcher?: string }): Promise<{ held: boolean; watched: boolean }> {
+    const held = longestProvidedPrefix(await this.#state(), input.path) !== undefined;
+    const watched = input.watcher === undefined ? false : await this.#watchers.add(input.watcher);
+    return { held, watched };
+  }
+
+  /**
+   * Keeps a live call's result that holds stubs, for the caller's request to `unpark`: a stub
+   * belongs to the request that receives it, so the caller's request must receive it itself.
+   */
+  park(value: unknown): string {
+    const id = crypto.randomUUID();
+    this.#parked.set(id, retainLive(value));
+    setTimeout(() => {
+      const left = this.#parked.get(id);
+      this.#parked.delete(id);
+      if (left !== undefined) releaseLive(left);
+    }, PARKED_RESULT_TTL_MS);
+    return id;
+  }
+
+  /** Hands over a parked result, once. */
+  unpark(id: string): unknown {
+    if (!this.#parked.has(id)) throw new ItxError("NOT_FOUND", "that result is no longer parked here");
+    const value = this.#parked.get(id);
+    this.#parked.delete(id);
+    return value;
+  }
+
+  /** An ancestor gained a mount: what this context remembers of the chain may be stale. */
+  forgetHints(): void {
+    this.#hints.forgetAll();
   }
 
   /** This context's identity and its own mounts, from metadata only. */
@@ -211,9 +253,42 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     return { name: state.born?.name ?? null, parent: state.born?.parent ?? (this.#path === "/" ? null : "/"), ancestors: this.#ancestors(state) };
   }
 
-  async #dispatch(mount: Mount, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
+  // The nearest ancestor holding a prefix of `path` (null: none), from a hint or by asking them all
+  // at once; asking registers this context as a watcher of each (see resolution-hints.ts).
+  async #ownerOf(path: string[], ancestors: string[]): Promise<string | null> {
+    const key = pathKey(path);
+    const hinted = this.#hints.get(key);
+    if (hinted !== undefined) return hinted;
+    const generation = this.#hints.generation;
+    const answers = await Promise.all(
+      ancestors.map((ancestor) => hostStub(this.env, this.#projectId, ancestor).resolve({ path, watcher: this.#path })),
+    );
+    let owner: string | null = null;
+    for (let index = answers.length - 1; index >= 0; index--) {
+      if (answers[index]?.held) {
+        owner = ancestors[index] as string;
+        break;
+      }
+    }
+    if (answers.every((answer) => answer.watched)) this.#hints.remember(key, owner, generation);
+    return owner;
+  }
+
+  async #tellWatchers(): Promise<void> {
+    const watchers = await this.#watchers.drain();
+    if (watchers.length === 0) return;
+    const told = await Promise.allSettled(watchers.map((watcher) => hostStub(this.env, this.#projectId, watcher).forgetHints()));
+    const missed = told.flatMap((result, index) => (result.status === "rejected" ? [watchers[index] as string] : []));
+    // Not reached now: watch them again so the next mount retries; their hints expire meanwhile.
+    for (const watcher of missed) await this.#watchers.add(watcher);
+    if (missed.length > 0) console.error(`could not tell ${missed.length} context(s) that ${this.#path} gained a mount`);
+  }
+
+  async #dispatch(mount: Mount, remainder: string[], request: InvokeRequest, depth: number): Promise<InvokeOutcome> {
+    const { caller } = request;
+    const args = request.args as unknown[];
     if (mount.kind === "itx-expression") {
-      return replayExpression({
+      const value = await replayExpression({
         env: this.env,
         projectId: this.#projectId,
         path: this.#path,
@@ -223,16 +298,23 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
         caller,
         depth: depth + 1,
       });
+      return { value };
     }
-    if (mount.kind === "source" && mount.source) return this.#callSource(mount, mount.source, remainder, args, caller, depth);
+    if (mount.kind === "source" && mount.source) return { value: await this.#callSource(mount, mount.source, remainder, args, caller, depth) };
     const entry = this.#live.get(mount.providedAtOffset);
-    if (mount.disconnected || !entry) throw disconnected(mount, this.#path);
+    if (mount.disconnected || !entry) throw disconnectedError(mount.path, this.#path);
+    const shape = mount.live?.shape ?? "members";
+    if (request.isolate !== undefined && request.isolate === entry.isolate) {
+      // The provider's session is in the caller's isolate: it makes the call itself.
+      const local = { projectId: this.#projectId, context: this.#path, mountPath: mount.path, providedAtOffset: mount.providedAtOffset };
+      return { local: { ...local, shape, remainder, connectionId: entry.connectionId } };
+    }
     try {
-      return await callLive(mount.live?.shape ?? "members", entry.value, remainder, args);
+      return { value: await callLive(shape, entry.value, remainder, args) };
     } catch (error) {
       if (errorCode(error) === undefined && isDisconnectError(error)) {
         this.ctx.waitUntil(this.disconnectConnection(entry.connectionId).catch(() => 0));
-        throw disconnected(mount, this.#path);
+        throw disconnectedError(mount.path, this.#path);
       }
       throw error;
     }
@@ -322,11 +404,5 @@ function notProvided(path: string[], origin: string): ItxError {
   });
 }
 
-function disconnected(mount: Mount, scope: string): ItxError {
-  return new ItxError(
-    "CAPABILITY_DISCONNECTED",
-    `${mount.path.join(".")} was provided live on ${scope} by a session that is no longer connected; its provider must provide it again`,
-  );
-}
 
 export type { Caller };

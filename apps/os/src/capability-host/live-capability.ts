@@ -60,6 +60,14 @@ function member(value: unknown, segment: string): unknown {
   return undefined;
 }
 
+/** What calling a live capability whose provider's session ended answers. */
+export function disconnectedError(mountPath: string[], scope: string): ItxError {
+  return new ItxError(
+    "CAPABILITY_DISCONNECTED",
+    `${mountPath.join(".")} was provided live on ${scope} by a session that is no longer connected; its provider must provide it again`,
+  );
+}
+
 /** True for errors that mean the provider's session is gone. */
 export function isDisconnectError(error: unknown): boolean {
   const message = error instanceof Error ? error.message : String(error);

@@ -38,6 +38,8 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
   // One engine per incarnation: a second wake only swaps the stream it reads through, so work
   // this engine started in the background is not mistaken for work a dead host left behind.
   #engine: ProcessorEngine | undefined;
+  /** The engine's first catch-up: a snapshot taken while it runs would miss what it is folding. */
+  #starting: Promise<unknown> | undefined;
   #stream: HostedStream | undefined;
 
   /** Called by a stream. Catches up from the checkpoint, then answers where the stream should continue. */
@@ -59,7 +61,9 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
         processors: [this.processor],
       });
       this.#engine = engine;
-      outcomes = (await engine.start()).outcomes;
+      const starting = engine.start();
+      this.#starting = starting.catch(() => undefined);
+      outcomes = (await starting).outcomes;
     }
     const failed = outcomes.find((outcome) => outcome.status === "failed");
     if (failed?.status === "failed") throw failed.error;
@@ -88,7 +92,10 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
   /** Where the processor stands. */
   async snapshot(): Promise<ProcessorSnapshot> {
     const engine = this.#engine;
-    if (engine) return engine.snapshot(this.processor.contract.slug);
+    if (engine) {
+      await this.#starting;
+      return engine.snapshot(this.processor.contract.slug);
+    }
     const stored = (await this.ctx.storage.get(checkpointKey(this.processor.contract.slug))) as ProcessorSnapshot | undefined;
     return stored
       ? { offset: stored.offset, state: stored.state, version: stored.version, skipped: stored.skipped }
