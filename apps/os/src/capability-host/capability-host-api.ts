@@ -19,8 +19,6 @@ export interface ProvideRequest {
   capability: unknown;
   http?: unknown;
   caller: Caller;
-  /** The Worker isolate a live capability came through (see live-registry.ts). */
-  isolate?: string;
 }
 
 export interface InvokeRequest {
@@ -31,8 +29,6 @@ export interface InvokeRequest {
   depth?: number;
   /** A public HTTP request: only mounts provided with `http: { expose: true }` answer it. */
   http?: boolean;
-  /** The caller's Worker isolate: a live mount provided through it is handed back, not called. */
-  isolate?: string;
 }
 
 /** One row of a describe inventory. */

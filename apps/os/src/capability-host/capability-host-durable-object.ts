@@ -22,7 +22,6 @@ import {
   type Mount,
 } from "./itx-contract.ts";
 import { callLive, disconnectedError, isDisconnectError, liveShapeOf, releaseLive, retainLive } from "./live-capability.ts";
-import type { InvokeOutcome } from "./live-registry.ts";
 import { ResolutionHints, ResolutionWatchers } from "./resolution-hints.ts";
 import { parseExpression, replayExpression } from "./expression.ts";
 import { callMembers, loadSource, parseSourceAddress } from "./source-capability.ts";
@@ -34,14 +33,11 @@ import type { IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
 
 /** How many hosts one call may pass through (delegation, expressions calling capabilities). */
 export const CALL_DEPTH_MAX = 32;
-/** How long a parked live result waits for its caller's request to take it. */
-export const PARKED_RESULT_TTL_MS = 30_000;
+
 
 interface LiveEntry {
   value: unknown;
   connectionId: string;
-  /** The Worker isolate that holds the provider's session (see live-registry.ts). */
-  isolate: string | undefined;
 }
 
 /**
@@ -58,7 +54,6 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   readonly #path: string;
   readonly #live = new Map<number, LiveEntry>();
   readonly #hints = new ResolutionHints();
-  readonly #parked = new Map<string, unknown>();
   readonly #watchers: ResolutionWatchers;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -96,7 +91,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     }
     const [event] = await this.#append(request.caller, { type: CAPABILITY_PROVIDED, payload });
     if (!event) throw new ItxError("INTERNAL", "the stream answered no event for a provide");
-    if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string, isolate: request.isolate });
+    if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
     // A new mount may shadow what descendants remember of the chain: they forget before we answer.
     await this.#tellWatchers();
     return { path, providedAtOffset: event.offset, kind };
@@ -133,10 +128,9 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 
   /**
    * Calls a capability. The longest provided prefix of the path in this table wins and gets the
-   * remainder; a miss goes to the nearest ancestor that holds a prefix (see `#ownerOf`). A caller
-   * that names its isolate may get a live call handed back to make itself (see live-registry.ts).
+   * remainder; a miss goes to the nearest ancestor that holds a prefix (see `#ownerOf`).
    */
-  async invoke(request: InvokeRequest): Promise<InvokeOutcome> {
+  async invoke(request: InvokeRequest): Promise<unknown> {
     const path = parseCallPath(request.path);
     if (path.length === 0) throw new ItxError("INVALID_ARGUMENT", "invoke needs a non-empty path");
     if (!Array.isArray(request.args)) throw new ItxError("INVALID_ARGUMENT", "args must be an array");
@@ -189,29 +183,6 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const held = longestProvidedPrefix(await this.#state(), input.path) !== undefined;
     const watched = input.watcher === undefined ? false : await this.#watchers.add(input.watcher);
     return { held, watched };
-  }
-
-  /**
-   * Keeps a live call's result that holds stubs, for the caller's request to `unpark`: a stub
-   * belongs to the request that receives it, so the caller's request must receive it itself.
-   */
-  park(value: unknown): string {
-    const id = crypto.randomUUID();
-    this.#parked.set(id, retainLive(value));
-    setTimeout(() => {
-      const left = this.#parked.get(id);
-      this.#parked.delete(id);
-      if (left !== undefined) releaseLive(left);
-    }, PARKED_RESULT_TTL_MS);
-    return id;
-  }
-
-  /** Hands over a parked result, once. */
-  unpark(id: string): unknown {
-    if (!this.#parked.has(id)) throw new ItxError("NOT_FOUND", "that result is no longer parked here");
-    const value = this.#parked.get(id);
-    this.#parked.delete(id);
-    return value;
   }
 
   /** An ancestor gained a mount: what this context remembers of the chain may be stale. */
@@ -284,11 +255,11 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (missed.length > 0) console.error(`could not tell ${missed.length} context(s) that ${this.#path} gained a mount`);
   }
 
-  async #dispatch(mount: Mount, remainder: string[], request: InvokeRequest, depth: number): Promise<InvokeOutcome> {
+  async #dispatch(mount: Mount, remainder: string[], request: InvokeRequest, depth: number): Promise<unknown> {
     const { caller } = request;
     const args = request.args as unknown[];
     if (mount.kind === "itx-expression") {
-      const value = await replayExpression({
+      return replayExpression({
         env: this.env,
         projectId: this.#projectId,
         path: this.#path,
@@ -298,19 +269,13 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
         caller,
         depth: depth + 1,
       });
-      return { value };
     }
-    if (mount.kind === "source" && mount.source) return { value: await this.#callSource(mount, mount.source, remainder, args, caller, depth) };
+    if (mount.kind === "source" && mount.source) return this.#callSource(mount, mount.source, remainder, args, caller, depth);
     const entry = this.#live.get(mount.providedAtOffset);
     if (mount.disconnected || !entry) throw disconnectedError(mount.path, this.#path);
     const shape = mount.live?.shape ?? "members";
-    if (request.isolate !== undefined && request.isolate === entry.isolate) {
-      // The provider's session is in the caller's isolate: it makes the call itself.
-      const local = { projectId: this.#projectId, context: this.#path, mountPath: mount.path, providedAtOffset: mount.providedAtOffset };
-      return { local: { ...local, shape, remainder, connectionId: entry.connectionId } };
-    }
     try {
-      return { value: await callLive(shape, entry.value, remainder, args) };
+      return await callLive(shape, entry.value, remainder, args);
     } catch (error) {
       if (errorCode(error) === undefined && isDisconnectError(error)) {
         this.ctx.waitUntil(this.disconnectConnection(entry.connectionId).catch(() => 0));

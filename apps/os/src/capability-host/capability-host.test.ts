@@ -39,7 +39,7 @@ describe("capability host", () => {
   test("a live mount whose host restarted answers CAPABILITY_DISCONNECTED and stays listed", async () => {
     const projectId = await freshProject();
     await hostStub(env, projectId, "/").provide({ path: ["clock"], capability: () => 42, caller });
-    expect(await hostStub(env, projectId, "/").invoke({ path: ["clock"], args: [], caller })).toEqual({ value: 42 });
+    expect(await hostStub(env, projectId, "/").invoke({ path: ["clock"], args: [], caller })).toBe(42);
     await runInDurableObject(env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:/`), (_instance, state) => state.abort("test: restart")).catch(
       () => undefined,
     );
@@ -55,7 +55,7 @@ describe("capability host", () => {
     await host.provide({ path: ["theirs"], capability: () => 2, caller: { ...caller, connectionId: "conn-2" } });
     expect(await host.disconnectConnection("conn-1")).toBe(1);
     expect(await codeOf(host.invoke({ path: ["mine"], args: [], caller }))).toBe("CAPABILITY_DISCONNECTED");
-    expect(await host.invoke({ path: ["theirs"], args: [], caller })).toEqual({ value: 2 });
+    expect(await host.invoke({ path: ["theirs"], args: [], caller })).toBe(2);
   });
 
   test("MOUNTS_MAX bounds a table; replacing an existing mount still works at the limit", { timeout: 120_000 }, async () => {
@@ -97,7 +97,7 @@ describe("resolution through a deep chain", () => {
     const paths = await chain(projectId, 5);
     const leaf = hostStub(env, projectId, paths.at(-1) as string);
     await hostStub(env, projectId, "/").provide({ path: ["who"], capability: who("root"), caller });
-    const call = async () => ((await leaf.invoke({ path: ["who"], args: [], caller })) as { value: { path: string } }).value.path;
+    const call = async () => ((await leaf.invoke({ path: ["who"], args: [], caller })) as { path: string }).path;
     expect(await call()).toBe("/root");
     expect(await call()).toBe("/root");
     const middle = hostStub(env, projectId, paths[2] as string);
@@ -107,6 +107,6 @@ describe("resolution through a deep chain", () => {
     expect(await call()).toBe("/root");
     expect(await codeOf(leaf.invoke({ path: ["nobody"], args: [], caller }))).toBe("NOT_FOUND");
     await hostStub(env, projectId, paths[3] as string).provide({ path: ["nobody"], capability: who("late"), caller });
-    expect(await leaf.invoke({ path: ["nobody"], args: [], caller })).toMatchObject({ value: { path: "/late" } });
+    expect(await leaf.invoke({ path: ["nobody"], args: [], caller })).toMatchObject({ path: "/late" });
   });
 });

@@ -19,14 +19,12 @@ export async function routeToCapability(request: Request, env: Env): Promise<Res
   const record = await findProject(env, project);
   if (!record) return notFound();
   try {
-    const outcome = await hostStub(env, record.projectId, "/").invoke({
+    const response = await hostStub(env, record.projectId, "/").invoke({
       path: [capability, "fetch"],
       args: [request],
       caller: { principal: "public", origin: "/" },
       http: true,
     });
-    // Without an isolate in the request, the host always answers the result itself.
-    const response = "value" in outcome ? outcome.value : undefined;
     if (response instanceof Response) return response;
     return Response.json({ code: "INTERNAL", message: `${capability}.fetch did not answer a Response` }, { status: 502 });
   } catch (error) {

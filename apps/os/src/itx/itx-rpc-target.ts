@@ -7,9 +7,6 @@ import type { Env } from "../env.ts";
 import type { Caller, HostDescription } from "../capability-host/capability-host-api.ts";
 import { BUILT_IN_NAMES, parseCallPath, parseProvidedPath } from "../capability-host/capability-path.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
-import { callLocalLive } from "../capability-host/local-live-call.ts";
-import { isPlainData } from "../capability-host/plain-data.ts";
-import { forgetLocalLive, liveKey, registerLocalLive, thisIsolate, type InvokeOutcome } from "../capability-host/live-registry.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";
 import { StreamCapability, streamStub, type EventPage } from "../stream/stream-capability.ts";
 import { ensureContext } from "./context-lifecycle.ts";
@@ -102,32 +99,22 @@ export class ItxRpcTarget extends RpcTarget {
     const caller = this.#caller();
     const where = await this.#where();
     const host = hostStub(this.#scope.env, where.projectId, where.path);
-    const connection = this.#scope.connection;
     const provided = await relay(
       host.provide({
         path: mountPath,
         capability,
         caller,
-        ...(connection ? { isolate: thisIsolate() } : {}),
         ...(instructions === undefined ? {} : { instructions: instructions as string }),
         ...(types === undefined ? {} : { types: types as string }),
         ...(http === undefined ? {} : { http }),
       }),
     );
-    const key = liveKey(where.projectId, where.path, provided.providedAtOffset);
-    if (provided.kind === "live" && connection) {
-      connection.trackLiveProvide(this.#scope.env, where.projectId, where.path);
-      registerLocalLive(key, capability, connection, async (value) => host.park(value));
-    }
+    if (provided.kind === "live") this.#scope.connection?.trackLiveProvide(this.#scope.env, where.projectId, where.path);
     return new CapabilityProvisionRpcTarget({
       path: provided.path,
       providedAtOffset: provided.providedAtOffset,
       live: provided.kind === "live",
-      revoke: async () => {
-        const revoked = await relay(host.revoke({ path: provided.path, providedAtOffset: provided.providedAtOffset, caller }));
-        forgetLocalLive(key);
-        return revoked;
-      },
+      revoke: () => relay(host.revoke({ path: provided.path, providedAtOffset: provided.providedAtOffset, caller })),
       sessionEnded: () => this.#scope.connection?.closed ?? false,
     });
   }
@@ -144,13 +131,7 @@ export class ItxRpcTarget extends RpcTarget {
     if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "invokeCapability takes { path, args }");
     const path = parseCallPath(input.path);
     const args = input.args ?? [];
-    const host = await this.#host();
-    const request = { path, args, caller: this.#caller(), depth: this.#scope.depth ?? 0 };
-    // Only plain data may be handed between requests (see live-registry.ts).
-    const outcome = await relay(host.invoke(isPlainData(args) ? { ...request, isolate: thisIsolate() } : request));
-    if ("value" in outcome) return outcome.value;
-    // The provider's session is in this isolate: call it here; the host resolved the call.
-    return callLocalLive(this.#scope.env, outcome.local, request.args as unknown[], () => relay(host.invoke(request)).then(valueOf));
+    return relay((await this.#host()).invoke({ path, args, caller: this.#caller(), depth: this.#scope.depth ?? 0 }));
   }
 
   /**
@@ -518,8 +499,3 @@ export function resolveProjectId(scope: ItxScope): Promise<string> {
 
 
 export { BUILT_IN_NAMES, type HostDescription };
-
-// A host asked without an isolate always answers the value itself.
-function valueOf(outcome: InvokeOutcome): unknown {
-  return "value" in outcome ? outcome.value : undefined;
-}
