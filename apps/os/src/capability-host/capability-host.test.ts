@@ -109,4 +109,17 @@ describe("resolution through a deep chain", () => {
     await hostStub(env, projectId, paths[3] as string).provide({ path: ["nobody"], capability: who("late"), caller });
     expect(await leaf.invoke({ path: ["nobody"], args: [], caller })).toMatchObject({ path: "/late" });
   });
+
+  test("an ancestor that restarted still tells the contexts that remember it", async () => {
+    const projectId = await freshProject();
+    const paths = await chain(projectId, 3);
+    const leaf = hostStub(env, projectId, paths.at(-1) as string);
+    await hostStub(env, projectId, "/").provide({ path: ["who"], capability: who("root"), caller });
+    expect(await leaf.invoke({ path: ["who"], args: [], caller })).toMatchObject({ path: "/root" });
+    await runInDurableObject(env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:${paths[1]}`), (_instance, state) => state.abort("test: restart")).catch(
+      () => undefined,
+    );
+    await hostStub(env, projectId, paths[1] as string).provide({ path: ["who"], capability: who("first"), caller });
+    expect(await leaf.invoke({ path: ["who"], args: [], caller })).toMatchObject({ path: "/first" });
+  });
 });
