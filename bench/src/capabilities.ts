@@ -1,6 +1,6 @@
 import { newWebSocketRpcSession } from "capnweb";
 import { connectItx } from "iterate/client";
-import { report, summarize, time } from "./stats.ts";
+import { interleave, report, summarize, time } from "./stats.ts";
 import type { BenchRoot, BenchTarget } from "./target.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
@@ -45,22 +45,17 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
       await target.bench.doNoop("caps-b");
       for (const depth of [1, 4, 8]) await chains[depth].echo(i);
     }
-    const samples: Record<string, number[]> = { live: [], floor: [], expression: [], b: [], d1: [], d4: [], d8: [] };
-    const series: Array<[string, () => Promise<unknown>]> = [
-      ["floor", () => target.bench.callKeptCallback(floorName, 1)],
-      ["live", () => itx.echo(1)],
-      ["expression", () => itx.whoAmI()],
-      ["b", () => target.bench.doNoop("caps-b")],
-      ["d1", () => chains[1].echo(1)],
-      ["d4", () => chains[4].echo(1)],
-      ["d8", () => chains[8].echo(1)],
-    ];
-    for (let i = 0; i < CALLS; i++) {
-      for (let k = 0; k < series.length; k++) {
-        const [name, call] = series[(i + k) % series.length] as [string, () => Promise<unknown>];
-        samples[name]?.push(await time(call));
-      }
-    }
+    // Shuffled each round, like the other groups: a call leaves work behind (releases, disposals)
+    // that a fixed rotation would always charge to the same neighbour.
+    const samples: Record<string, number[]> = await interleave(CALLS, {
+      floor: () => target.bench.callKeptCallback(floorName, 1),
+      live: () => itx.echo(1),
+      expression: () => itx.whoAmI(),
+      b: () => target.bench.doNoop("caps-b"),
+      d1: () => chains[1].echo(1),
+      d4: () => chains[4].echo(1),
+      d8: () => chains[8].echo(1),
+    });
     const live = summarize(samples.live ?? []);
     const b = summarize(samples.b ?? []);
     report("capability.live_call.median", live.median, "ms");
