@@ -2,9 +2,9 @@ import { exports } from "cloudflare:workers";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
+import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LIMITS } from "./script-limits.ts";
-import { SCRIPT_LINE_OFFSET, scriptModule } from "./script-module.ts";
-import { LOOP_ITERATIONS_MAX, guardLoops, guardName } from "./loop-guard.ts";
+import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
 
 /** How a run ended. `result` is absent when the script returned undefined. */
 export type ScriptOutcome =
@@ -15,6 +15,8 @@ export type ScriptOutcome =
 type FailureCode = "SCRIPT_FAILED" | "TIMEOUT" | "LOOP_LIMIT";
 
 const COMPATIBILITY_DATE = "2026-08-01";
+
+const preparedScripts = new PreparedScripts();
 
 /** Validates script source: a non-empty string within SOURCE_MAX_LENGTH. */
 export function parseScriptSource(source: unknown): string {
@@ -36,18 +38,12 @@ export function parseScriptSource(source: unknown): string {
  * so no isolate ever holds two scopes' authority.
  */
 export async function runScript(env: Env, props: IsolateProps, source: string, timeoutMs: number = SCRIPT_LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
-  let guarded: string;
-  const guard = guardName();
-  try {
-    guarded = guardLoops(source, guard);
-  } catch (error) {
-    return failed("SCRIPT_FAILED", errorMessage(error));
-  }
-  const id = `script:${await sha256(`${isolateScopeKey(props)}\n${props.depth}\n${source}`)}`;
-  const worker = env.LOADER.get(id, () => ({
+  const script = await preparedScripts.prepare(source);
+  if (!script.ok) return failed("SCRIPT_FAILED", script.message);
+  const worker = env.LOADER.get(`script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "script.js",
-    modules: { "script.js": scriptModule(guarded, guard, LOOP_ITERATIONS_MAX) },
+    modules: { "script.js": script.module },
     env: { ITX: exports.ItxEntrypoint({ props }) },
     globalOutbound: exports.EgressEntrypoint({ props }),
     limits: { cpuMs: SCRIPT_LIMITS.CPU_MS },
@@ -88,9 +84,4 @@ function describeFailure(error: unknown): string {
     const scriptLine = Number(line) - SCRIPT_LINE_OFFSET;
     return `line ${scriptLine}${column ? `, column ${column}` : ""} of the script`;
   });
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
