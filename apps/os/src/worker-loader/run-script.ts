@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
-import { isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
+import { isolateItx, isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
 import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LIMITS } from "./script-limits.ts";
 import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
@@ -32,8 +32,8 @@ export function parseScriptSource(source: unknown): string {
 }
 
 /**
- * Runs `async (itx) => { ... }` in a Worker Loader isolate. Its only ways out are `env.ITX` (an
- * itx scoped to the origin context) and its global fetch, which is the origin's egress. The
+ * Runs `async (itx) => { ... }` in a Worker Loader isolate. Its only ways out are the itx it is
+ * called with (scoped to the origin context) and its global fetch, which is the origin's egress. The
  * isolate is cached by source and scope: the same script in another scope gets its own isolate,
  * so no isolate ever holds two scopes' authority.
  */
@@ -44,7 +44,9 @@ export async function runScript(env: Env, props: IsolateProps, source: string, t
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "script.js",
     modules: { "script.js": script.module },
-    env: { ITX: exports.ItxEntrypoint({ props }) },
+    // No bindings: the script's itx arrives with each call (below), saving the isolate a call
+    // back into the Worker to fetch it; its fetch still goes out through the origin's egress.
+    env: {},
     globalOutbound: exports.EgressEntrypoint({ props }),
     limits: { cpuMs: SCRIPT_LIMITS.CPU_MS },
   }));
@@ -55,7 +57,7 @@ export async function runScript(env: Env, props: IsolateProps, source: string, t
   try {
     // oxlint-disable-next-line typescript/no-explicit-any -- the loaded module's entrypoint is ours, typed by scriptModule
     const entry = worker.getEntrypoint() as any;
-    const answer = (await Promise.race([entry.run(), deadline])) as { undefined?: true; json?: string };
+    const answer = (await Promise.race([entry.run(isolateItx(env, props)), deadline])) as { undefined?: true; json?: string };
     if (answer.undefined) return { status: "succeeded" };
     const json = answer.json ?? "null";
     if (json.length > SCRIPT_LIMITS.RESULT_MAX_BYTES) {
