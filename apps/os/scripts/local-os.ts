@@ -43,6 +43,11 @@ export const QUIET_WRANGLER_ENV = {
   WRANGLER_SEND_ERROR_REPORTS: "false",
   DO_NOT_TRACK: "1",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  // wrangler's local trace collector (on by default) tails every invocation, each Durable Object
+  // call and loopback entrypoint included, into a SQLite store on workerd's one thread, with an
+  // fsync per batch: it roughly doubles the cost of a hop. The deployment has observability off
+  // (wrangler.jsonc), so local runs match it; X_LOCAL_OBSERVABILITY=true turns it back on.
+  X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
 };
 
 export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalOs> {

@@ -214,16 +214,21 @@ export class ItxRpcTarget extends RpcTarget {
     const timeoutMs = parseTimeout(options?.timeoutMs);
     const projectId = await resolveProjectId(this.#scope);
     const origin = this.#scope.origin;
-    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${origin}`), stampOfScope(this.#scope));
-    const [requested] = await stream.append({ type: RUN_REQUESTED, payload: { script: source } });
-    const requestOffset = requested?.offset ?? 0;
+    const stream = streamStub(this.#scope.env.STREAM, `${projectId}:${origin}`);
+    const stamp = stampOfScope(this.#scope);
+    // The script starts only once its request is durable, and not at all if the append is refused
+    // (LOOP_LIMIT). The settled fact follows within the run, so the context's processors are sent
+    // both in one delivery.
+    const requested = await relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true }));
+    const requestOffset = requested.offsets[0] ?? 0;
     const outcome = await runScript(
       this.#scope.env,
       { ...isolateScope(this.#scope), projectId, depth: (this.#scope.depth ?? 0) + 1 },
       source,
       timeoutMs,
     );
-    await stream.append({ type: RUN_SETTLED, payload: { requestOffset, ...outcome }, idempotencyKey: `itx/run-settled:${requestOffset}` });
+    const settled = { type: RUN_SETTLED, payload: { requestOffset, ...outcome }, idempotencyKey: `itx/run-settled:${requestOffset}` };
+    await relay(stream.append({ events: [settled], stamp, answer: "receipt" }));
     if (outcome.status === "failed") throw new ItxError(outcome.error.code, outcome.error.message, { details: { requestOffset } });
     return outcome.result;
   }

@@ -105,4 +105,16 @@ describe("hosted processors", () => {
     const info = await stream.info();
     expect(info.processors.map((processor) => processor.key)).toEqual(["tally"]);
   });
+
+  test("held appends reach the processor with the next append, or alone after a moment; waiters see them at once", async () => {
+    const { stream: name, host } = names();
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: [subscribe(host)], stamp });
+    const [held] = await stream.append({ events: tallies(2), stamp, holdDelivery: true });
+    expect(await stream.waitForEvent({ type: "test/tally-added", afterOffset: (held?.offset ?? 1) - 1, timeoutMs: 1000 })).toMatchObject({ offset: held?.offset });
+    await stream.append({ events: tallies(1, 2), stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(3);
+    await stream.append({ events: tallies(1, 3), stamp, holdDelivery: true });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000, interval: 100 }).toBe(4);
+  });
 });

@@ -32,12 +32,22 @@ export const LIVE_SUBSCRIBERS_MAX = 256;
 /** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */
 export const READ_JSON_MAX_LIMIT = 10_000;
 
+/** Longest a held append (`holdDelivery`) waits for the next append before its processors get it anyway. */
+export const DELIVERY_HOLD_MS = 1_000;
+
 export interface AppendRequest {
   /** The inputs, or one JSON string holding the array (parsed here, inside the size limit). */
   events: unknown[] | string;
   expectedOffset?: number;
   /** "events" (default) answers the stored events; "receipt" only their offsets, for bulk writers. */
   answer?: "events" | "receipt";
+  /**
+   * The writer appends again shortly (an inline run's request, before its settled fact): hosted
+   * processors receive these events with that next append, or after DELIVERY_HOLD_MS at the
+   * latest, so the pair costs them one delivery instead of two. Waiters and live subscribers are
+   * not held.
+   */
+  holdDelivery?: boolean;
   /** Trusted: set by the Worker or host that holds this stub, never by the writer. */
   stamp: EventSource;
 }
@@ -77,6 +87,7 @@ export class StreamDurableObject extends DurableObject<Env> {
   readonly #waiters = new Waiters();
   readonly #live = new Map<string, LiveSubscriber>();
   readonly #deliveries = new Map<string, HostedDelivery>();
+  #heldDelivery: ReturnType<typeof setTimeout> | undefined;
   #core: StreamCoreState;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -200,7 +211,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     }
     const result = answers.map((answer) => (typeof answer === "number" ? (written[answer] as StreamEvent) : answer));
     for (const { event } of ephemeralAt) event.createdAt = new Date().toISOString();
-    this.#afterCommit(written, ephemeralAt.map(({ event }) => event));
+    this.#afterCommit(written, ephemeralAt.map(({ event }) => event), request.holdDelivery === true);
     if (request.answer === "receipt") return { offsets: result.map((event) => event.offset), head: this.#journal.head };
     return result;
   }
@@ -344,7 +355,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     await this.#pumpDeliveries();
   }
 
-  #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[]): void {
+  #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean): void {
     if (written.length > 0) this.#waiters.offer(written);
     if (this.#live.size > 0) {
       const history = this.#history();
@@ -353,7 +364,13 @@ export class StreamDurableObject extends DurableObject<Env> {
         this.ctx.waitUntil(subscriber.pump(history));
       }
     }
-    if (written.length > 0 && this.#deliveries.size > 0) this.ctx.waitUntil(this.#pumpDeliveries());
+    if (written.length === 0 || this.#deliveries.size === 0) return;
+    if (!hold) {
+      this.ctx.waitUntil(this.#pumpDeliveries());
+    } else {
+      // Any pump sends everything up to the head, held events included; this one is the backstop.
+      this.#heldDelivery ??= setTimeout(() => this.ctx.waitUntil(this.#pumpDeliveries()), DELIVERY_HOLD_MS);
+    }
   }
 
   #history() {
@@ -364,6 +381,10 @@ export class StreamDurableObject extends DurableObject<Env> {
   }
 
   async #pumpDeliveries(): Promise<void> {
+    if (this.#heldDelivery !== undefined) {
+      clearTimeout(this.#heldDelivery);
+      this.#heldDelivery = undefined;
+    }
     const now = Date.now();
     await Promise.all(
       [...this.#deliveries.values()]

@@ -23,8 +23,13 @@ export interface IsolateProps {
  */
 export class ItxEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
   get(): ItxRpcTarget {
-    return new ItxRpcTarget(scopeOf(this.env, this.ctx.props));
+    return isolateItx(this.env, this.ctx.props);
   }
+}
+
+/** The itx that code loaded for `props` acts through: scoped to its origin, as `env.ITX.get()` answers. */
+export function isolateItx(env: Env, props: IsolateProps): ItxRpcTarget {
+  return new ItxRpcTarget(scopeOf(env, props));
 }
 
 /**

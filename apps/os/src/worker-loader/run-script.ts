@@ -1,10 +1,10 @@
 import { exports } from "cloudflare:workers";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
-import { isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
+import { isolateItx, isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
+import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LIMITS } from "./script-limits.ts";
-import { SCRIPT_LINE_OFFSET, scriptModule } from "./script-module.ts";
-import { LOOP_ITERATIONS_MAX, guardLoops, guardName } from "./loop-guard.ts";
+import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
 
 /** How a run ended. `result` is absent when the script returned undefined. */
 export type ScriptOutcome =
@@ -15,6 +15,8 @@ export type ScriptOutcome =
 type FailureCode = "SCRIPT_FAILED" | "TIMEOUT" | "LOOP_LIMIT";
 
 const COMPATIBILITY_DATE = "2026-08-01";
+
+const preparedScripts = new PreparedScripts();
 
 /** Validates script source: a non-empty string within SOURCE_MAX_LENGTH. */
 export function parseScriptSource(source: unknown): string {
@@ -30,25 +32,21 @@ export function parseScriptSource(source: unknown): string {
 }
 
 /**
- * Runs `async (itx) => { ... }` in a Worker Loader isolate. Its only ways out are `env.ITX` (an
- * itx scoped to the origin context) and its global fetch, which is the origin's egress. The
+ * Runs `async (itx) => { ... }` in a Worker Loader isolate. Its only ways out are the itx it is
+ * called with (scoped to the origin context) and its global fetch, which is the origin's egress. The
  * isolate is cached by source and scope: the same script in another scope gets its own isolate,
  * so no isolate ever holds two scopes' authority.
  */
 export async function runScript(env: Env, props: IsolateProps, source: string, timeoutMs: number = SCRIPT_LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
-  let guarded: string;
-  const guard = guardName();
-  try {
-    guarded = guardLoops(source, guard);
-  } catch (error) {
-    return failed("SCRIPT_FAILED", errorMessage(error));
-  }
-  const id = `script:${await sha256(`${isolateScopeKey(props)}\n${props.depth}\n${source}`)}`;
-  const worker = env.LOADER.get(id, () => ({
+  const script = await preparedScripts.prepare(source);
+  if (!script.ok) return failed("SCRIPT_FAILED", script.message);
+  const worker = env.LOADER.get(`script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "script.js",
-    modules: { "script.js": scriptModule(guarded, guard, LOOP_ITERATIONS_MAX) },
-    env: { ITX: exports.ItxEntrypoint({ props }) },
+    modules: { "script.js": script.module },
+    // No bindings: the script's itx arrives with each call (below), saving the isolate a call
+    // back into the Worker to fetch it; its fetch still goes out through the origin's egress.
+    env: {},
     globalOutbound: exports.EgressEntrypoint({ props }),
     limits: { cpuMs: SCRIPT_LIMITS.CPU_MS },
   }));
@@ -59,7 +57,7 @@ export async function runScript(env: Env, props: IsolateProps, source: string, t
   try {
     // oxlint-disable-next-line typescript/no-explicit-any -- the loaded module's entrypoint is ours, typed by scriptModule
     const entry = worker.getEntrypoint() as any;
-    const answer = (await Promise.race([entry.run(), deadline])) as { undefined?: true; json?: string };
+    const answer = (await Promise.race([entry.run(isolateItx(env, props)), deadline])) as { undefined?: true; json?: string };
     if (answer.undefined) return { status: "succeeded" };
     const json = answer.json ?? "null";
     if (json.length > SCRIPT_LIMITS.RESULT_MAX_BYTES) {
@@ -88,9 +86,4 @@ function describeFailure(error: unknown): string {
     const scriptLine = Number(line) - SCRIPT_LINE_OFFSET;
     return `line ${scriptLine}${column ? `, column ${column}` : ""} of the script`;
   });
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

@@ -1,6 +1,7 @@
 // The module a script runs in. The script's source is placed inside parentheses, so it must be one
-// expression: an `async (itx) => { ... }` function. Results leave as JSON text, so a value that
-// JSON cannot hold fails here, inside the isolate, with a clear message.
+// expression: an `async (itx) => { ... }` function, called with the itx that `run` is handed.
+// Results leave as JSON text, so a value that JSON cannot hold fails here, inside the isolate,
+// with a clear message.
 export function scriptModule(source: string, guard: string, maxIterations: number): string {
   return `import { WorkerEntrypoint } from "cloudflare:workers";
 let iterations = 0; const ${guard} = () => { if (++iterations > ${maxIterations}) throw new Error("the script made more than ${maxIterations} loop iterations (LOOP_ITERATIONS_MAX)"); };
@@ -8,9 +9,8 @@ const script = (
 ${source}
 );
 export default class extends WorkerEntrypoint {
-  async run() {
+  async run(itx) {
     if (typeof script !== "function") throw new Error("a script is one function: async (itx) => { ... }");
-    const itx = this.env.ITX.get();
     const value = await script(itx);
     if (value === undefined) return { undefined: true };
     let json;

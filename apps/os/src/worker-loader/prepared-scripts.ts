@@ -1,0 +1,77 @@
+import { errorMessage } from "iterate/errors";
+import { LOOP_ITERATIONS_MAX, guardLoops, guardName } from "./loop-guard.ts";
+import { scriptModule } from "./script-module.ts";
+
+/**
+ * Characters of prepared scripts (source plus module) one Worker isolate keeps: bounds the memory
+ * that untrusted sources can take in the cache below (about 8 MB).
+ */
+export const PREPARED_SCRIPTS_MAX_CHARS = 4_000_000;
+
+/** A script ready to load (its module, and a hash of its source for isolate ids), or why it cannot run. */
+export type PreparedScript = { ok: true; hash: string; module: string } | { ok: false; message: string };
+
+/**
+ * Prepared scripts by source, least recently used first. Parsing and guarding are pure work on
+ * the source, so a script run again (the same check, the same tool call) skips them.
+ */
+export class PreparedScripts {
+  readonly #maxChars: number;
+  readonly #bySource = new Map<string, PreparedScript>();
+  #chars = 0;
+
+  constructor(maxChars: number = PREPARED_SCRIPTS_MAX_CHARS) {
+    this.#maxChars = maxChars;
+  }
+
+  /** Characters held now. */
+  get chars(): number {
+    return this.#chars;
+  }
+
+  /** Parses and guards `source` (a syntax error names its line), or answers the earlier result. */
+  async prepare(source: string): Promise<PreparedScript> {
+    const known = this.#bySource.get(source);
+    if (known) {
+      this.#bySource.delete(source);
+      this.#bySource.set(source, known);
+      return known;
+    }
+    const script = await prepare(source);
+    this.#remember(source, script);
+    return script;
+  }
+
+  #remember(source: string, script: PreparedScript): void {
+    const chars = sizeOf(source, script);
+    if (chars > this.#maxChars || this.#bySource.has(source)) return;
+    this.#bySource.set(source, script);
+    this.#chars += chars;
+    for (const [oldest, entry] of this.#bySource) {
+      if (this.#chars <= this.#maxChars) break;
+      this.#bySource.delete(oldest);
+      this.#chars -= sizeOf(oldest, entry);
+    }
+  }
+}
+
+async function prepare(source: string): Promise<PreparedScript> {
+  // Named after the source is fixed, so no script can declare a binding that shadows it.
+  const guard = guardName();
+  let guarded: string;
+  try {
+    guarded = guardLoops(source, guard);
+  } catch (error) {
+    return { ok: false, message: errorMessage(error) };
+  }
+  return { ok: true, hash: await sha256(source), module: scriptModule(guarded, guard, LOOP_ITERATIONS_MAX) };
+}
+
+function sizeOf(source: string, script: PreparedScript): number {
+  return source.length + (script.ok ? script.module.length : script.message.length);
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
