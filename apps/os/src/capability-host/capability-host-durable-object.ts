@@ -143,9 +143,9 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (request.http) {
       // Public HTTP reaches only mounts provided with http.expose, and only from this table.
       if (!hit || !hit.mount.http?.expose) throw notProvided(path, request.caller.origin);
-      return this.#dispatch(hit.mount, hit.remainder, request, depth);
+      return this.#dispatch(hit.mount, hit.remainder, request.args as unknown[], request.caller, depth);
     }
-    if (hit) return this.#dispatch(hit.mount, hit.remainder, request, depth);
+    if (hit) return this.#dispatch(hit.mount, hit.remainder, request.args as unknown[], request.caller, depth);
     const ancestors = this.#ancestors(state);
     const next = { ...request, path, depth: depth + 1 };
     // One ancestor: asking it whether it holds the path would cost the same hop as the call.
@@ -255,9 +255,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (missed.length > 0) console.error(`could not tell ${missed.length} context(s) that ${this.#path} gained a mount`);
   }
 
-  async #dispatch(mount: Mount, remainder: string[], request: InvokeRequest, depth: number): Promise<unknown> {
-    const { caller } = request;
-    const args = request.args as unknown[];
+  async #dispatch(mount: Mount, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
     if (mount.kind === "itx-expression") {
       return replayExpression({
         env: this.env,

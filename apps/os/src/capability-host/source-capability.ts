@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { ITERATE_WORKER_MODULE } from "iterate/sdk";
+import { contentHash } from "../worker-loader/content-hash.ts";
 import { isolateScopeKey, type IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
 import { RESERVED_PATH_SEGMENTS } from "./capability-path.ts";
 import { sourceSchema, type CapabilitySource } from "./itx-contract.ts";
@@ -42,7 +43,7 @@ export function parseSourceAddress(capability: Record<string, unknown>): Capabil
  * extension catches what an inherited capability sends.
  */
 export async function loadSource(env: Env, source: CapabilitySource, props: IsolateProps): Promise<WorkerStub> {
-  const id = `source:${await digest(JSON.stringify(source))}:${isolateScopeKey(props)}`;
+  const id = `source:${await contentHash(JSON.stringify(source), 16)}:${isolateScopeKey(props)}`;
   return env.LOADER.get(id, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: source.mainModule,
@@ -63,9 +64,4 @@ export async function callMembers(target: unknown, remainder: string[], args: un
   for (const segment of remainder.slice(0, -1)) parent = (parent as Record<string, unknown>)[segment];
   const last = remainder.at(-1) as string;
   return (parent as Record<string, (...args: unknown[]) => unknown>)[last]?.(...args);
-}
-
-async function digest(text: string): Promise<string> {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return Array.from(bytes.slice(0, 16), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

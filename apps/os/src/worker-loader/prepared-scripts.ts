@@ -1,4 +1,5 @@
 import { errorMessage } from "iterate/errors";
+import { contentHash } from "./content-hash.ts";
 import { LOOP_ITERATIONS_MAX, guardLoops, guardName } from "./loop-guard.ts";
 import { scriptModule } from "./script-module.ts";
 
@@ -64,14 +65,9 @@ async function prepare(source: string): Promise<PreparedScript> {
   } catch (error) {
     return { ok: false, message: errorMessage(error) };
   }
-  return { ok: true, hash: await sha256(source), module: scriptModule(guarded, guard, LOOP_ITERATIONS_MAX) };
+  return { ok: true, hash: await contentHash(source), module: scriptModule(guarded, guard, LOOP_ITERATIONS_MAX) };
 }
 
 function sizeOf(source: string, script: PreparedScript): number {
   return source.length + (script.ok ? script.module.length : script.message.length);
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

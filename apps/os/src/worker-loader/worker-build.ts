@@ -1,5 +1,6 @@
 import { ItxError } from "iterate/errors";
 import { ITERATE_WORKER_MODULE } from "iterate/sdk";
+import { contentHash } from "./content-hash.ts";
 
 /** Most files in one dynamic worker's source. */
 export const WORKER_FILES_MAX = 64;
@@ -59,7 +60,7 @@ export function parseWorkerSource(source: unknown): WorkerSource {
  */
 export function buildWorker(source: WorkerSource): Promise<BuiltWorker> {
   return (async () => {
-    const hash = await contentHash(source);
+    const hash = await sourceHash(source);
     let build = builds.get(hash);
     if (!build) {
       build = bundle(source, hash);
@@ -103,12 +104,11 @@ function describeBuildError(error: unknown): string {
 }
 
 // The platform modules are part of the input: a deployment with another SDK builds afresh.
-async function contentHash(source: WorkerSource): Promise<string> {
+async function sourceHash(source: WorkerSource): Promise<string> {
   const ordered = JSON.stringify([
     source.entryPoint ?? null,
     Object.entries(source.files).toSorted(([a], [b]) => (a < b ? -1 : 1)),
     PLATFORM_MODULES,
   ]);
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(ordered)));
-  return Array.from(bytes.slice(0, 16), (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return contentHash(ordered, 16);
 }
