@@ -9,3 +9,13 @@ export async function codeOf(promise: unknown): Promise<string | undefined> {
   }
   return "resolved";
 }
+
+/** The code and message a call failed with; `code` is "resolved" when it did not fail. */
+export async function rejectionOf(promise: unknown): Promise<{ code: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return { code: errorCode(error) ?? "uncoded", message: error instanceof Error ? error.message : String(error) };
+  }
+  return { code: "resolved", message: "" };
+}

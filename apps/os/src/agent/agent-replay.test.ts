@@ -10,11 +10,13 @@ import { AgentProcessor } from "./agent-processor.ts";
 const person = { principal: "tester", origin: "/" };
 const agent = { principal: "tester", origin: "/agents/replay", platform: "agent" };
 const self = { processor: "agent" };
+/** The agent surface (`itx.agents`) writes creation and the agent's chat. */
+const surface = { principal: "tester", origin: "/", platform: "agents" };
 
 // A finished two-turn conversation, written as the live processor would have written it.
 function conversation(requestAt: (turn: number) => number) {
   return [
-    { stamp: person, events: [{ type: AGENT_CREATED, payload: { systemPrompt: "You count apples.", llm: { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" } } }] },
+    { stamp: surface, events: [{ type: AGENT_CREATED, payload: { systemPrompt: "You count apples.", llm: { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" } } }] },
     { stamp: person, events: [{ type: CONTEXT_ADDED, payload: { role: "user", content: "How many apples?" } }] },
     { stamp: agent, events: [{ type: LLM_REQUEST_REQUESTED, payload: { afterOffset: 2 }, source: self }] },
     {
@@ -44,14 +46,14 @@ describe("agent processor replay", () => {
       ],
       stamp: agent,
     });
-    await stream.append({ events: [{ type: MESSAGE_SENT, payload: { text: "42 apples" } }], stamp: { principal: "tester", origin: "/agents/replay" } });
+    await stream.append({ events: [{ type: MESSAGE_SENT, payload: { text: "42 apples" } }], stamp: { ...surface, origin: "/agents/replay" } });
     await stream.append({ events: [{ type: RUN_SETTLED, payload: { requestOffset: 10, status: "succeeded" } }], stamp: { platform: "capability-host" } });
     const history = await stream.getEvents({ limit: 500 });
 
     // Only now is the agent processor subscribed: its host replays the whole history.
     await stream.append({
       events: [{ type: SUBSCRIPTION_CONFIGURED, payload: { key: "agent", subscription: { type: "processor", binding: "AGENT_PROCESSORS", host: coordinate, processor: "agent" } } }],
-      stamp: person,
+      stamp: surface,
     });
     const head = await stream.head();
     const host = env.AGENT_PROCESSORS.getByName(coordinate);

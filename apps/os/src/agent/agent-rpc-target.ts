@@ -37,6 +37,9 @@ export interface AgentScope {
   at(path: string): ItxRpcTarget;
 }
 
+/** How the agent surface names itself on the facts it writes (see stream/write-authority.ts). */
+const AGENTS_SURFACE = "agents";
+
 /** Checks an agent path: `/agents/<name>` (deeper paths allowed). */
 export function parseAgentPath(path: unknown): string {
   const parsed = parseStreamPath(path);
@@ -119,7 +122,7 @@ export class AgentRpcTarget extends RpcTarget {
     });
     let created: StreamEvent | undefined;
     try {
-      [, created] = await stream.append(
+      [, created] = await (await this.#stream(AGENTS_SURFACE)).append(
         {
           type: SUBSCRIPTION_CONFIGURED,
           payload: {
@@ -149,7 +152,7 @@ export class AgentRpcTarget extends RpcTarget {
     const config = parseConfig(input, "configure");
     if (Object.keys(config).length === 0) throw new ItxError("INVALID_ARGUMENT", "configure takes { llm?, systemPrompt? } with at least one of them");
     await this.#mustExist();
-    const [event] = await (await this.#stream()).append({ type: AGENT_CONFIGURED, payload: config });
+    const [event] = await (await this.#stream(AGENTS_SURFACE)).append({ type: AGENT_CONFIGURED, payload: config });
     return { offset: event?.offset ?? 0 };
   }
 
@@ -257,9 +260,11 @@ export class AgentRpcTarget extends RpcTarget {
     return this.#scope.at(this.#path).invokeCapability(input);
   }
 
-  async #stream(): Promise<StreamCapability> {
+  /** This agent's stream, written as the caller; `platform` when the surface writes its own facts. */
+  async #stream(platform?: string): Promise<StreamCapability> {
     const projectId = await this.#scope.projectId();
-    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), this.#scope.stamp);
+    const stamp = platform === undefined ? this.#scope.stamp : { ...this.#scope.stamp, platform };
+    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), stamp);
   }
 
   async #mustExist(): Promise<void> {
@@ -280,11 +285,15 @@ export class AgentChatRpcTarget extends RpcTarget {
     this.#path = path;
   }
 
-  /** Appends `agent/message-sent { text }` to the agent's stream. */
+  /** Appends `agent/message-sent { text }` to the agent's stream. Only the agent's own code speaks as it. */
   async sendMessage(text: unknown): Promise<{ offset: number }> {
     const content = parseMessage(text, "sendMessage");
+    if (this.#scope.caller.origin !== this.#path) {
+      throw new ItxError("PERMISSION_DENIED", `only code running as ${this.#path} speaks as that agent; this handle acts as ${this.#scope.caller.origin}`);
+    }
     const projectId = await this.#scope.projectId();
-    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), this.#scope.stamp);
+    const stamp = { ...this.#scope.stamp, platform: AGENTS_SURFACE };
+    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), stamp);
     const [event] = await stream.append({ type: MESSAGE_SENT, payload: { text: content } });
     return { offset: event?.offset ?? 0 };
   }

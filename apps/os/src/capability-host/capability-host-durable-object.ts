@@ -323,7 +323,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 
   async #append(caller: Caller, ...events: Array<{ type: string; payload: unknown }>): Promise<StreamEvent[]> {
     await this.#wake();
-    const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), stampOf(caller));
+    const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { ...stampOf(caller), platform: "capability-host" });
     const written = await stream.append(...events);
     await this.ingest(written);
     return written;
@@ -338,7 +338,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   async #wake(): Promise<void> {
     if (this.woken) return;
     const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "capability-host" });
-    await this.wakeStreamProcessor({ name: "core", stream });
+    await this.wakeStreamProcessor({ name: "core", stream, coordinate: `${this.#projectId}:${this.#path}` });
   }
 }
 

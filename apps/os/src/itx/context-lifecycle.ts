@@ -12,12 +12,14 @@ export const CAPABILITY_HOST_BINDING = "CAPABILITY_HOST_PROCESSORS";
 /**
  * Creates a context by appending, in one commit, the subscription that feeds its stream to its
  * capability host and its birth certificate. Both carry idempotency keys and the fold keeps the
- * first certificate, so creating an existing context is a no-op: get-or-create.
+ * first certificate, so creating an existing context is a no-op: get-or-create. Answers
+ * "born-here" when the context's certificate is the one asked for (new, or an identical repeat),
+ * "born-elsewhere" when an earlier, different one stands.
  */
 export async function ensureContext(
   env: Env,
   input: { projectId: string; path: string; name: string; parent: string | null; ancestors: string[]; caller: Caller },
-): Promise<void> {
+): Promise<"born-here" | "born-elsewhere"> {
   const stream = streamStub(env.STREAM, `${input.projectId}:${input.path}`);
   try {
     await stream.append({
@@ -36,10 +38,12 @@ export async function ensureContext(
           idempotencyKey: "itx/created",
         },
       ],
-      stamp: stampOf(input.caller),
+      stamp: { ...stampOf(input.caller), platform: "context" },
     });
+    return "born-here";
   } catch (error) {
     // Already born (with another name or parent): the first certificate stands.
     if (errorCode(error) !== "IDEMPOTENCY_CONFLICT") throw error;
+    return "born-elsewhere";
   }
 }

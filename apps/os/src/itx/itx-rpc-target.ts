@@ -151,7 +151,7 @@ export class ItxRpcTarget extends RpcTarget {
     if (childPath === where.path || childPath === "/") throw new ItxError("INVALID_ARGUMENT", `${childPath} cannot be a child of ${where.path}`);
     const parent = await relay(hostStub(this.#scope.env, where.projectId, where.path).birth());
     if (parent.ancestors.includes(childPath)) throw new ItxError("INVALID_ARGUMENT", `${childPath} is an ancestor of ${where.path}`);
-    await ensureContext(this.#scope.env, {
+    const born = await ensureContext(this.#scope.env, {
       projectId: where.projectId,
       path: childPath,
       name: (name as string | undefined) ?? childPath.split("/").at(-1) ?? childPath,
@@ -159,7 +159,12 @@ export class ItxRpcTarget extends RpcTarget {
       ancestors: [...parent.ancestors, where.path],
       caller: this.#caller(),
     });
-    return this.#at(childPath, childPath);
+    // Narrowing is construction: code acting as this context may act as a child it made (or that
+    // was born under it). Anyone else keeps acting as itself, so extending an existing context
+    // elsewhere (`extend({ path: "/agents/b" })`) never lends its name.
+    if (this.#scope.origin !== where.path) return this.#at(childPath, this.#scope.origin);
+    const parentOfChild = born === "born-here" ? where.path : (await relay(hostStub(this.#scope.env, where.projectId, childPath).birth())).parent;
+    return this.#at(childPath, parentOfChild === where.path ? childPath : this.#scope.origin);
   }
 
   /** The parent context: the same chain with this context's shadows skipped. Calls keep this origin. */
@@ -173,10 +178,13 @@ export class ItxRpcTarget extends RpcTarget {
     return new ItxRpcTarget({ ...this.#scope, path: parent });
   }
 
-  /** Another context of the same project. */
+  /**
+   * Another context of the same project. The handle still acts as this one: its writes and calls
+   * carry this handle's origin, whichever context they reach.
+   */
   cd(path: unknown): ItxRpcTarget {
     const target = parseStreamPath(path);
-    return this.#at(target, target);
+    return this.#at(target, this.#scope.origin);
   }
 
   /** The project's streams; writes are stamped with this context as origin. */
@@ -202,9 +210,10 @@ export class ItxRpcTarget extends RpcTarget {
   }
 
   /**
-   * Runs `async (itx) => { ... }` in an isolate whose itx is scoped to this handle's origin, and
-   * answers what it returned. Recorded as itx/run-requested then itx/run-settled on the origin's
-   * stream. A throw is SCRIPT_FAILED with the script's own message; past its deadline, TIMEOUT.
+   * Runs `async (itx) => { ... }` in an isolate whose itx is this handle: it sees this context's
+   * chain and acts with this handle's origin. Recorded as itx/run-requested then itx/run-settled on
+   * this context's stream. A throw is SCRIPT_FAILED with the script's own message; past its
+   * deadline, TIMEOUT.
    *
    * @example
    * await itx.run("async (itx) => (await itx.whoami()).path"); // "/"
@@ -212,10 +221,9 @@ export class ItxRpcTarget extends RpcTarget {
   async run(script: unknown, options: { timeoutMs?: unknown } = {}): Promise<unknown> {
     const source = parseScriptSource(script);
     const timeoutMs = parseTimeout(options?.timeoutMs);
-    const projectId = await resolveProjectId(this.#scope);
-    const origin = this.#scope.origin;
-    const stream = streamStub(this.#scope.env.STREAM, `${projectId}:${origin}`);
-    const stamp = stampOfScope(this.#scope);
+    const { projectId, path } = await this.#where();
+    const stream = streamStub(this.#scope.env.STREAM, `${projectId}:${path}`);
+    const stamp: EventSource = { ...stampOfScope(this.#scope), platform: "run" };
     // The script starts only once its request is durable, and not at all if the append is refused
     // (LOOP_LIMIT). The settled fact follows within the run, so the context's processors are sent
     // both in one delivery.
@@ -223,7 +231,7 @@ export class ItxRpcTarget extends RpcTarget {
     const requestOffset = requested.offsets[0] ?? 0;
     const outcome = await runScript(
       this.#scope.env,
-      { ...isolateScope(this.#scope), projectId, depth: (this.#scope.depth ?? 0) + 1 },
+      { ...isolateScope(this.#scope), path, projectId, depth: (this.#scope.depth ?? 0) + 1 },
       source,
       timeoutMs,
     );
@@ -282,7 +290,7 @@ export class ItxRpcTarget extends RpcTarget {
       env: this.#scope.env,
       props: async () => ({
         ...isolateScope(this.#scope),
-        projectId: await resolveProjectId(this.#scope),
+        ...(await this.#where()),
         depth: (this.#scope.depth ?? 0) + 1,
       }),
     });

@@ -16,7 +16,7 @@ export async function createProject(env: Env, slug: string, principal: string): 
   const record: ProjectRecord = { projectId: mintProjectId(), slug };
   await claimProject(env, record, principal);
   const root = streamStub(env.STREAM, `${record.projectId}:/`);
-  const stamp = { principal, origin: "/" };
+  const stamp = { principal, origin: "/", platform: "project" };
   const [requested] = await root.append({
     events: [{ type: PROJECT_CREATE_REQUESTED, payload: record, idempotencyKey: "project/create-requested" }],
     stamp,

@@ -60,7 +60,7 @@ export class SecretDurableObject extends DurableObject<Env> {
       JSON.stringify(urls),
       updatedAt,
     );
-    await this.#stream().append({ events: [{ type: SECRET_SET, payload: { path: this.#path, version, egress: { urls } } }], stamp });
+    await this.#stream().append({ events: [{ type: SECRET_SET, payload: { path: this.#path, version, egress: { urls } } }], stamp: { ...stamp, platform: "secret" } });
     return { version };
   }
 
@@ -93,7 +93,7 @@ export class SecretDurableObject extends DurableObject<Env> {
     this.ctx.storage.sql.exec("UPDATE secret SET uses = uses + 1 WHERE id = 1");
     await this.#stream().append({
       events: [{ type: SECRET_USED, payload: { path: this.#path, version: row.version, url: `${url.origin}${url.pathname}` } }],
-      stamp: { principal: input.principal, origin: input.origin },
+      stamp: { principal: input.principal, origin: input.origin, platform: "secret" },
     });
     return material;
   }

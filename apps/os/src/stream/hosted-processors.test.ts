@@ -9,9 +9,13 @@ let counter = 0;
 function names() {
   counter += 1;
   const id = `${Date.now()}-${counter}`;
-  return { stream: `prj_hosted${id}:/tallies`, host: `tally-host-${id}` };
+  // A host folds the stream it is named after (a wake from any other is refused).
+  const stream = `prj_hosted${id}:/tallies`;
+  return { stream, host: stream };
 }
 const stamp = { principal: "tester" };
+/** Subscription rows are the platform's: tests write them as context creation does. */
+const platform = { principal: "tester", platform: "context" };
 const subscribe = (host: string) => ({
   type: SUBSCRIPTION_CONFIGURED,
   payload: { key: "tally", subscription: { type: "processor", binding: "TEST_PROCESSORS", host, processor: "tally" } },
@@ -27,7 +31,7 @@ describe("hosted processors", () => {
     const { stream: name, host } = names();
     const stream = streamStub(env.STREAM, name);
     await stream.append({ events: tallies(3), stamp });
-    await stream.append({ events: [subscribe(host)], stamp });
+    await stream.append({ events: [subscribe(host)], stamp: platform });
     await stream.append({ events: tallies(4, 3), stamp });
     await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(7);
     const milestones = await stream.getEvents({ types: ["test/tally-milestone-reached"] });
@@ -48,7 +52,7 @@ describe("hosted processors", () => {
       { key: "x", subscription: null, extra: true },
     ];
     for (const payload of bad) {
-      const code = await Promise.resolve(stream.append({ events: [{ type: SUBSCRIPTION_CONFIGURED, payload }], stamp })).then(
+      const code = await Promise.resolve(stream.append({ events: [{ type: SUBSCRIPTION_CONFIGURED, payload }], stamp: platform })).then(
         () => "resolved",
         (error: unknown) => errorCode(error),
       );
@@ -60,7 +64,7 @@ describe("hosted processors", () => {
   test("a host aborted mid-work resumes from its checkpoint and folds each event exactly once", async () => {
     const { stream: name, host } = names();
     const stream = streamStub(env.STREAM, name);
-    await stream.append({ events: [subscribe(host)], stamp });
+    await stream.append({ events: [subscribe(host)], stamp: platform });
     for (let round = 0; round < 5; round++) {
       await stream.append({ events: tallies(20, round * 20), stamp });
       await runInDurableObject(env.TEST_PROCESSORS.getByName(host), (_instance, state) => state.abort("test: host crash")).catch(
@@ -79,7 +83,7 @@ describe("hosted processors", () => {
   test("a deleted checkpoint is rebuilt by replay to the same state", async () => {
     const { stream: name, host } = names();
     const stream = streamStub(env.STREAM, name);
-    await stream.append({ events: [subscribe(host), ...tallies(12)], stamp });
+    await stream.append({ events: [subscribe(host), ...tallies(12)], stamp: platform });
     await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(12);
     const before = await snapshot(host);
     await runInDurableObject(env.TEST_PROCESSORS.getByName(host), async (_instance, state) => {
@@ -97,7 +101,7 @@ describe("hosted processors", () => {
 
   test("a stream aborted mid-delivery keeps its subscriptions and resumes delivery", async () => {
     const { stream: name, host } = names();
-    await streamStub(env.STREAM, name).append({ events: [subscribe(host), ...tallies(3)], stamp });
+    await streamStub(env.STREAM, name).append({ events: [subscribe(host), ...tallies(3)], stamp: platform });
     await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => state.abort("test: stream crash")).catch(() => undefined);
     const stream = streamStub(env.STREAM, name);
     await stream.append({ events: tallies(2, 3), stamp });
@@ -109,7 +113,7 @@ describe("hosted processors", () => {
   test("held appends reach the processor with the next append, or alone after a moment; waiters see them at once", async () => {
     const { stream: name, host } = names();
     const stream = streamStub(env.STREAM, name);
-    await stream.append({ events: [subscribe(host)], stamp });
+    await stream.append({ events: [subscribe(host)], stamp: platform });
     const [held] = await stream.append({ events: tallies(2), stamp, holdDelivery: true });
     expect(await stream.waitForEvent({ type: "test/tally-added", afterOffset: (held?.offset ?? 1) - 1, timeoutMs: 1000 })).toMatchObject({ offset: held?.offset });
     await stream.append({ events: tallies(1, 2), stamp });

@@ -45,7 +45,7 @@ describe("reaction chains", () => {
         { type: SUBSCRIPTION_CONFIGURED, payload: { key: "echo", subscription: { type: "processor", binding: "ECHO_PROCESSORS", host: coordinate, processor: "echo" } } },
         { type: "test/echo-sent", payload: { n: 0 } },
       ],
-      stamp: { principal: "p", origin: "/" },
+      stamp: { principal: "p", origin: "/", platform: "context" },
     });
     await expect.poll(async () => (await stream.getEvents({ types: [LOOP_LIMIT_RECORDED] })).length, { timeout: 10_000 }).toBe(1);
     const host = env.ECHO_PROCESSORS.getByName(coordinate) as unknown as { snapshot(): Promise<{ offset: number }> };

@@ -20,8 +20,18 @@ describe("the stream's core contract", () => {
   });
 
   test("append-time parsing needs a real binding", () => {
-    const payload = row("a", "h1").payload;
-    expect(parseSubscriptionConfigured(payload, () => true)).toEqual(payload);
-    expect(() => parseSubscriptionConfigured(payload, () => false)).toThrow(/no processor host binding A_PROCESSORS/);
+    const payload = row("a", "prj_a:/h1").payload;
+    expect(parseSubscriptionConfigured(payload, () => true, "prj_a")).toEqual(payload);
+    expect(() => parseSubscriptionConfigured(payload, () => false, "prj_a")).toThrow(/no processor host binding A_PROCESSORS/);
+  });
+
+  test.each([
+    ["another project's host", "prj_b:/"],
+    ["a project whose id starts the same", "prj_ab:/"],
+    ["the deployment's streams", "__null__:/"],
+    ["no path at all", "prj_a:"],
+    ["a bare name", "h1"],
+  ])("append-time parsing refuses %s", (_name, host) => {
+    expect(() => parseSubscriptionConfigured(row("a", host).payload, () => true, "prj_a")).toThrow(/must name a host in this stream's project/);
   });
 });

@@ -35,9 +35,10 @@ const SLUG = /^[a-z][a-z0-9-]{0,63}$/;
 
 /**
  * Validates a subscription-configured payload at append time, so a bad row never enters the log.
- * `hasBinding` says whether this deployment has a Durable Object namespace under that name.
+ * `hasBinding` says whether this deployment has a Durable Object namespace under that name;
+ * `projectId` is the stream's own project, the only one whose hosts a row may name.
  */
-export function parseSubscriptionConfigured(payload: unknown, hasBinding: (name: string) => boolean): SubscriptionConfigured {
+export function parseSubscriptionConfigured(payload: unknown, hasBinding: (name: string) => boolean, projectId: string): SubscriptionConfigured {
   if (typeof payload !== "object" || payload === null || Array.isArray(payload)) throw bad("payload must be an object");
   const { key, subscription, ...rest } = payload as Record<string, unknown>;
   if (Object.keys(rest).length > 0) throw bad(`unknown field(s) ${Object.keys(rest).join(", ")}`);
@@ -54,6 +55,10 @@ export function parseSubscriptionConfigured(payload: unknown, hasBinding: (name:
   }
   if (!hasBinding(binding)) throw bad(`this deployment has no processor host binding ${binding}`);
   if (typeof host !== "string" || host.length === 0 || host.length > 512) throw bad("subscription.host must be 1-512 characters");
+  // A host folds streams of its own project only: a row naming another project's host is refused.
+  if (!host.startsWith(`${projectId}:`) || host.length === projectId.length + 1) {
+    throw bad(`subscription.host must name a host in this stream's project (${projectId}:<path>)`);
+  }
   if (typeof processor !== "string" || !SLUG.test(processor)) throw bad("subscription.processor must be a contract slug");
   return { key, subscription: { type, binding, host, processor } };
 }

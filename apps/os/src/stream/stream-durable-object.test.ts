@@ -1,13 +1,14 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
-import { codeOf } from "../../test/error-code.ts";
+import { codeOf, rejectionOf } from "../../test/error-code.ts";
 import { streamStub } from "./stream-capability.ts";
 import type { StreamEvent } from "iterate/types";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { unpackEvents } from "iterate/client";
 import { LIVE_SUBSCRIBERS_MAX } from "./stream-durable-object.ts";
 import { SUBSCRIPTION_CONFIGURED, SUBSCRIPTIONS_MAX } from "./stream-core.ts";
+import { CONTROL_EVENTS } from "./write-authority.ts";
 
 let counter = 0;
 /** A unique coordinate per test, so tests never share state. */
@@ -34,13 +35,47 @@ describe("append", () => {
     expect(await stream.head()).toBe(3);
   });
 
-  test("the platform stamps source; a writer keeps only source.processor", async () => {
+  test("the platform stamps source; a writer's own values, processor included, are dropped", async () => {
     const stream = freshStream();
     const [event] = await stream.append({
-      events: [{ type: "demo/ping", source: { origin: "/forged", principal: "mallory", processor: "counter" } }],
+      events: [{ type: "demo/ping", source: { origin: "/forged", principal: "mallory", platform: "agent", processor: "agent" } }],
       stamp,
     });
-    expect(event?.source).toEqual({ principal: "tester", origin: "/test", processor: "counter" });
+    expect(event?.source).toEqual({ principal: "tester", origin: "/test" });
+  });
+
+  test("source.processor is kept only from a processor host, and only as its own slug", async () => {
+    const stream = freshStream();
+    const [hosted, agent] = await Promise.all([
+      stream.append({ events: [{ type: "demo/ping", source: { processor: "agent" } }], stamp: { platform: "processor-host:tally" } }),
+      stream.append({ events: [{ type: "demo/ping", source: { processor: "agent" } }], stamp: { origin: "/agents/a", platform: "agent" } }),
+    ]);
+    expect(hosted[0]?.source).toEqual({ platform: "processor-host:tally", processor: "tally" });
+    expect(agent[0]?.source).toEqual({ origin: "/agents/a", platform: "agent", processor: "agent" });
+  });
+
+  test("platform event types are refused from ordinary writers, and the whole batch writes nothing", async () => {
+    const stream = freshStream();
+    for (const type of [...Object.keys(CONTROL_EVENTS), "events.iterate.com/repo/commit-completed", "events.iterate.com/scheduler/tick"]) {
+      const refused = await rejectionOf(stream.append({ events: [{ type: "demo/ok" }, { type, payload: {} }], stamp }));
+      expect(refused.code, type).toBe("PERMISSION_DENIED");
+      expect(refused.message, type).toContain(type);
+      // Ephemeral ones too: viewers would take a forged frame for the agent's words.
+      expect((await rejectionOf(stream.append({ events: [{ type, ephemeral: true }], stamp }))).code, type).toBe("PERMISSION_DENIED");
+    }
+    expect(await stream.head()).toBe(0);
+    // Open types, and anyone's own, are anybody's.
+    await stream.append({ events: [{ type: "events.iterate.com/agent/context-added", payload: { role: "user", content: "hi" } }, { type: "demo/ok" }], stamp });
+    expect(await stream.head()).toBe(2);
+  });
+
+  test("a platform writer may append only the control types its rule names", async () => {
+    const stream = freshStream();
+    const row = { type: SUBSCRIPTION_CONFIGURED, payload: { key: "core", subscription: null } };
+    expect((await rejectionOf(stream.append({ events: [row], stamp: { ...stamp, platform: "secret" } }))).code).toBe("PERMISSION_DENIED");
+    expect((await rejectionOf(stream.append({ events: [row], stamp: { ...stamp, platform: "processor-host:tally" } }))).code).toBe("PERMISSION_DENIED");
+    await stream.append({ events: [row], stamp: { ...stamp, platform: "context" } });
+    expect(await stream.head()).toBe(1);
   });
 
   test("an idempotent repeat answers the stored event; a different body is IDEMPOTENCY_CONFLICT", async () => {
@@ -230,9 +265,9 @@ describe("bulk JSON reads", () => {
   });
 });
 
-const subscriptionRow = (i: number) => ({
+const subscriptionRow = (projectId: string, i: number) => ({
   type: SUBSCRIPTION_CONFIGURED,
-  payload: { key: `k${i}`, subscription: { type: "processor", binding: "TEST_PROCESSORS", host: `idle-host-${i}`, processor: "tally" } },
+  payload: { key: `k${i}`, subscription: { type: "processor", binding: "TEST_PROCESSORS", host: `${projectId}:/idle-host-${i}`, processor: "tally" } },
 });
 
 describe("object limits", () => {
@@ -245,9 +280,11 @@ describe("object limits", () => {
   });
 
   test("SUBSCRIPTIONS_MAX bounds processor subscription rows", async () => {
-    const stream = freshStream();
-    await stream.append({ events: Array.from({ length: SUBSCRIPTIONS_MAX }, (_, i) => subscriptionRow(i)), stamp });
-    expect(await codeOf(stream.append({ events: [subscriptionRow(SUBSCRIPTIONS_MAX)], stamp }))).toBe("INVALID_ARGUMENT");
+    const projectId = freshName().split(":")[0] as string;
+    const stream = streamStub(env.STREAM, `${projectId}:/test`);
+    const platform = { ...stamp, platform: "context" };
+    await stream.append({ events: Array.from({ length: SUBSCRIPTIONS_MAX }, (_, i) => subscriptionRow(projectId, i)), stamp: platform });
+    expect(await codeOf(stream.append({ events: [subscriptionRow(projectId, SUBSCRIPTIONS_MAX)], stamp: platform }))).toBe("INVALID_ARGUMENT");
     expect(await stream.head()).toBe(SUBSCRIPTIONS_MAX);
   });
 

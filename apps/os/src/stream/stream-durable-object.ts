@@ -25,6 +25,7 @@ import { StreamCapability } from "./stream-capability.ts";
 import { Waiters } from "./waiters.ts";
 import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, mayDeclareReaction } from "./reaction.ts";
 import { parseReaction } from "iterate/stream/events";
+import { mayWrite, notYoursToWrite, processorOfStamp } from "./write-authority.ts";
 
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
@@ -120,7 +121,12 @@ export class StreamDurableObject extends DurableObject<Env> {
       });
     }
     const stamp = trustedSource(request.stamp);
+    // Platform types first: a refused batch writes nothing, not even a loop-limit fact.
+    for (const [index, input] of inputs.entries()) {
+      if (!mayWrite(input.type, stamp)) throw notYoursToWrite(input.type, index);
+    }
     if (stamp.reaction && isRunaway(stamp)) this.#refuseRunaway(stamp.reaction);
+    const processor = processorOfStamp(stamp);
     for (const [index, input] of inputs.entries()) {
       const declared = input.source?.reaction;
       if (declared === undefined) continue;
@@ -135,7 +141,9 @@ export class StreamDurableObject extends DurableObject<Env> {
     const keysInCall = new Map<string, PendingEvent>();
     let core = this.#core;
     for (const [index, input] of inputs.entries()) {
-      const source: EventSource = input.source?.processor ? { ...stamp, processor: input.source.processor } : { ...stamp };
+      // Only a processor host the platform runs labels its writes, and only with its own slug;
+      // anyone else's source values are dropped.
+      const source: EventSource = input.source?.processor && processor ? { ...stamp, processor } : { ...stamp };
       if (input.source?.reaction) source.reaction = input.source.reaction;
       if (input.ephemeral) {
         const event: StreamEvent = {
@@ -152,7 +160,7 @@ export class StreamDurableObject extends DurableObject<Env> {
         continue;
       }
       if (input.type === SUBSCRIPTION_CONFIGURED) {
-        const configured = parseSubscriptionConfigured(input.payload, (name) => hasNamespace(this.env, name));
+        const configured = parseSubscriptionConfigured(input.payload, (name) => hasNamespace(this.env, name), this.#projectId);
         const next = reduceStreamCore(core, { type: input.type, payload: configured } as StreamEvent);
         if (Object.keys(next.subscriptions).length > SUBSCRIPTIONS_MAX) {
           throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${SUBSCRIPTIONS_MAX} processor subscriptions`, {
@@ -409,7 +417,9 @@ export class StreamDurableObject extends DurableObject<Env> {
     // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
     const stub = namespace.getByName(host) as any;
     const capability = new StreamCapability(this, { platform: `processor-host:${processor}` });
-    const session = (await stub.wakeStreamProcessor({ name: processor, stream: capability })) as ProcessorSession;
+    // The host checks `coordinate` against the streams it folds: a wake from any other is refused.
+    const coordinate = `${this.#projectId}:${this.#path}`;
+    const session = (await stub.wakeStreamProcessor({ name: processor, stream: capability, coordinate })) as ProcessorSession;
     return session;
   }
 

@@ -11,6 +11,8 @@ export interface IsolateProps {
   principal: string;
   projectId: string;
   origin: string;
+  /** The context the code's itx fronts (its chain, its stream); the origin's own when absent. */
+  path?: string;
   depth: number;
   /** Set when the code runs in reaction to an event: its writes carry the chain one round on. */
   reaction?: Reaction;
@@ -48,10 +50,10 @@ export class EgressEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
  */
 export function isolateScopeKey(props: IsolateProps): string {
   const reaction = props.reaction ? `${props.reaction.round}@${props.reaction.began}` : "";
-  return `${props.projectId}:${props.origin}:${props.principal}:${reaction}`;
+  return `${props.projectId}:${props.origin}:${props.path ?? props.origin}:${props.principal}:${reaction}`;
 }
 
 function scopeOf(env: Env, props: IsolateProps): ItxScope {
   const { principal, projectId, origin, depth, reaction } = props;
-  return { env, principal, projectId, path: origin, origin, depth, ...(reaction ? { reaction } : {}) };
+  return { env, principal, projectId, path: props.path ?? origin, origin, depth, ...(reaction ? { reaction } : {}) };
 }

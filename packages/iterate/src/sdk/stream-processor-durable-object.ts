@@ -3,6 +3,9 @@ import { ItxError } from "../errors/index.ts";
 import type { EventInput, ProcessorSnapshot, StreamEvent } from "../types.ts";
 import { ProcessorEngine } from "../stream/processor/engine.ts";
 import { checkpointKey, type ProcessorStorage, type ProcessorStream } from "../stream/processor/host.ts";
+
+/** Where a host remembers which stream its checkpoint folds. */
+const FOLDED_STREAM_KEY = "processor-host/stream";
 import type { AnyStreamProcessor } from "../stream/processor/stream-processor.ts";
 
 /** The Stream capability a host is handed when a stream wakes it. */
@@ -42,10 +45,17 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
   #starting: Promise<unknown> | undefined;
   #stream: HostedStream | undefined;
 
-  /** Called by a stream. Catches up from the checkpoint, then answers where the stream should continue. */
-  async wakeStreamProcessor(input: { name: string; stream: HostedStream }): Promise<WokenProcessor> {
+  /**
+   * Called by a stream, which names itself by its coordinate. Catches up from the checkpoint, then
+   * answers where the stream should continue. A wake from a stream this host does not fold is
+   * refused, so a subscription row can never make a host fold someone else's events.
+   */
+  async wakeStreamProcessor(input: { name: string; stream: HostedStream; coordinate: string }): Promise<WokenProcessor> {
     const slug = this.processor.contract.slug;
     if (input.name !== slug) throw new ItxError("NOT_FOUND", `this host runs processor ${slug}, not ${input.name}`);
+    if (typeof input.coordinate !== "string" || !this.acceptsStream(input.coordinate)) {
+      throw new ItxError("NOT_FOUND", `this host does not fold the stream ${String(input.coordinate)}`);
+    }
     // Parameters are released when this call returns: keep our own reference to the stream.
     const previous = this.#stream;
     this.#stream = input.stream.dup ? input.stream.dup() : input.stream;
@@ -55,6 +65,7 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     if (engine) {
       outcomes = await engine.catchUp();
     } else {
+      await this.#foldOnly(input.coordinate);
       engine = new ProcessorEngine({
         stream: this.#currentStream(),
         storage: this.ctx.storage as unknown as ProcessorStorage,
@@ -72,6 +83,14 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
       checkpoint: (await engine.snapshot(slug)).offset,
       processEventBatch: (events: StreamEvent[]) => this.#processEventBatch(events),
     };
+  }
+
+  /**
+   * Whether this host folds the stream named `coordinate` (`<projectId>:<path>`). By default a host
+   * folds exactly the stream it is named after, as every platform host is; override to fold others.
+   */
+  protected acceptsStream(coordinate: string): boolean {
+    return coordinate === this.ctx.id.name;
   }
 
   /** True once a stream (or the host itself) has woken the engine in this incarnation. */
@@ -107,6 +126,19 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     if (!this.#engine) return;
     await this.#engine.reviveClaims();
     await this.#scheduleRevival();
+  }
+
+  // A checkpoint is a fold of one stream. One that does not say which (written before hosts checked
+  // their wakes), or says another, may hold a foreign stream's events and offset: it is dropped,
+  // and the engine rebuilds it quietly by replaying this stream (no side effects run again).
+  async #foldOnly(coordinate: string): Promise<void> {
+    const folded = await this.ctx.storage.get(FOLDED_STREAM_KEY);
+    if (folded === coordinate) return;
+    const slug = this.processor.contract.slug;
+    if (await this.ctx.storage.delete(checkpointKey(slug))) {
+      console.warn(`processor host ${String(this.ctx.id.name)}: rebuilding ${slug} from ${coordinate} (its checkpoint did not name that stream)`);
+    }
+    await this.ctx.storage.put(FOLDED_STREAM_KEY, coordinate);
   }
 
   async #processEventBatch(events: StreamEvent[]): Promise<{ offset: number }> {

@@ -1,0 +1,144 @@
+import type { EventSource } from "iterate/types";
+import { ItxError } from "iterate/errors";
+
+/**
+ * Who may append which event. Most event types are anybody's: any writer in a project may append
+ * them to any of its contexts, and every event is stamped with where it came from. Some types are
+ * folded by a platform contract as authority (a subscription row makes a host fold the stream, an
+ * enqueued run makes the host run a script, a capability row makes calls resolve). Those are the
+ * platform's own: the Stream refuses them from every writer whose stamp does not name one of the
+ * platform parts listed here. `stamp.platform` is set only by the platform code that holds the
+ * Stream stub, never taken from input.
+ *
+ * The table is the design of record (docs/security.md shows it); `write-authority.test.ts` fails
+ * when a platform contract folds a type that has no row here.
+ */
+
+/** The parts of the platform that write to streams, as they name themselves in `stamp.platform`. */
+export const PLATFORM_WRITERS = {
+  /** The Stream Durable Object itself (loop-limit facts). */
+  stream: "stream",
+  /** Context creation: a subscription to the context's capability host and its birth certificate. */
+  context: "context",
+  /** A capability host recording its table's changes (provide, revoke, disconnect). */
+  capabilityHost: "capability-host",
+  /** `itx.run`: the inline run's request and settled facts. */
+  run: "run",
+  /** An agent's processor host: requests, frames, replies, enqueued scripts, stops. */
+  agent: "agent",
+  /** The agent surface (`itx.agents`): creation, configuration and the agent's own chat. */
+  agents: "agents",
+  /** Project creation on the project's root stream. */
+  project: "project",
+  /** The deployment's project directory (slug and id claims). */
+  projectDirectory: "project-directory",
+  /** A secret's Durable Object: set and used facts. */
+  secret: "secret",
+} as const;
+
+export type PlatformWriter = (typeof PLATFORM_WRITERS)[keyof typeof PLATFORM_WRITERS];
+
+/** A processor host writing through the stream capability its stream woke it with. */
+export type ProcessorHostWriter = `processor-host:${string}`;
+
+const E = "events.iterate.com/";
+
+/** A rule: which writers may append a type, and why the type needs one. */
+export interface WriteRule {
+  writers: ReadonlyArray<PlatformWriter | ProcessorHostWriter>;
+  /** What a forged row would do: why it is the platform's. */
+  why: string;
+}
+
+/** Types that a platform contract folds as authority, and who may write each. */
+export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
+  [`${E}itx/subscription-configured`]: {
+    writers: ["context", "agents", "project"],
+    why: "makes a processor host fold the stream (and act on what it folds)",
+  },
+  [`${E}itx/created`]: { writers: ["context"], why: "the context's birth certificate: its parent and ancestors decide where calls fall through" },
+  [`${E}itx/capability-provided`]: { writers: ["capability-host"], why: "a row of the capability table: calls resolve to it, HTTP may expose it" },
+  [`${E}itx/capability-revoked`]: { writers: ["capability-host"], why: "removes a row of the capability table" },
+  [`${E}itx/capability-disconnected`]: {
+    writers: ["capability-host", "processor-host:core"],
+    why: "marks a live row dead",
+  },
+  [`${E}itx/run-requested`]: {
+    writers: ["run", "agent"],
+    why: "an enqueued request makes the context's host run the script as the context",
+  },
+  [`${E}itx/run-settled`]: {
+    writers: ["run", "capability-host", "processor-host:core"],
+    why: "closes a run; agents read its result as the script's output",
+  },
+  [`${E}itx/loop-limit`]: { writers: ["stream"], why: "records that a chain of reactions was stopped" },
+  [`${E}agent/created`]: { writers: ["agents"], why: "makes the agent: its model, key reference and system prompt" },
+  [`${E}agent/configured`]: { writers: ["agents"], why: "changes the agent's model or system prompt (validated by configure())" },
+  [`${E}agent/llm-request-requested`]: { writers: ["agent"], why: "starts a model request (a turn)" },
+  [`${E}agent/llm-request-settled`]: { writers: ["agent"], why: "ends a model request" },
+  [`${E}agent/llm-response-frame`]: { writers: ["agent"], why: "the model's streamed words, shown to viewers as the agent's" },
+  [`${E}agent/message-sent`]: { writers: ["agents"], why: "the agent's words to people; ask() answers with them" },
+  [`${E}agent/loop-stopped`]: { writers: ["agent"], why: "stops the agent's loop" },
+  [`${E}agent/listed`]: { writers: ["agents"], why: "a row of the project's agent list" },
+  [`${E}project/create-requested`]: { writers: ["project"], why: "a project's creation request" },
+  [`${E}project/created`]: { writers: ["project"], why: "a project's terminal creation fact" },
+  [`${E}project/slug-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
+  [`${E}project/id-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
+  [`${E}secret/set`]: { writers: ["secret"], why: "audit of a secret's material and allowlist" },
+  [`${E}secret/used`]: { writers: ["secret"], why: "audit of a secret's use" },
+};
+
+/**
+ * Types a platform contract folds that any writer may append, each with why folding it from
+ * anyone is safe. A type is in exactly one of the two tables.
+ */
+export const OPEN_EVENTS: Readonly<Record<string, string>> = {
+  [`${E}agent/context-added`]:
+    "anyone may speak to an agent: the fold reads the sender from the stamped origin, and keeps assistant words only from the agent itself",
+};
+
+/**
+ * Namespaces the platform owns: a type under one of them that neither table names (a later
+ * domain's event) is the platform's until it gets a row.
+ */
+export const PLATFORM_NAMESPACES: readonly string[] = ["itx", "agent", "project", "secret", "repo", "scheduler", "schedule"].map(
+  (namespace) => `${E}${namespace}/`,
+);
+
+/** The rule for `type`: its row, the closed default of a platform namespace, or undefined (anyone). */
+export function writeRuleOf(type: string): WriteRule | undefined {
+  const rule = CONTROL_EVENTS[type];
+  if (rule) return rule;
+  if (type in OPEN_EVENTS) return undefined;
+  if (PLATFORM_NAMESPACES.some((namespace) => type.startsWith(namespace))) {
+    return { writers: Object.values(PLATFORM_WRITERS), why: "a type in a namespace the platform owns" };
+  }
+  return undefined;
+}
+
+/** Whether a write stamped `stamp` may append an event of `type`. */
+export function mayWrite(type: string, stamp: EventSource): boolean {
+  const rule = writeRuleOf(type);
+  if (!rule) return true;
+  const writer = stamp.platform;
+  if (writer === undefined) return false;
+  return rule.writers.includes(writer as PlatformWriter | ProcessorHostWriter);
+}
+
+/** The refusal an ordinary writer gets for a platform type: nothing is written. */
+export function notYoursToWrite(type: string, index: number): ItxError {
+  const rule = writeRuleOf(type);
+  return new ItxError(
+    "PERMISSION_DENIED",
+    `event ${index}: ${type} is written only by the platform (${rule?.why ?? "a platform type"}); append your own event types instead`,
+    { details: { index, type, reason: "platform-event" } },
+  );
+}
+
+/** Whether this stamp comes from a processor host the platform runs, which alone may label `source.processor`. */
+export function processorOfStamp(stamp: EventSource): string | undefined {
+  if (stamp.platform === PLATFORM_WRITERS.agent) return "agent";
+  if (stamp.platform === PLATFORM_WRITERS.capabilityHost) return "core";
+  if (stamp.platform?.startsWith("processor-host:")) return stamp.platform.slice("processor-host:".length);
+  return undefined;
+}
