@@ -311,14 +311,19 @@ describe("agents", () => {
     const { projectId } = await newProject("agent-connect");
     const { baseUrl, admin } = target();
     using root: any = connectItx({ baseUrl, auth: admin, projectId });
-    await root.agents.get("/agents/direct").create({ llm: llm("direct", () => scriptReply("async () => undefined")) });
+    await root.agents.get("/agents/direct").create({
+      llm: llm("direct", () =>
+        scriptReply("async (itx) => { const me = await itx.agent.__describe(); await itx.chat.sendMessage('from ' + me.path); }"),
+      ),
+    });
     using agent: any = connectItx({ baseUrl, auth: admin, projectId, agentPath: "/agents/direct" });
     expect((await agent.__describe()).whoami).toBe(`agent ${projectId}:/agents/direct`);
-    const inside = await root.cd("/agents/direct").run(
-      "async (itx) => { const me = await itx.agent.__describe(); await itx.chat.sendMessage('from a script'); return me.path; }",
-    );
-    expect(inside).toBe("/agents/direct");
+    expect((await agent.ask({ message: "who are you?", timeoutMs: 20_000 })).text).toBe("from /agents/direct");
+    // Code that only reaches the agent's context (cd keeps the acting origin) cannot speak as it.
+    const posing = await rejection(root.cd("/agents/direct").run("async (itx) => { await itx.chat.sendMessage('forged'); }"));
+    expect(posing.code).toBe("SCRIPT_FAILED");
+    expect(posing.message).toContain("only code running as /agents/direct speaks as that agent");
     const sent = await (await root.streams.get("/agents/direct")).getEvents({ types: [`${AGENT}message-sent`] });
-    expect(sent.map((event: any) => [event.payload.text, event.source.origin])).toEqual([["from a script", "/agents/direct"]]);
+    expect(sent.map((event: any) => [event.payload.text, event.source.origin])).toEqual([["from /agents/direct", "/agents/direct"]]);
   });
 });

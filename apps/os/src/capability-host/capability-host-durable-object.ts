@@ -46,10 +46,15 @@ interface LiveEntry {
  * capabilities' stubs are the only thing it holds that the stream does not, and they die with it.
  */
 export class CapabilityHostDurableObject extends StreamProcessorDurableObject<Env> {
-  // Enqueued runs execute as the principal that requested them, scoped to this context.
-  readonly processor = new ItxCore((run) =>
-    runScript(this.env, { principal: run.principal, projectId: this.#projectId, origin: this.#path, depth: 0, reaction: run.reaction }, run.script),
-  );
+  // Enqueued runs execute in this context as whoever requested them (principal and origin), so
+  // writing a request gives no more authority than running the script yourself.
+  readonly processor = new ItxCore(async (run) => {
+    if (run.origin === undefined) {
+      return { status: "failed", error: { code: "PERMISSION_DENIED", message: "this run request does not say which context wrote it, so it is not run" } };
+    }
+    const props = { principal: run.principal, projectId: this.#projectId, origin: run.origin, path: this.#path, depth: 0, reaction: run.reaction };
+    return runScript(this.env, props, run.script);
+  });
   readonly #projectId: string;
   readonly #path: string;
   readonly #live = new Map<number, LiveEntry>();

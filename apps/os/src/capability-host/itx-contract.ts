@@ -76,6 +76,8 @@ const openRunSchema = z.strictObject({
   requestOffset: z.number().int(),
   script: z.string(),
   principal: z.string(),
+  /** Who wrote the request: the run acts as that context, never as this one by default. */
+  origin: z.string().optional(),
   /** The run reacts to its request: its writes carry that chain one round on. */
   reaction: z.strictObject({ began: z.string(), round: z.number().int() }),
 });
@@ -182,6 +184,7 @@ export class ItxCore extends StreamProcessor<typeof ItxContract> {
           requestOffset: event.offset,
           script: event.payload.script,
           principal: event.source.principal ?? "platform",
+          ...(event.source.origin === undefined ? {} : { origin: event.source.origin }),
           reaction: reactionTo(event),
         };
         return { ...state, runs: { ...state.runs, [String(event.offset)]: run } };

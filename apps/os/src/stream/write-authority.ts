@@ -63,10 +63,6 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
     writers: ["capability-host", "processor-host:core"],
     why: "marks a live row dead",
   },
-  [`${E}itx/run-requested`]: {
-    writers: ["run", "agent"],
-    why: "an enqueued request makes the context's host run the script as the context",
-  },
   [`${E}itx/run-settled`]: {
     writers: ["run", "capability-host", "processor-host:core"],
     why: "closes a run; agents read its result as the script's output",
@@ -93,6 +89,8 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
  * anyone is safe. A type is in exactly one of the two tables.
  */
 export const OPEN_EVENTS: Readonly<Record<string, string>> = {
+  [`${E}itx/run-requested`]:
+    "an enqueued request runs in the context as whoever wrote it (the stamped principal and origin), no more than that writer could run itself; agents act only on their own",
   [`${E}agent/context-added`]:
     "anyone may speak to an agent: the fold reads the sender from the stamped origin, and keeps assistant words only from the agent itself",
 };
