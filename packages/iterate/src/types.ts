@@ -109,11 +109,38 @@ export interface UnauthenticatedRoot {
 }
 
 /** A catalogue that vends project contexts. It is not itself a context. */
+/** A freshly issued bearer token: the text is shown only here. */
+export interface IssuedTokenAnswer {
+  token: string;
+  tokenId: string;
+  expiresInSeconds: number;
+}
+
+/** What the deployment records of an issued token (never its text). */
+export interface IssuedToken {
+  tokenId: string;
+  principal: string;
+  projectIds: string[];
+  /** Epoch seconds. */
+  expiresAt: number;
+  issuedAt: string;
+  revokedAt?: string;
+}
+
+/** `session.tokens` (admin only). A revoked token fails at its next authenticate, and sessions open with it end. */
+export interface Tokens {
+  issue(input: { principal: string; projectIds: string[]; ttlSeconds?: number }): IssuedTokenAnswer;
+  list(): IssuedToken[];
+  revoke(tokenId: string): { revoked: boolean };
+}
+
 export interface Session {
   __describe(): SessionDescription;
   projects: ProjectCollection;
-  /** Admin only: a bearer token acting as `principal` with exactly `projectIds` (for `withItx`). */
-  issueToken(input: { principal: string; projectIds: string[]; ttlSeconds?: number }): { token: string; expiresInSeconds: number };
+  /** Admin only: a bearer token acting as `principal` with exactly `projectIds`, ids or slugs (for `withItx`). Same as `tokens.issue`. */
+  issueToken(input: { principal: string; projectIds: string[]; ttlSeconds?: number }): IssuedTokenAnswer;
+  /** Admin only: issue, list and revoke bearer tokens one by one. */
+  tokens: Tokens;
   /** Admin only: deployment-wide streams that belong to no project. Others get NOT_FOUND. */
   streams: StreamCollection;
 }

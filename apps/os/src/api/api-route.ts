@@ -13,9 +13,10 @@ export async function serveCapnWeb(
 ): Promise<Response> {
   const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
   if (request.headers.get("upgrade")?.toLowerCase() === "websocket") {
-    const connection = new Connection("websocket", waitUntil);
     const pair = new WebSocketPair();
     const server = pair[1];
+    // 4001: the server ended the session (its credential was revoked); the reason says why.
+    const connection = new Connection("websocket", waitUntil, (reason) => server.close(4001, reason.slice(0, 120)));
     server.accept();
     server.addEventListener("close", () => connection.close());
     server.addEventListener("error", () => connection.close());

@@ -14,9 +14,25 @@ export class Connection {
   readonly #waitUntil: (promise: Promise<unknown>) => void;
   readonly #liveHosts = new Set<string>();
 
-  constructor(transport: "websocket" | "http-batch", waitUntil: (promise: Promise<unknown>) => void = () => undefined) {
+  readonly #end: ((reason: string) => void) | undefined;
+
+  constructor(
+    transport: "websocket" | "http-batch",
+    waitUntil: (promise: Promise<unknown>) => void = () => undefined,
+    end?: (reason: string) => void,
+  ) {
     this.transport = transport;
     this.#waitUntil = waitUntil;
+    this.#end = end;
+  }
+
+  /** Ends the connection from the server's side (a revoked credential): the client's session breaks. */
+  terminate(reason: string): void {
+    try {
+      this.#end?.(reason);
+    } finally {
+      this.close();
+    }
   }
 
   /**

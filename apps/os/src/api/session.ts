@@ -1,7 +1,7 @@
 import { RpcTarget } from "capnweb";
 import type { Principal, SessionDescription } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { issueToken, parseTokenRequest } from "../auth/bearer-token.ts";
+import { TokensRpcTarget, type IssuedTokenAnswer } from "../auth/tokens-rpc-target.ts";
 import { ProjectAccess, ProjectCollectionRpcTarget } from "../project/project-collection.ts";
 import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
@@ -39,7 +39,8 @@ export class SessionRpcTarget extends RpcTarget {
           ...(this.#principal.kind === "admin"
             ? {
                 streams: "admin: deployment-wide streams, streams.get(path)",
-                issueToken: "admin: issueToken({ principal, projectIds, ttlSeconds? }) -> a bearer token for withItx",
+                issueToken: "admin: issueToken({ principal, projectIds, ttlSeconds? }) -> { token, tokenId }, a bearer token for withItx (projectIds: ids or slugs)",
+                tokens: "admin: tokens.issue(...), tokens.list(), tokens.revoke(tokenId)",
               }
             : {}),
         },
@@ -49,13 +50,17 @@ export class SessionRpcTarget extends RpcTarget {
   }
 
   /**
-   * Admin only: a bearer token acting as `principal` with exactly `projectIds`, for `withItx`
-   * and `{ type: "bearer", token }` credentials. Signed with the admin secret.
+   * Admin only: a bearer token acting as `principal` with exactly `projectIds` (ids or slugs), for
+   * `withItx` and `{ type: "bearer", token }` credentials. The same as `tokens.issue`.
    */
-  async issueToken(input: unknown): Promise<{ token: string; expiresInSeconds: number }> {
-    if (this.#principal.kind !== "admin") throw new ItxError("PERMISSION_DENIED", "only an admin session can issue tokens");
-    const request = parseTokenRequest(input);
-    return { token: await issueToken(this.#env.ITERATE_ADMIN_SECRET ?? "", request), expiresInSeconds: request.ttlSeconds };
+  async issueToken(input: unknown): Promise<IssuedTokenAnswer> {
+    return this.tokens.issue(input);
+  }
+
+  /** Admin only: issue, list and revoke bearer tokens. */
+  get tokens(): TokensRpcTarget {
+    if (this.#principal.kind !== "admin") throw new ItxError("PERMISSION_DENIED", "only an admin session manages tokens");
+    return new TokensRpcTarget(this.#env, this.#principal.id);
   }
 
   /** Admin only: the deployment-wide streams, outside every project. */

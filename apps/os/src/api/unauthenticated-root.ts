@@ -1,5 +1,6 @@
 import { RpcTarget } from "capnweb";
 import { authenticate } from "../auth/authenticate.ts";
+import { watchRevocation } from "../auth/token-registry.ts";
 import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
 import { SessionRpcTarget } from "./session.ts";
@@ -18,9 +19,17 @@ export class UnauthenticatedRootRpcTarget extends RpcTarget {
     this.#connection = connection;
   }
 
-  /** Checks credentials once; answers a Session or fails with `UNAUTHENTICATED`. */
+  /**
+   * Checks credentials once; answers a Session or fails with `UNAUTHENTICATED`. A session made with
+   * a bearer token ends when the token is revoked.
+   */
   async authenticate(credentials: unknown): Promise<SessionRpcTarget> {
-    const principal = await authenticate(this.#env, credentials);
-    return new SessionRpcTarget(this.#env, this.#connection, principal);
+    const { principal, tokenId } = await authenticate(this.#env, credentials);
+    const connection = this.#connection;
+    if (tokenId !== undefined && connection.transport === "websocket" && !connection.closed) {
+      const stop = await watchRevocation(this.#env, tokenId, `session:${connection.id}`, () => connection.terminate("the bearer token was revoked"));
+      connection.onClose(stop);
+    }
+    return new SessionRpcTarget(this.#env, connection, principal);
   }
 }

@@ -10,7 +10,7 @@ const secret = "workerd-test-secret";
 
 describe("authenticate", () => {
   test("the admin secret answers the admin principal", async () => {
-    expect(await authenticate(env as Env, { type: "admin-secret", secret })).toEqual({ kind: "admin", id: "admin" });
+    expect((await authenticate(env as Env, { type: "admin-secret", secret })).principal).toEqual({ kind: "admin", id: "admin" });
   });
 
   test("impersonation de-duplicates its project ids", async () => {

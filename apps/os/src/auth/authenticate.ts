@@ -2,24 +2,36 @@ import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { verifyToken } from "./bearer-token.ts";
+import { isRevoked } from "./token-registry.ts";
 import { secretsEqual } from "./constant-time.ts";
 import { parseCredentials } from "./credentials.ts";
+
+/** Who authenticated, and with which bearer token (its id) when it was one. */
+export interface Authenticated {
+  principal: Principal;
+  tokenId?: string;
+}
 
 /**
  * Turns untrusted credentials into a Principal, or fails with `UNAUTHENTICATED`. This is the only
  * place the OS checks who a caller is (authentication happens at connect and nowhere else).
  */
-export async function authenticate(env: Env, input: unknown): Promise<Principal> {
+export async function authenticate(env: Env, input: unknown): Promise<Authenticated> {
   const credentials = parseCredentials(input);
   switch (credentials.type) {
     case "admin-secret":
       await requireAdminSecret(env, credentials.secret);
-      return { kind: "admin", id: "admin" };
+      return { principal: { kind: "admin", id: "admin" } };
     case "impersonate":
       await requireAdminSecret(env, credentials.secret);
-      return { kind: "impersonated", id: credentials.principal, projectIds: [...new Set(credentials.projectIds)] };
-    case "bearer":
-      return verifyToken(env.ITERATE_ADMIN_SECRET, credentials.token);
+      return { principal: { kind: "impersonated", id: credentials.principal, projectIds: [...new Set(credentials.projectIds)] } };
+    case "bearer": {
+      const verified = await verifyToken(env.ITERATE_ADMIN_SECRET, credentials.token);
+      if (await isRevoked(env, verified.tokenId)) {
+        throw new ItxError("UNAUTHENTICATED", "bearer token has been revoked", { details: { reason: "revoked" } });
+      }
+      return verified;
+    }
     case "operator-session":
       // No operator grants are issued by this deployment yet: every one is unknown.
       throw new ItxError("UNAUTHENTICATED", "operator-session token is not valid for this deployment", {

@@ -7,6 +7,8 @@ import { LIMITS } from "../limits.ts";
 // the admin secret revokes every token.
 
 interface TokenPayload {
+  /** The token's id, for listing and revoking it one by one. */
+  jti: string;
   sub: string;
   projectIds: string[];
   /** Expiry, epoch seconds. */
@@ -18,33 +20,48 @@ export const TOKEN_TTL_MAX_SECONDS = 30 * 24 * 3600;
 
 const encoder = new TextEncoder();
 
-export async function issueToken(adminSecret: string, input: { principal: string; projectIds: string[]; ttlSeconds: number }): Promise<string> {
-  const payload: TokenPayload = { sub: input.principal, projectIds: input.projectIds, exp: Math.floor(Date.now() / 1000) + input.ttlSeconds };
+/** Signs a token; the caller records it in the registry (token-registry.ts) under `tokenId`. */
+export async function issueToken(
+  adminSecret: string,
+  input: { tokenId: string; principal: string; projectIds: string[]; expiresAt: number },
+): Promise<string> {
+  const payload: TokenPayload = { jti: input.tokenId, sub: input.principal, projectIds: input.projectIds, exp: input.expiresAt };
   const body = base64url(encoder.encode(JSON.stringify(payload)));
   return `itk_${body}.${base64url(await sign(adminSecret, body))}`;
 }
 
 const rejected = (why: string) => new ItxError("UNAUTHENTICATED", `bearer token ${why}`, { details: { reason: "rejected" } });
 
-/** The principal a token names, or UNAUTHENTICATED. */
-export async function verifyToken(adminSecret: string | undefined, token: string): Promise<Principal> {
+/**
+ * The principal a token names and the token's id, or UNAUTHENTICATED. Only the canonical spelling
+ * verifies: base64url without padding whose unused low bits are zero, so one token has one text.
+ * Revocation is the caller's to check (token-registry.ts).
+ */
+export async function verifyToken(adminSecret: string | undefined, token: string): Promise<{ principal: Principal; tokenId: string }> {
   if (!adminSecret) throw rejected("cannot be checked: this deployment has no admin secret");
-  const match = /^itk_([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(token);
+  const match = /^itk_([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match) throw rejected("is not valid for this deployment");
   const [, body, signature] = match as unknown as [string, string, string];
+  const signatureBytes = canonicalBytes(signature);
+  const bodyBytes = canonicalBytes(body);
+  if (!signatureBytes || !bodyBytes) throw rejected("is not valid for this deployment");
   const key = await hmacKey(adminSecret);
-  if (!(await crypto.subtle.verify("HMAC", key, unbase64url(signature), encoder.encode(body)))) throw rejected("is not valid for this deployment");
-  let payload: TokenPayload;
+  if (!(await crypto.subtle.verify("HMAC", key, signatureBytes, encoder.encode(body)))) throw rejected("is not valid for this deployment");
+  let payload: Partial<TokenPayload>;
   try {
-    payload = JSON.parse(new TextDecoder().decode(unbase64url(body))) as TokenPayload;
+    payload = JSON.parse(new TextDecoder().decode(bodyBytes)) as Partial<TokenPayload>;
   } catch {
     throw rejected("is not valid for this deployment");
   }
   if (typeof payload.exp !== "number" || payload.exp * 1000 < Date.now()) throw rejected("has expired");
-  return { kind: "impersonated", id: payload.sub, projectIds: payload.projectIds };
+  // Tokens from before revocation existed carry no id: they cannot be listed or revoked, so they no longer verify.
+  if (typeof payload.jti !== "string" || typeof payload.sub !== "string" || !Array.isArray(payload.projectIds)) {
+    throw rejected("was issued before tokens could be revoked; issue a new one");
+  }
+  return { principal: { kind: "impersonated", id: payload.sub, projectIds: payload.projectIds }, tokenId: payload.jti };
 }
 
-/** Validates what an admin asks a token for. */
+/** Validates what an admin asks a token for. `projectIds` may name projects by id or slug; the session resolves them. */
 export function parseTokenRequest(input: unknown): { principal: string; projectIds: string[]; ttlSeconds: number } {
   if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "issueToken takes { principal, projectIds, ttlSeconds? }");
   const { principal, projectIds, ttlSeconds = 3600, ...rest } = input as Record<string, unknown>;
@@ -75,7 +92,15 @@ function base64url(bytes: Uint8Array): string {
   return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-function unbase64url(text: string): Uint8Array {
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
+// The bytes of canonical base64url text, or undefined: malformed text (atob throws on a length of
+// 4n+1) and the other spellings of the same bytes (non-zero unused bits) are not tokens.
+function canonicalBytes(text: string): Uint8Array | undefined {
+  let binary: string;
+  try {
+    binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    return undefined;
+  }
+  const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0));
+  return base64url(bytes) === text ? bytes : undefined;
 }

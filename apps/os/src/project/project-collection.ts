@@ -7,7 +7,10 @@ import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { findProject, listProjects, parseProjectSlug, type ProjectRecord } from "./project-directory.ts";
 import { createProject } from "./project-lifecycle.ts";
 
-/** What a session may reach: every project (admin) or a set of ids that grows with what it creates. */
+/**
+ * What a session may reach: every project (admin), or the projects its credential names plus the
+ * ones the principal created (recorded in the directory, so they stay reachable after reconnecting).
+ */
 export class ProjectAccess {
   readonly principal: Principal;
   readonly #ids: Set<string>;
@@ -17,12 +20,14 @@ export class ProjectAccess {
     this.#ids = new Set(principal.kind === "admin" ? [] : principal.projectIds);
   }
 
-  allows(projectId: string): boolean {
-    return this.principal.kind === "admin" || this.#ids.has(projectId);
+  allows(record: ProjectRecord): boolean {
+    if (this.principal.kind === "admin" || this.#ids.has(record.projectId)) return true;
+    return record.createdBy !== undefined && record.createdBy === this.principal.id;
   }
 
-  grant(projectId: string): void {
-    this.#ids.add(projectId);
+  /** The creator, as the directory records it: only non-admin principals are recorded. */
+  get creator(): string | undefined {
+    return this.principal.kind === "admin" ? undefined : this.principal.id;
   }
 }
 
@@ -44,7 +49,7 @@ export class ProjectCollectionRpcTarget extends RpcTarget {
 
   async list(): Promise<Array<{ id: string; slug: string }>> {
     const all = await listProjects(this.#env);
-    return all.filter((record) => this.#access.allows(record.projectId)).map(({ projectId, slug }) => ({ id: projectId, slug }));
+    return all.filter((record) => this.#access.allows(record)).map(({ projectId, slug }) => ({ id: projectId, slug }));
   }
 
   /** A handle on a project by slug or id. Nothing is created; calls on a missing project fail with NOT_FOUND. */
@@ -74,14 +79,12 @@ export class ProjectCollectionRpcTarget extends RpcTarget {
   }
 
   async #create(slug: string): Promise<ProjectRecord> {
-    const record = await createProject(this.#env, slug, this.#access.principal.id);
-    this.#access.grant(record.projectId);
-    return record;
+    return createProject(this.#env, slug, this.#access.principal.id, this.#access.creator);
   }
 
   async #resolve(slugOrId: string): Promise<string> {
     const record = await findProject(this.#env, slugOrId);
-    if (!record || !this.#access.allows(record.projectId)) throw missing(slugOrId);
+    if (!record || !this.#access.allows(record)) throw missing(slugOrId);
     return record.projectId;
   }
 
@@ -98,7 +101,8 @@ export class ProjectCollectionRpcTarget extends RpcTarget {
       async () => {
         const existing = await findProject(this.#env, slugOrId);
         if (existing) {
-          if (!this.#access.allows(existing.projectId)) throw new ItxError("INVALID_ARGUMENT", `the project slug "${slugOrId}" is taken`);
+          // Slug existence is public (docs/security.md): everything else about the project is not.
+          if (!this.#access.allows(existing)) throw new ItxError("INVALID_ARGUMENT", `the project slug "${slugOrId}" is taken`);
           return;
         }
         await this.#create(parseProjectSlug(slugOrId));

@@ -16,6 +16,11 @@ export const PROJECT_SLUG_MAX_LENGTH = 63;
 export interface ProjectRecord {
   projectId: string;
   slug: string;
+  /**
+   * The principal (not an admin) who created the project: membership is this fact, so the creator
+   * reaches the project from any later session, whatever its credential listed.
+   */
+  createdBy?: string;
 }
 
 export function parseProjectSlug(slug: unknown): string {

@@ -12,8 +12,8 @@ export const PROJECT_CREATED = "events.iterate.com/project/created";
  * subscription and `itx/created`), and `project/created` naming the request's offset. Each
  * append is keyed, so a retried creation lands once.
  */
-export async function createProject(env: Env, slug: string, principal: string): Promise<ProjectRecord> {
-  const record: ProjectRecord = { projectId: mintProjectId(), slug };
+export async function createProject(env: Env, slug: string, principal: string, createdBy?: string): Promise<ProjectRecord> {
+  const record: ProjectRecord = { projectId: mintProjectId(), slug, ...(createdBy === undefined ? {} : { createdBy }) };
   await claimProject(env, record, principal);
   const root = streamStub(env.STREAM, `${record.projectId}:/`);
   const stamp = { principal, origin: "/", platform: "project" };

@@ -34,6 +34,8 @@ export const PLATFORM_WRITERS = {
   projectDirectory: "project-directory",
   /** A secret's Durable Object: set and used facts. */
   secret: "secret",
+  /** The bearer-token registry: issued and revoked facts. */
+  auth: "auth",
 } as const;
 
 export type PlatformWriter = (typeof PLATFORM_WRITERS)[keyof typeof PLATFORM_WRITERS];
@@ -82,6 +84,8 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
   [`${E}project/id-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
   [`${E}secret/set`]: { writers: ["secret"], why: "audit of a secret's material and allowlist" },
   [`${E}secret/used`]: { writers: ["secret"], why: "audit of a secret's use" },
+  [`${E}token/issued`]: { writers: ["auth"], why: "a row of the bearer-token registry" },
+  [`${E}token/revoked`]: { writers: ["auth"], why: "revokes a bearer token: its next authenticate fails and its sessions end" },
 };
 
 /**
@@ -99,7 +103,7 @@ export const OPEN_EVENTS: Readonly<Record<string, string>> = {
  * Namespaces the platform owns: a type under one of them that neither table names (a later
  * domain's event) is the platform's until it gets a row.
  */
-export const PLATFORM_NAMESPACES: readonly string[] = ["itx", "agent", "project", "secret", "repo", "scheduler", "schedule"].map(
+export const PLATFORM_NAMESPACES: readonly string[] = ["itx", "agent", "project", "secret", "token", "repo", "scheduler", "schedule"].map(
   (namespace) => `${E}${namespace}/`,
 );
 

@@ -1,0 +1,126 @@
+import type { StreamEvent } from "iterate/types";
+import { ItxError, errorCode } from "iterate/errors";
+import type { Env } from "../env.ts";
+import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
+import { streamStub } from "../stream/stream-capability.ts";
+
+/**
+ * The deployment's record of the bearer tokens it issued: `token/issued` and `token/revoked`
+ * facts on the deployment-wide stream /tokens (platform-only types, see stream/write-authority.ts).
+ * A token carries its id; verifying it checks the signature, then that no revocation is recorded.
+ * Each token also has a stream of its own, /tokens/<id>, where open sessions made with it listen
+ * for their revocation.
+ */
+export const TOKEN_ISSUED = "events.iterate.com/token/issued";
+export const TOKEN_REVOKED = "events.iterate.com/token/revoked";
+
+/** How the token registry names itself in the stamps of what it writes. */
+export const AUTH_WRITER = "auth";
+
+const REGISTRY = coordinateName({ projectId: DEPLOYMENT_PROJECT_ID, path: "/tokens" });
+
+/** A token id: `tok_` and 20 random base-32 characters. */
+export function mintTokenId(): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
+  const bytes = crypto.getRandomValues(new Uint8Array(20));
+  return `tok_${Array.from(bytes, (byte) => alphabet[byte % 32]).join("")}`;
+}
+
+const TOKEN_ID = /^tok_[a-z2-7]{20}$/;
+
+/** Validates a token id from untrusted input. */
+export function parseTokenId(tokenId: unknown): string {
+  if (typeof tokenId !== "string" || !TOKEN_ID.test(tokenId)) throw new ItxError("INVALID_ARGUMENT", "a token id is tok_ and 20 characters, as tokens.list() shows it");
+  return tokenId;
+}
+
+/** What the registry knows of one token (never the token itself). */
+export interface IssuedToken {
+  tokenId: string;
+  principal: string;
+  projectIds: string[];
+  /** Epoch seconds. */
+  expiresAt: number;
+  issuedAt: string;
+  revokedAt?: string;
+}
+
+export async function recordIssued(env: Env, token: Omit<IssuedToken, "issuedAt" | "revokedAt">, by: string): Promise<void> {
+  await registry(env).append({
+    events: [{ type: TOKEN_ISSUED, payload: token, idempotencyKey: `token/issued:${token.tokenId}` }],
+    stamp: { principal: by, platform: AUTH_WRITER },
+  });
+}
+
+/** Records a revocation (once) and tells the sessions made with the token. Answers whether the token was known. */
+export async function recordRevoked(env: Env, tokenId: string, by: string): Promise<boolean> {
+  const issued = await registry(env).getByIdempotencyKey(`token/issued:${tokenId}`);
+  if (!issued) return false;
+  const fact = { type: TOKEN_REVOKED, payload: { tokenId }, idempotencyKey: `token/revoked:${tokenId}` };
+  const stamp = { principal: by, platform: AUTH_WRITER };
+  await registry(env).append({ events: [fact], stamp });
+  await tokenStream(env, tokenId).append({ events: [fact], stamp });
+  return true;
+}
+
+export async function isRevoked(env: Env, tokenId: string): Promise<boolean> {
+  return (await registry(env).getByIdempotencyKey(`token/revoked:${tokenId}`)) !== null;
+}
+
+/** Every token the deployment issued, newest first, with its revocation if any. */
+export async function listIssued(env: Env): Promise<IssuedToken[]> {
+  const tokens = new Map<string, IssuedToken>();
+  let afterOffset = 0;
+  for (;;) {
+    const page: StreamEvent[] = await registry(env).getEvents({ afterOffset, types: [TOKEN_ISSUED, TOKEN_REVOKED], limit: 500 });
+    for (const event of page) {
+      const payload = event.payload as Partial<IssuedToken>;
+      if (event.source.platform !== AUTH_WRITER || typeof payload.tokenId !== "string") continue;
+      if (event.type === TOKEN_ISSUED) tokens.set(payload.tokenId, { ...(payload as IssuedToken), issuedAt: event.createdAt });
+      else {
+        const known = tokens.get(payload.tokenId);
+        if (known) known.revokedAt = event.createdAt;
+      }
+    }
+    const last = page.at(-1);
+    if (!last || page.length < 500) break;
+    afterOffset = last.offset;
+  }
+  return [...tokens.values()].reverse();
+}
+
+/**
+ * Ends `close` when the token is revoked: a live subscription on the token's own stream, for as
+ * long as the connection lasts. A token with too many open sessions (LIVE_SUBSCRIBERS_MAX) is
+ * refused another.
+ */
+export async function watchRevocation(env: Env, tokenId: string, key: string, close: () => void): Promise<() => void> {
+  const stream = tokenStream(env, tokenId);
+  try {
+    await stream.subscribe({
+      key,
+      types: [TOKEN_REVOKED],
+      callback: (batch: StreamEvent[]) => {
+        if (batch.some((event) => event.type === TOKEN_REVOKED && event.source.platform === AUTH_WRITER)) close();
+      },
+    });
+  } catch (error) {
+    if (errorCode(error) === "INVALID_ARGUMENT") {
+      throw new ItxError("UNAVAILABLE", "this token has as many open sessions as one token may have (LIVE_SUBSCRIBERS_MAX); close one first", {
+        details: { limit: "LIVE_SUBSCRIBERS_MAX" },
+      });
+    }
+    throw error;
+  }
+  return () => {
+    Promise.resolve(stream.unsubscribe(key)).catch(() => undefined);
+  };
+}
+
+function registry(env: Env) {
+  return streamStub(env.STREAM, REGISTRY);
+}
+
+function tokenStream(env: Env, tokenId: string) {
+  return streamStub(env.STREAM, coordinateName({ projectId: DEPLOYMENT_PROJECT_ID, path: `/tokens/${tokenId}` }));
+}

@@ -1,0 +1,81 @@
+import { describe, expect, test } from "vitest";
+import { connectItx, withItx } from "iterate/client";
+import { adminSession, rejection, target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
+
+// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
+
+describe("bearer tokens", () => {
+  test("issued by slug, listed, and revoked one by one: the next authenticate fails and open sessions end", async () => {
+    const { projectId, slug } = await newProject("tokens");
+    const { baseUrl } = target();
+    using admin: any = adminSession();
+    const kept = await admin.tokens.issue({ principal: "keeper", projectIds: [slug], ttlSeconds: 600 });
+    const doomed = await admin.issueToken({ principal: "laptop", projectIds: [slug], ttlSeconds: 600 });
+    expect(doomed.tokenId).toMatch(/^tok_[a-z2-7]{20}$/);
+    const listed = await admin.tokens.list();
+    expect(listed.find((row: any) => row.tokenId === doomed.tokenId)).toMatchObject({ principal: "laptop", projectIds: [projectId] });
+    expect(JSON.stringify(listed)).not.toContain(doomed.token);
+
+    using open: any = withItx({ baseUrl, token: doomed.token, context: slug });
+    using other: any = withItx({ baseUrl, token: kept.token, context: slug });
+    expect((await open.whoami()).principal).toBe("laptop");
+    expect((await other.whoami()).principal).toBe("keeper");
+
+    expect(await admin.tokens.revoke(doomed.tokenId)).toEqual({ revoked: true });
+    expect(await admin.tokens.revoke(doomed.tokenId)).toEqual({ revoked: true });
+    // The open session ends: its next call fails (the connection is gone), the other token's does not.
+    await expect.poll(async () => (await rejection(open.whoami())).message, { timeout: 5_000 }).toMatch(/revoked|closed|disconnect/i);
+    expect((await other.whoami()).principal).toBe("keeper");
+    using again: any = withItx({ baseUrl, token: doomed.token, context: slug });
+    const refused = await rejection(again.whoami());
+    expect(refused.code).toBe("UNAUTHENTICATED");
+    expect(refused.message).toContain("revoked");
+    expect((await admin.tokens.list()).find((row: any) => row.tokenId === doomed.tokenId).revokedAt).toEqual(expect.any(String));
+    expect(await admin.tokens.revoke("tok_aaaaaaaaaaaaaaaaaaaa")).toEqual({ revoked: false });
+    expect((await rejection(admin.tokens.revoke("not-an-id"))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(admin.tokens.issue({ principal: "x", projectIds: ["no-such-project-here"] }))).code).toBe("INVALID_ARGUMENT");
+  });
+
+  test("only the admin manages tokens", async () => {
+    const { projectId } = await newProject("tokens-admin");
+    const { baseUrl, adminSecret } = target();
+    using alice: any = connectItx({ baseUrl, auth: { type: "impersonate", secret: adminSecret, principal: "alice", projectIds: [projectId] } });
+    expect((await rejection(alice.tokens.list())).code).toBe("PERMISSION_DENIED");
+    expect((await rejection(alice.issueToken({ principal: "alice", projectIds: [projectId] }))).code).toBe("PERMISSION_DENIED");
+  });
+
+  test("a token has one spelling: every other spelling of its last character, and malformed text, is UNAUTHENTICATED", async () => {
+    const { slug } = await newProject("tokens-spelling");
+    const { baseUrl } = target();
+    using admin: any = adminSession();
+    const { token } = await admin.issueToken({ principal: "speller", projectIds: [slug], ttlSeconds: 600 });
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = token.at(-1) as string;
+    // 43 characters hold 256 bits and 2 spare ones: four characters decode to the same bytes.
+    const sameBytes = [...alphabet].filter((char) => alphabet.indexOf(char) >> 2 === alphabet.indexOf(last) >> 2 && char !== last);
+    expect(sameBytes).toHaveLength(3);
+    for (const variant of [...sameBytes.map((char) => token.slice(0, -1) + char), "itk_a.b", "itk_.", `${token}=`, token.replace("itk_", "itk_A")]) {
+      using itx: any = withItx({ baseUrl, token: variant, context: slug });
+      const refused = await rejection(itx.whoami());
+      expect(refused.code, variant.slice(-8)).toBe("UNAUTHENTICATED");
+    }
+    using good: any = withItx({ baseUrl, token, context: slug });
+    expect((await good.whoami()).principal).toBe("speller");
+  });
+
+  test("membership is a fact: a principal reaches the projects it created from any later session", async () => {
+    const { baseUrl } = target();
+    using admin: any = adminSession();
+    const { token } = await admin.issueToken({ principal: `maker-${Date.now()}`, projectIds: [], ttlSeconds: 600 });
+    const slug = `made-${Date.now().toString(36)}`;
+    let projectId: string;
+    {
+      using first: any = connectItx({ baseUrl, auth: { type: "bearer", token } });
+      projectId = (await first.projects.create({ slug }).whoami()).projectId;
+    }
+    using later: any = connectItx({ baseUrl, auth: { type: "bearer", token } });
+    expect((await later.projects.list()).map((row: { id: string }) => row.id)).toEqual([projectId]);
+    expect((await later.projects.get(slug).whoami()).projectId).toBe(projectId);
+  });
+});
