@@ -15,7 +15,7 @@ describe("authenticate", () => {
 
   test("impersonation de-duplicates its project ids", async () => {
     expect(
-      await authenticate(env as Env, { type: "impersonate", secret, principal: "bob", projectIds: ["p1", "p1", "p2"] }),
+      (await authenticate(env as Env, { type: "impersonate", secret, principal: "bob", projectIds: ["p1", "p1", "p2"] })).principal,
     ).toEqual({ kind: "impersonated", id: "bob", projectIds: ["p1", "p2"] });
   });
 

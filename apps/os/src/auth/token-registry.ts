@@ -86,7 +86,7 @@ export async function listIssued(env: Env): Promise<IssuedToken[]> {
     if (!last || page.length < 500) break;
     afterOffset = last.offset;
   }
-  return [...tokens.values()].reverse();
+  return [...tokens.values()].toReversed();
 }
 
 /**
