@@ -34,7 +34,7 @@ export interface InvokeRequest {
 /** One row of a describe inventory. */
 export interface CapabilityDescription {
   path: string[];
-  kind: "live" | "itx-expression" | "source";
+  kind: "live" | "itx-expression" | "source" | "null" | "built-in";
   /** The context whose table holds the mount. */
   scope: string;
   instructions?: string;

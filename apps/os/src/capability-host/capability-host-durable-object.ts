@@ -4,10 +4,11 @@ import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { Env } from "../env.ts";
 import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
-import { parseCallPath, parseProvidedPath, pathKey } from "./capability-path.ts";
+import { parseCallPath, pathKey } from "./capability-path.ts";
 import type { Caller, CapabilityDescription, HostDescription, InvokeRequest, ProvideRequest } from "./capability-host-api.ts";
 import { stampOf } from "./capability-host-api.ts";
 import { hostStub } from "./host-stub.ts";
+import { parseRow, type Confinement } from "./jail.ts";
 import {
   CAPABILITY_DISCONNECTED,
   CAPABILITY_PROVIDED,
@@ -16,6 +17,7 @@ import {
   ItxCore,
   MOUNTS_MAX,
   TYPES_MAX_LENGTH,
+  confinementOfState,
   longestProvidedPrefix,
   type CapabilitySource,
   type ItxState,
@@ -52,8 +54,9 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (run.origin === undefined) {
       return { status: "failed", error: { code: "PERMISSION_DENIED", message: "this run request does not say which context wrote it, so it is not run" } };
     }
+    const confinement = await this.#confinementOf(run.origin);
     const props = { principal: run.principal, projectId: this.#projectId, origin: run.origin, path: this.#path, depth: 0, reaction: run.reaction };
-    return runScript(this.env, props, run.script);
+    return runScript(this.env, confinement ? { ...props, confinement } : props, run.script);
   });
   readonly #projectId: string;
   readonly #path: string;
@@ -69,22 +72,27 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 
   /** Mounts a capability at a path of this context: appends the fact, then folds it before answering. */
   async provide(request: ProvideRequest): Promise<{ path: string[]; providedAtOffset: number; kind: Mount["kind"] }> {
-    const path = parseProvidedPath({ path: request.path });
+    const row = parseRow({ path: request.path }, request.capability);
+    const path = row.path;
     const instructions = optionalText(request.instructions, "instructions", INSTRUCTIONS_MAX_LENGTH, "INSTRUCTIONS_MAX_LENGTH");
     const types = optionalText(request.types, "types", TYPES_MAX_LENGTH, "TYPES_MAX_LENGTH");
     const state = await this.#state();
+    this.#refuseOwnJailCode(state, request.caller);
+    if (row.special === "null" && this.#path === "/") throw new ItxError("INVALID_ARGUMENT", "the project's root context cannot be a jail");
     if (!state.mounts[pathKey(path)] && Object.keys(state.mounts).length >= MOUNTS_MAX) {
       throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${MOUNTS_MAX} capabilities`, { details: { limit: "MOUNTS_MAX" } });
     }
-    const expression = parseExpression(request.capability, path);
-    const source = isSourceAddress(request.capability) ? parseSourceAddress(request.capability) : undefined;
-    const kind: Mount["kind"] = expression ? "itx-expression" : source ? "source" : "live";
+    const expression = row.special ? undefined : parseExpression(request.capability, path);
+    const source = !row.special && isSourceAddress(request.capability) ? parseSourceAddress(request.capability) : undefined;
+    const kind: Mount["kind"] = row.special ?? (expression ? "itx-expression" : source ? "source" : "live");
     const payload: Record<string, unknown> = { path, kind };
     if (instructions !== undefined) payload.instructions = instructions;
     if (types !== undefined) payload.types = types;
     if (request.http !== undefined) payload.http = parseHttp(request.http);
     let kept: unknown;
-    if (expression) {
+    if (row.special) {
+      // The jail row and built-in grants hold nothing but their kind.
+    } else if (expression) {
       payload.expression = expression;
     } else if (source) {
       payload.source = source;
@@ -108,7 +116,9 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (request.providedAtOffset !== undefined && !Number.isSafeInteger(request.providedAtOffset)) {
       throw new ItxError("INVALID_ARGUMENT", "providedAtOffset must be an integer");
     }
-    const mount = (await this.#state()).mounts[pathKey(path)];
+    const state = await this.#state();
+    this.#refuseOwnJailCode(state, request.caller);
+    const mount = state.mounts[pathKey(path)];
     if (!mount || (request.providedAtOffset !== undefined && mount.providedAtOffset !== request.providedAtOffset)) return false;
     const payload: Record<string, unknown> = { path, providedAtOffset: mount.providedAtOffset };
     await this.#append(request.caller, { type: CAPABILITY_REVOKED, payload });
@@ -150,6 +160,9 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
       if (!hit || !hit.mount.http?.expose) throw notProvided(path, request.caller.origin);
       return this.#dispatch(hit.mount, hit.remainder, request.args as unknown[], request.caller, depth);
     }
+    // A jail's null row answers every path nothing longer answers, and nothing falls through past it;
+    // a built-in grant is reached on the handle, never by a call.
+    if (hit && (hit.mount.kind === "null" || hit.mount.kind === "built-in")) throw notProvided(path, request.caller.origin);
     if (hit) return this.#dispatch(hit.mount, hit.remainder, request.args as unknown[], request.caller, depth);
     const ancestors = this.#ancestors(state);
     const next = { ...request, path, depth: depth + 1 };
@@ -163,8 +176,14 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
    * A stateful dynamic worker: its DurableObject class as a facet of this context's object under
    * `key`, with its own SQLite. The same key reaches the same facet (and state) again.
    */
-  durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): DurableWorkerRpcTarget {
-    const worker = loadBuilt(this.env, input.built, { ...input.isolate, origin: this.#path });
+  async durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget> {
+    // A facet lives on and acts as this context, so only code acting as this context may start or reach one.
+    if (input.isolate.origin !== this.#path) {
+      throw new ItxError("PERMISSION_DENIED", `a durable worker acts as ${this.#path}: reach it from code acting as that context, not from ${input.isolate.origin}`);
+    }
+    const { confinement: _theirs, ...isolate } = input.isolate;
+    const confinement = confinementOfState(await this.#state(), this.#path);
+    const worker = loadBuilt(this.env, input.built, { ...isolate, origin: this.#path, path: this.#path, ...(confinement ? { confinement } : {}) });
     return new DurableWorkerRpcTarget(this.ctx.facets.get(`worker:${input.key}`, () => ({ class: worker.getDurableObjectClass(input.className) })));
   }
 
@@ -174,7 +193,8 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
    */
   async provides(path: string[]): Promise<boolean> {
     const state = await this.#state();
-    if (longestProvidedPrefix(state, path)) return true;
+    const hit = longestProvidedPrefix(state, path);
+    if (hit) return hit.mount.kind !== "null" && hit.mount.kind !== "built-in";
     const ancestors = this.#ancestors(state);
     if (ancestors.length === 0) return false;
     return (await this.#ownerOf(path, ancestors)) !== null;
@@ -207,9 +227,15 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     };
   }
 
-  /** The whole inventory the chain gives this context: own mounts first, then each ancestor's. */
+  /** What code running as this context may reach: its jail and grants, or null when it is no jail. */
+  async confinement(): Promise<Confinement | null> {
+    return confinementOfState(await this.#state(), this.#path) ?? null;
+  }
+
+  /** The whole inventory the chain gives this context: own mounts first, then each ancestor's (none past a jail's null row). */
   async describeChain(): Promise<HostDescription> {
     const own = await this.describeOwn();
+    if (own.capabilities.some((capability) => capability.kind === "null")) return own;
     const inherited = await Promise.all(own.ancestors.map((ancestor) => hostStub(this.env, this.#projectId, ancestor).describeOwn()));
     const seen = new Set(own.capabilities.map((capability) => pathKey(capability.path)));
     const capabilities = [...own.capabilities];
@@ -293,12 +319,28 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   async #callSource(mount: Mount, source: CapabilitySource, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
     const durable = source.exportType === "durable-object";
     const origin = durable ? this.#path : caller.origin;
-    const worker = await loadSource(this.env, source, { principal: caller.principal, projectId: this.#projectId, origin, depth: depth + 1 });
+    const confinement = await this.#confinementOf(origin);
+    const props = { principal: caller.principal, projectId: this.#projectId, origin, depth: depth + 1 };
+    const worker = await loadSource(this.env, source, confinement ? { ...props, confinement } : props);
     if (!durable) return callMembers(worker.getEntrypoint(source.entrypoint), remainder, args);
     if (!source.entrypoint) throw new ItxError("INVALID_ARGUMENT", "a durable-object source names its class in entrypoint");
     const className = source.entrypoint;
     const facet = this.ctx.facets.get(`capability:${pathKey(mount.path)}`, () => ({ class: worker.getDurableObjectClass(className) }));
     return callMembers(facet, remainder, args);
+  }
+
+  // Code acting as `origin` is confined when that context is a jail (looked up on its own host).
+  async #confinementOf(origin: string): Promise<Confinement | undefined> {
+    if (origin === "/") return undefined;
+    if (origin === this.#path) return confinementOfState(await this.#state(), this.#path);
+    return (await hostStub(this.env, this.#projectId, origin).confinement()) ?? undefined;
+  }
+
+  // A jail's own code never changes its rows: only code acting as another context does.
+  #refuseOwnJailCode(state: ItxState, caller: Caller): void {
+    if (caller.origin === this.#path && confinementOfState(state, this.#path)) {
+      throw new ItxError("PERMISSION_DENIED", `${this.#path} is a jail: its own code cannot change its rows; change them from outside, e.g. itx.cd("${this.#path}")`);
+    }
   }
 
   #describeMount(mount: Mount): CapabilityDescription {

@@ -4,7 +4,7 @@ import type { CapabilityHostDurableObject } from "./capability-host-durable-obje
 /** The methods of a capability host, as seen through a stub. */
 export type CapabilityHostStub = Pick<
   CapabilityHostDurableObject,
-  "provide" | "revoke" | "invoke" | "resolve" | "provides" | "describeOwn" | "describeChain" | "birth" | "disconnectConnection" | "durableWorker" | "forgetHints"
+  "provide" | "revoke" | "invoke" | "resolve" | "provides" | "describeOwn" | "describeChain" | "birth" | "disconnectConnection" | "durableWorker" | "forgetHints" | "confinement"
 >;
 
 /** The capability host of context `path` in project `projectId`. */

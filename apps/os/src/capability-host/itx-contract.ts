@@ -41,8 +41,10 @@ export const liveShapeSchema = z.enum(["function", "members", "call"]);
 export type LiveShape = z.infer<typeof liveShapeSchema>;
 
 const providedSchema = z.strictObject({
-  path: segments.min(1),
-  kind: z.enum(["live", "itx-expression", "source"]),
+  /** Empty only for the jail row (kind "null"): see jail.ts. */
+  path: segments,
+  /** "null": the jail row; "built-in": a jail's grant of the built-in its path names. */
+  kind: z.enum(["live", "itx-expression", "source", "null", "built-in"]),
   instructions: z.string().max(INSTRUCTIONS_MAX_LENGTH).optional(),
   types: z.string().max(TYPES_MAX_LENGTH).optional(),
   live: z.strictObject({ shape: liveShapeSchema, connectionId: z.string().max(128) }).optional(),
@@ -156,6 +158,8 @@ export class ItxCore extends StreamProcessor<typeof ItxContract> {
         // The first certificate wins, so creation is get-or-create whoever appends it again.
         return state.born ? state : { ...state, born: event.payload };
       case CAPABILITY_PROVIDED: {
+        // The empty path is the jail's null row and nothing else; null sits nowhere else.
+        if ((event.payload.path.length === 0) !== (event.payload.kind === "null")) return state;
         const mount: Mount = {
           ...event.payload,
           providedAtOffset: event.offset,
@@ -201,11 +205,23 @@ export class ItxCore extends StreamProcessor<typeof ItxContract> {
   }
 }
 
-/** The mount whose path is the longest prefix of `path`, and what remains of the path after it. */
+/**
+ * The mount whose path is the longest prefix of `path`, and what remains of the path after it. A
+ * jail's null row (path []) is the prefix of every path, so it answers whatever nothing longer does.
+ */
 export function longestProvidedPrefix(state: ItxState, path: readonly string[]): { mount: Mount; remainder: string[] } | undefined {
-  for (let length = path.length; length > 0; length--) {
+  for (let length = path.length; length >= 0; length--) {
     const mount = state.mounts[pathKey(path.slice(0, length))];
     if (mount) return { mount, remainder: path.slice(length) };
   }
   return undefined;
+}
+
+/** The jail a context's table makes it, if its table holds the null row. */
+export function confinementOfState(state: ItxState, path: string): { jail: string; grants: string[] } | undefined {
+  if (state.mounts[""]?.kind !== "null") return undefined;
+  const grants = Object.values(state.mounts)
+    .filter((mount) => mount.kind === "built-in")
+    .map((mount) => mount.path[0] as string);
+  return { jail: path, grants };
 }

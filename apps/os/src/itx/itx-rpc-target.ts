@@ -5,7 +5,7 @@ import { relay } from "../api/relay.ts";
 import type { Connection } from "../api/connection.ts";
 import type { Env } from "../env.ts";
 import type { Caller, HostDescription } from "../capability-host/capability-host-api.ts";
-import { BUILT_IN_NAMES, parseCallPath, parseProvidedPath } from "../capability-host/capability-path.ts";
+import { BUILT_IN_NAMES, parseCallPath } from "../capability-host/capability-path.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";
 import { StreamCapability, streamStub, type EventPage } from "../stream/stream-capability.ts";
@@ -18,6 +18,7 @@ import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
 import { SCRIPT_LIMITS } from "../worker-loader/script-limits.ts";
+import { notGranted, parseRow, type Confinement } from "../capability-host/jail.ts";
 import { AgentChatRpcTarget, AgentRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } from "../agent/agent-rpc-target.ts";
 
 /** Everything an itx handle is bound to. Fixed when the handle is minted; never taken from input. */
@@ -36,6 +37,8 @@ export interface ItxScope {
   depth?: number;
   /** Set when this handle's code runs in reaction to an event: stamped on its writes and calls. */
   reaction?: Reaction;
+  /** Set for code running as a jail: only the jail's grants are reachable (capability-host/jail.ts). */
+  confinement?: Confinement;
 }
 
 /** Built-ins that arrive with later domains: present (so a mount can never take the name) but not yet usable. */
@@ -60,6 +63,8 @@ export class ItxRpcTarget extends RpcTarget {
   async __describe() {
     const { projectId, path } = await this.#where();
     const chain = await relay(hostStub(this.#scope.env, projectId, path).describeChain());
+    const confinement = this.#scope.confinement;
+    const children = confinement ? grantedChildren(confinement) : builtInChildren();
     return {
       kind: "itx",
       context: `${projectId}:${path}`,
@@ -70,9 +75,9 @@ export class ItxRpcTarget extends RpcTarget {
       instructions:
         "A context: call any capability listed under capabilities as itx.<path>(...args). provideCapability mounts your own; " +
         "extend() makes a child context whose mounts shadow this one's path by path.",
-      children: builtInChildren(),
+      children,
       // Built-ins first: they resolve on the handle and no mount can shadow them.
-      capabilities: [...builtInRows(), ...chain.capabilities],
+      capabilities: [...builtInRows(children), ...chain.capabilities.filter((row) => row.kind !== "null" && row.kind !== "built-in")],
       types: ITX_TYPES,
     };
   }
@@ -94,8 +99,9 @@ export class ItxRpcTarget extends RpcTarget {
     if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "provideCapability takes { name | path, capability, instructions?, types?, http? }");
     const { name, path, instructions, types, capability, http, ...rest } = input;
     if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `provideCapability has no field(s) ${Object.keys(rest).join(", ")}`);
+    this.#guard("provideCapability");
     if (capability === undefined) throw new ItxError("INVALID_ARGUMENT", "provideCapability needs a capability");
-    const mountPath = parseProvidedPath({ name, path });
+    const mountPath = parseRow({ name, path }, capability).path;
     const caller = this.#caller();
     const where = await this.#where();
     const host = hostStub(this.#scope.env, where.projectId, where.path);
@@ -120,6 +126,7 @@ export class ItxRpcTarget extends RpcTarget {
   }
 
   async revokeCapability(input: { path: unknown; providedAtOffset?: number }): Promise<boolean> {
+    this.#guard("revokeCapability");
     if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "revokeCapability takes { path, providedAtOffset? }");
     const request: { path: unknown; providedAtOffset?: number; caller: Caller } = { path: input.path, caller: this.#caller() };
     if (input.providedAtOffset !== undefined) request.providedAtOffset = input.providedAtOffset;
@@ -139,6 +146,7 @@ export class ItxRpcTarget extends RpcTarget {
    * generated `/itx/<id>`. Its mounts shadow this context's path by path; misses fall through.
    */
   async extend(input: { name?: unknown; path?: unknown } = {}): Promise<ItxRpcTarget> {
+    this.#guard("extend");
     if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "extend takes { name? } or { path? }");
     const { name, path, ...rest } = input;
     if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `extend has no field(s) ${Object.keys(rest).join(", ")}`);
@@ -169,6 +177,7 @@ export class ItxRpcTarget extends RpcTarget {
 
   /** The parent context: the same chain with this context's shadows skipped. Calls keep this origin. */
   get super(): ItxRpcTarget {
+    this.#guard("super");
     const parent = (async () => {
       const { parent: found } = await relay((await this.#host()).birth());
       if (found === null) throw new ItxError("NOT_FOUND", "the root context has no parent");
@@ -183,29 +192,35 @@ export class ItxRpcTarget extends RpcTarget {
    * carry this handle's origin, whichever context they reach.
    */
   cd(path: unknown): ItxRpcTarget {
+    this.#guard("cd");
     const target = parseStreamPath(path);
     return this.#at(target, this.#scope.origin);
   }
 
   /** The project's streams; writes are stamped with this context as origin. */
   get streams(): ProjectStreams {
+    this.#guard("streams");
     return new ProjectStreams(this.#scope);
   }
 
   /** Appends to this context's own stream as one commit. */
   async append(...events: EventInput[]): Promise<StreamEvent[]> {
+    this.#guard("append");
     return (await this.#stream()).append(...events);
   }
 
   async getEvents(input: unknown = {}): Promise<StreamEvent[]> {
+    this.#guard("getEvents");
     return (await this.#stream()).getEvents(input);
   }
 
   async readEvents(input: { afterOffset?: number; limit?: number } = {}): Promise<EventPage> {
+    this.#guard("readEvents");
     return (await this.#stream()).readEvents(input);
   }
 
   async waitForEvent(input: unknown): Promise<StreamEvent> {
+    this.#guard("waitForEvent");
     return (await this.#stream()).waitForEvent(input);
   }
 
@@ -219,9 +234,11 @@ export class ItxRpcTarget extends RpcTarget {
    * await itx.run("async (itx) => (await itx.whoami()).path"); // "/"
    */
   async run(script: unknown, options: { timeoutMs?: unknown } = {}): Promise<unknown> {
+    this.#guard("run");
     const source = parseScriptSource(script);
     const timeoutMs = parseTimeout(options?.timeoutMs);
     const { projectId, path } = await this.#where();
+    const confinement = await lookupConfinement(this.#scope.env, projectId, this.#scope.origin);
     const stream = streamStub(this.#scope.env.STREAM, `${projectId}:${path}`);
     const stamp: EventSource = { ...stampOfScope(this.#scope), platform: "run" };
     // The script starts only once its request is durable, and not at all if the append is refused
@@ -231,7 +248,7 @@ export class ItxRpcTarget extends RpcTarget {
     const requestOffset = requested.offsets[0] ?? 0;
     const outcome = await runScript(
       this.#scope.env,
-      { ...isolateScope(this.#scope), path, projectId, depth: (this.#scope.depth ?? 0) + 1 },
+      { ...isolateScope(this.#scope), path, projectId, depth: (this.#scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) },
       source,
       timeoutMs,
     );
@@ -243,16 +260,19 @@ export class ItxRpcTarget extends RpcTarget {
 
   /** The project's agents: `agents.get("/agents/x")` is a handle; `create()` makes the agent. */
   get agents(): AgentsRpcTarget {
+    this.#guard("agents");
     return new AgentsRpcTarget(this.#agentScope());
   }
 
   /** On an agent's own context: that agent. */
   get agent(): AgentRpcTarget {
+    this.#guard("agent");
     return new AgentsRpcTarget(this.#agentScope()).get(this.#agentPath("agent"));
   }
 
   /** On an agent's own context: `chat.sendMessage(text)` speaks as the agent. */
   get chat(): AgentChatRpcTarget {
+    this.#guard("chat");
     return new AgentChatRpcTarget(this.#agentScope(), this.#agentPath("chat"));
   }
 
@@ -276,6 +296,7 @@ export class ItxRpcTarget extends RpcTarget {
 
   /** The project's secrets: write-only material, referenced in requests by placeholder. */
   get secrets(): SecretsRpcTarget {
+    this.#guard("secrets");
     return new SecretsRpcTarget({
       env: this.#scope.env,
       projectId: () => resolveProjectId(this.#scope),
@@ -286,18 +307,20 @@ export class ItxRpcTarget extends RpcTarget {
 
   /** Dynamic workers: caller-supplied code (TypeScript included) in isolates scoped to this context. */
   get workers(): WorkersRpcTarget {
+    this.#guard("workers");
     return new WorkersRpcTarget({
       env: this.#scope.env,
-      props: async () => ({
-        ...isolateScope(this.#scope),
-        ...(await this.#where()),
-        depth: (this.#scope.depth ?? 0) + 1,
-      }),
+      props: async () => {
+        const where = await this.#where();
+        const confinement = await lookupConfinement(this.#scope.env, where.projectId, this.#scope.origin);
+        return { ...isolateScope(this.#scope), ...where, depth: (this.#scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
+      },
     });
   }
 
   /** This context's egress road: `fetch`, and `intercept(handler)` for a live replacement. */
   get egress(): EgressRpcTarget {
+    this.#guard("egress");
     return new EgressRpcTarget({
       fetch: (input, init) => this.fetch(input, init),
       provideCapability: (input) => this.provideCapability(input),
@@ -306,11 +329,13 @@ export class ItxRpcTarget extends RpcTarget {
 
   /** This context's capability host. */
   get capabilityHost(): CapabilityHostRpcTarget {
+    this.#guard("capabilityHost");
     return new CapabilityHostRpcTarget(this);
   }
 
   /** Any context's capability host in this project; `get("/")` mounts project-wide. */
   get capabilityHosts(): { get(path: unknown): CapabilityHostRpcTarget } {
+    this.#guard("capabilityHosts");
     return new CapabilityHostCollection((path) => this.cd(path));
   }
 
@@ -325,6 +350,7 @@ export class ItxRpcTarget extends RpcTarget {
     const request = copy();
     // Most contexts shadow nothing: ask first (a boolean), rather than a call that throws NOT_FOUND.
     if (!(await relay((await this.#host()).provides(["fetch"])))) {
+      this.#guard("fetch"); // a jail's own fetch mount is its grant; the pipe needs a built-in grant
       const projectId = await resolveProjectId(this.#scope);
       return sendThroughPipe(this.#scope.env, { projectId, origin: this.#scope.origin, principal: this.#scope.principal }, request);
     }
@@ -332,11 +358,18 @@ export class ItxRpcTarget extends RpcTarget {
       return (await this.invokeCapability({ path: ["fetch"], args: [copy()] })) as Response;
     } catch (error) {
       if (errorCode(error) === "NOT_FOUND" && (error as { details?: { unresolved?: string } }).details?.unresolved === "fetch") {
+        this.#guard("fetch");
         const projectId = await resolveProjectId(this.#scope);
         return sendThroughPipe(this.#scope.env, { projectId, origin: this.#scope.origin, principal: this.#scope.principal }, request);
       }
       throw error;
     }
+  }
+
+  // Code running as a jail reaches only the built-ins the jail grants; anything else is not there.
+  #guard(member: string): void {
+    const confinement = this.#scope.confinement;
+    if (confinement && !confinement.grants.includes(member)) throw notGranted(member, confinement.jail);
   }
 
   #at(path: string, origin: string): ItxRpcTarget {
@@ -440,8 +473,8 @@ class CapabilityHostCollection extends RpcTarget {
   }
 }
 
-function builtInRows() {
-  return Object.entries(builtInChildren()).map(([name, instructions]) => ({
+function builtInRows(children: Record<string, string>) {
+  return Object.entries(children).map(([name, instructions]) => ({
     path: [name],
     kind: "built-in" as const,
     scope: "platform",
@@ -488,6 +521,18 @@ const ITX_TYPES = `export interface Itx {
   [capability: string]: any;
 }`;
 
+// What code in a jail sees of the built-ins: identity, calls, and its grants.
+function grantedChildren(confinement: Confinement): Record<string, string> {
+  const all = builtInChildren();
+  return Object.fromEntries(Object.entries(all).filter(([name]) => ["whoami", "invokeCapability", ...confinement.grants].includes(name)));
+}
+
+/** The jail code acting as `origin` runs in, if that context is one (the root never is). */
+async function lookupConfinement(env: Env, projectId: string, origin: string): Promise<Confinement | undefined> {
+  if (origin === "/") return undefined;
+  return (await relay(hostStub(env, projectId, origin).confinement())) ?? undefined;
+}
+
 function parseTimeout(value: unknown): number {
   if (value === undefined) return SCRIPT_LIMITS.TIMEOUT_MS;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > SCRIPT_LIMITS.TIMEOUT_MS) {
@@ -501,8 +546,13 @@ export function stampOfScope(scope: ItxScope): EventSource {
   return { principal: scope.principal, origin: scope.origin, ...(scope.reaction ? { reaction: scope.reaction } : {}) };
 }
 
-function isolateScope(scope: ItxScope): { principal: string; origin: string; reaction?: Reaction } {
-  return { principal: scope.principal, origin: scope.origin, ...(scope.reaction ? { reaction: scope.reaction } : {}) };
+function isolateScope(scope: ItxScope): { principal: string; origin: string; reaction?: Reaction; confinement?: Confinement } {
+  return {
+    principal: scope.principal,
+    origin: scope.origin,
+    ...(scope.reaction ? { reaction: scope.reaction } : {}),
+    ...(scope.confinement ? { confinement: scope.confinement } : {}),
+  };
 }
 
 export function resolveProjectId(scope: ItxScope): Promise<string> {

@@ -18,13 +18,31 @@ export interface SubscriptionConfigured {
   subscription: ProcessorSubscription | null;
 }
 
-/** The Stream's own folded state: its hosted-processor subscriptions by key. */
+/** The capability rows the Stream folds itself: a jail's null row and its grant of `append`. */
+export const CAPABILITY_PROVIDED = "events.iterate.com/itx/capability-provided";
+export const CAPABILITY_REVOKED = "events.iterate.com/itx/capability-revoked";
+
+/** Types the Stream folds inside each append. */
+export const STREAM_CORE_TYPES = [SUBSCRIPTION_CONFIGURED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED];
+
+/**
+ * The Stream's own folded state: its hosted-processor subscriptions by key, and whether its
+ * context is a jail that refuses writers (capability-host/jail.ts).
+ */
 export interface StreamCoreState {
   subscriptions: Record<string, ProcessorSubscription>;
+  /** The context holds the jail's null row: only the platform appends, unless `append` is granted. */
+  jailed?: boolean;
+  appendGranted?: boolean;
 }
 
 export function initialStreamCoreState(): StreamCoreState {
   return { subscriptions: {} };
+}
+
+/** Whether an ordinary writer (no platform stamp) may append to a stream in this state. */
+export function opensToWriters(state: StreamCoreState): boolean {
+  return state.jailed !== true || state.appendGranted === true;
 }
 
 const bad = (why: string) => new ItxError("INVALID_ARGUMENT", `${SUBSCRIPTION_CONFIGURED}: ${why}`);
@@ -65,12 +83,23 @@ export function parseSubscriptionConfigured(payload: unknown, hasBinding: (name:
 
 /** The pure fold of the Stream's own events. Foreign types leave the state as it is. */
 export function reduceStreamCore(state: StreamCoreState, event: StreamEvent): StreamCoreState {
+  if (event.type === CAPABILITY_PROVIDED || event.type === CAPABILITY_REVOKED) return reduceJail(state, event);
   if (event.type !== SUBSCRIPTION_CONFIGURED) return state;
   const { key, subscription } = event.payload as SubscriptionConfigured;
   const subscriptions = { ...state.subscriptions };
   if (subscription === null) delete subscriptions[key];
   else subscriptions[key] = subscription;
   return { subscriptions };
+}
+
+// Only the two rows that decide who may write here; every other capability row is the host's business.
+function reduceJail(state: StreamCoreState, event: StreamEvent): StreamCoreState {
+  const payload = event.payload as { path?: unknown; kind?: unknown };
+  if (!Array.isArray(payload.path)) return state;
+  const provided = event.type === CAPABILITY_PROVIDED;
+  if (payload.path.length === 0) return { ...state, jailed: provided && payload.kind === "null" };
+  if (payload.path.length === 1 && payload.path[0] === "append") return { ...state, appendGranted: provided && payload.kind === "built-in" };
+  return state;
 }
 
 const subscriptionSchema = z.strictObject({
@@ -88,12 +117,18 @@ const subscriptionSchema = z.strictObject({
 export const StreamCoreContract = defineProcessorContract({
   slug: "stream-core",
   version: "1.0.0",
-  description: "Folds itx/subscription-configured rows into the stream's processor subscriptions.",
-  stateSchema: z.object({ subscriptions: z.record(z.string(), subscriptionSchema).default({}) }),
+  description: "Folds itx/subscription-configured rows into the stream's processor subscriptions, and a jail's null row and append grant.",
+  stateSchema: z.object({
+    subscriptions: z.record(z.string(), subscriptionSchema).default({}),
+    jailed: z.boolean().optional(),
+    appendGranted: z.boolean().optional(),
+  }),
   events: {
     [SUBSCRIPTION_CONFIGURED]: z.strictObject({ key: z.string().regex(KEY), subscription: subscriptionSchema.nullable() }),
+    [CAPABILITY_PROVIDED]: z.object({ path: z.array(z.string()), kind: z.string() }),
+    [CAPABILITY_REVOKED]: z.object({ path: z.array(z.string()) }),
   },
-  consumes: [SUBSCRIPTION_CONFIGURED],
+  consumes: [SUBSCRIPTION_CONFIGURED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED],
   emits: [],
 });
 

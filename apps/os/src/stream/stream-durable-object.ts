@@ -14,8 +14,10 @@ import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
 import { Journal, type PendingEvent } from "./journal.ts";
 import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
 import {
+  STREAM_CORE_TYPES,
   SUBSCRIPTION_CONFIGURED,
   SUBSCRIPTIONS_MAX,
+  opensToWriters,
   initialStreamCoreState,
   parseSubscriptionConfigured,
   reduceStreamCore,
@@ -125,6 +127,11 @@ export class StreamDurableObject extends DurableObject<Env> {
     for (const [index, input] of inputs.entries()) {
       if (!mayWrite(input.type, stamp)) throw notYoursToWrite(input.type, index);
     }
+    if (stamp.platform === undefined && !opensToWriters(this.#core)) {
+      throw new ItxError("PERMISSION_DENIED", `${this.#path} is a jail: nothing appends into it unless the jail grants append`, {
+        details: { reason: "jail" },
+      });
+    }
     if (stamp.reaction && isRunaway(stamp)) this.#refuseRunaway(stamp.reaction);
     const processor = processorOfStamp(stamp);
     for (const [index, input] of inputs.entries()) {
@@ -158,6 +165,9 @@ export class StreamDurableObject extends DurableObject<Env> {
         ephemeralAt.push({ index, event });
         answers.push(event);
         continue;
+      }
+      if (input.type !== SUBSCRIPTION_CONFIGURED && STREAM_CORE_TYPES.includes(input.type)) {
+        core = reduceStreamCore(core, { type: input.type, payload: input.payload } as StreamEvent);
       }
       if (input.type === SUBSCRIPTION_CONFIGURED) {
         const configured = parseSubscriptionConfigured(input.payload, (name) => hasNamespace(this.env, name), this.#projectId);
@@ -445,7 +455,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       ? (JSON.parse(row.value) as { offset: number; state: StreamCoreState })
       : { offset: 0, state: initialStreamCoreState() };
     for (;;) {
-      const page = this.#journal.read(offset, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, [SUBSCRIPTION_CONFIGURED]);
+      const page = this.#journal.read(offset, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, STREAM_CORE_TYPES);
       for (const event of page) state = reduceStreamCore(state, event);
       const last = page.at(-1);
       if (!last) break;

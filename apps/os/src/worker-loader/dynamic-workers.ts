@@ -44,7 +44,7 @@ export class WorkersRpcTarget extends RpcTarget {
     if (durableObject !== undefined) {
       const { className, key } = parseDurable(durableObject);
       if (entrypoint !== undefined || props !== undefined) throw new ItxError("INVALID_ARGUMENT", "a durable worker ref takes no entrypoint or props");
-      return relay(hostStub(this.#scope.env, isolate.projectId, isolate.origin).durableWorker({ built, className, key, isolate }));
+      return relay(hostStub(this.#scope.env, isolate.projectId, isolate.path ?? isolate.origin).durableWorker({ built, className, key, isolate }));
     }
     if (entrypoint !== undefined && (typeof entrypoint !== "string" || entrypoint.length > 128)) throw new ItxError("INVALID_ARGUMENT", "entrypoint names an export");
     if (props !== undefined && (typeof props !== "object" || props === null || Array.isArray(props))) throw new ItxError("INVALID_ARGUMENT", "props is an object");

@@ -1,6 +1,7 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import type { Reaction } from "iterate/types";
 import type { Env } from "../env.ts";
+import type { Confinement } from "../capability-host/jail.ts";
 import { ItxRpcTarget, type ItxScope } from "../itx/itx-rpc-target.ts";
 
 /**
@@ -13,6 +14,8 @@ export interface IsolateProps {
   origin: string;
   /** The context the code's itx fronts (its chain, its stream); the origin's own when absent. */
   path?: string;
+  /** Set when the origin is a jail: the code reaches only what the jail grants (capability-host/jail.ts). */
+  confinement?: Confinement;
   depth: number;
   /** Set when the code runs in reaction to an event: its writes carry the chain one round on. */
   reaction?: Reaction;
@@ -50,10 +53,11 @@ export class EgressEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
  */
 export function isolateScopeKey(props: IsolateProps): string {
   const reaction = props.reaction ? `${props.reaction.round}@${props.reaction.began}` : "";
-  return `${props.projectId}:${props.origin}:${props.path ?? props.origin}:${props.principal}:${reaction}`;
+  const jail = props.confinement ? `jail(${props.confinement.grants.join(",")})` : "";
+  return `${props.projectId}:${props.origin}:${props.path ?? props.origin}:${props.principal}:${reaction}:${jail}`;
 }
 
 function scopeOf(env: Env, props: IsolateProps): ItxScope {
-  const { principal, projectId, origin, depth, reaction } = props;
-  return { env, principal, projectId, path: props.path ?? origin, origin, depth, ...(reaction ? { reaction } : {}) };
+  const { principal, projectId, origin, depth, reaction, confinement } = props;
+  return { env, principal, projectId, path: props.path ?? origin, origin, depth, ...(reaction ? { reaction } : {}), ...(confinement ? { confinement } : {}) };
 }
