@@ -121,4 +121,52 @@ describe("hosted processors", () => {
     await stream.append({ events: tallies(1, 3), stamp, holdDelivery: true });
     await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000, interval: 100 }).toBe(4);
   });
+
+  test("a host refuses a wake from any stream but its own, and a subscription naming another project's host is refused", async () => {
+    const { stream: name, host } = names();
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: [subscribe(host), ...tallies(2)], stamp: platform });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(2);
+    // Another stream (another project's, or a sibling in the same one) naming this host.
+    const foreign = names().stream;
+    const woken = env.TEST_PROCESSORS.getByName(host) as unknown as { wakeStreamProcessor(input: unknown): Promise<unknown> };
+    for (const coordinate of [foreign, `${name}-other`, undefined]) {
+      const code = await Promise.resolve(woken.wakeStreamProcessor({ name: "tally", stream: {}, coordinate })).then(
+        () => "resolved",
+        (error: unknown) => errorCode(error),
+      );
+      expect(code, String(coordinate)).toBe("NOT_FOUND");
+    }
+    const row = { type: SUBSCRIPTION_CONFIGURED, payload: { key: "x", subscription: { type: "processor", binding: "TEST_PROCESSORS", host, processor: "tally" } } };
+    const refused = await Promise.resolve(streamStub(env.STREAM, foreign).append({ events: [row], stamp: platform })).then(
+      () => "resolved",
+      (error: unknown) => errorCode(error),
+    );
+    expect(refused).toBe("INVALID_ARGUMENT");
+    expect((await snapshot(host)).state.count).toBe(2);
+  });
+
+  test("a checkpoint that does not name its stream (moved by a foreign stream before hosts checked) is rebuilt from the host's own stream", async () => {
+    const { stream: name, host } = names();
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: [subscribe(host), ...tallies(6)], stamp: platform });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(6);
+    const honest = await snapshot(host);
+    // What the attack left behind: a checkpoint far past this stream's head, with foreign state,
+    // and no record of which stream it folds (as every checkpoint written before this change).
+    await runInDurableObject(env.TEST_PROCESSORS.getByName(host), async (_instance, state) => {
+      const key = "processor/tally/checkpoint";
+      const checkpoint = (await state.storage.get(key)) as Record<string, unknown>;
+      await state.storage.put(key, { ...checkpoint, offset: 9_999, state: { count: 500, offsets: [9_999] } });
+      await state.storage.delete("processor-host/stream");
+      state.abort("test: restart after the attack");
+    }).catch(() => undefined);
+    await stream.append({ events: tallies(1, 6), stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 15_000, interval: 200 }).toBe(7);
+    const healed = await snapshot(host);
+    expect(healed.offset).toBe(await stream.head());
+    expect(healed.state.offsets.slice(0, 6)).toEqual(honest.state.offsets);
+    // Rebuilt quietly: the one milestone (at 5) was not reached again.
+    expect((await stream.getEvents({ types: ["test/tally-milestone-reached"] })).map((event) => event.payload)).toEqual([{ count: 5 }]);
+  });
 });
