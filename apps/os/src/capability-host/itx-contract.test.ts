@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { reduceProcessor } from "iterate/stream/test-support";
-import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ITX_CREATED, ItxCore, longestProvidedPrefix } from "./itx-contract.ts";
+import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ITX_CREATED, ItxCore, confinementOfState, longestProvidedPrefix } from "./itx-contract.ts";
 
 const provide = (path: string[], extra: Record<string, unknown> = {}) => ({
   type: CAPABILITY_PROVIDED,
@@ -38,6 +38,21 @@ describe("the itx core contract", () => {
     ]);
     expect(state.mounts.a).toBeUndefined();
     expect(state.mounts.b?.disconnected).toBe(true);
+  });
+
+  test("the jail row answers every path nothing longer answers; grants sit beside it; revoking it frees the context", () => {
+    const jailRow = { type: CAPABILITY_PROVIDED, payload: { path: [], kind: "null" } };
+    const grant = { type: CAPABILITY_PROVIDED, payload: { path: ["append"], kind: "built-in" } };
+    const jailed = reduceProcessor(new ItxCore(), [provide(["greet"]), jailRow, grant]);
+    expect(longestProvidedPrefix(jailed, ["greet", "loudly"])).toMatchObject({ mount: { path: ["greet"] }, remainder: ["loudly"] });
+    expect(longestProvidedPrefix(jailed, ["fetch"])).toMatchObject({ mount: { path: [], kind: "null" }, remainder: ["fetch"] });
+    expect(confinementOfState(jailed, "/j")).toEqual({ jail: "/j", grants: ["append"] });
+    const freed = reduceProcessor(new ItxCore(), [jailRow, grant, { type: CAPABILITY_REVOKED, payload: { path: [] } }]);
+    expect(confinementOfState(freed, "/j")).toBeUndefined();
+    expect(longestProvidedPrefix(freed, ["fetch"])).toBeUndefined();
+    // Null sits only at the empty path, and the empty path holds only null.
+    const odd = reduceProcessor(new ItxCore(), [provide([]), { type: CAPABILITY_PROVIDED, payload: { path: ["x"], kind: "null" } }]);
+    expect(odd.mounts).toEqual({});
   });
 
   test("malformed facts are skipped, not folded", () => {

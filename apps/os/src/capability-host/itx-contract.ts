@@ -109,7 +109,7 @@ export const ItxContract = defineProcessorContract({
   events: {
     [ITX_CREATED]: birthSchema,
     [CAPABILITY_PROVIDED]: providedSchema,
-    [CAPABILITY_REVOKED]: z.strictObject({ path: segments.min(1), providedAtOffset: z.number().int().optional() }),
+    [CAPABILITY_REVOKED]: z.strictObject({ path: segments, providedAtOffset: z.number().int().optional() }),
     [CAPABILITY_DISCONNECTED]: z.strictObject({ path: segments.min(1), providedAtOffset: z.number().int() }),
     [RUN_REQUESTED]: runRequestedSchema,
     [RUN_SETTLED]: runSettledSchema,

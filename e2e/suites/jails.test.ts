@@ -1,0 +1,107 @@
+import { describe, expect, test } from "vitest";
+import { rejection } from "../harness/os.ts";
+import { projectItx } from "../harness/projects.ts";
+
+// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
+
+/** Makes `/jails/<name>` a jail from outside it (its own code could not), with `grants` beside the null row. */
+async function jail(itx: any, name: string, grants: Record<string, unknown> = {}): Promise<any> {
+  const path = `/jails/${name}`;
+  const inside = await itx.extend({ path });
+  const outside = itx.cd(path);
+  for (const [grant, capability] of Object.entries(grants)) await outside.provideCapability({ name: grant, capability });
+  await outside.provideCapability({ path: [], capability: null });
+  return inside;
+}
+
+const BUILT_IN = { type: "built-in" };
+
+describe("jails", () => {
+  test("a bare jail is closed both ways: its code reaches nothing and appends nowhere, and nothing appends into it", async () => {
+    using itx = await projectItx("jail-bare");
+    await itx.provideCapability({ name: "greet", capability: () => "hello from the root" });
+    const cell = await jail(itx, "bare");
+    const attempts = await cell.run(`async (itx) => {
+      const tries = {
+        append: () => itx.append({ type: "demo/escaped" }),
+        cd: () => itx.cd("/").append({ type: "demo/escaped" }),
+        streams: () => itx.streams.get("/"),
+        super: () => itx.super.append({ type: "demo/escaped" }),
+        extend: () => itx.extend({ name: "out" }),
+        provide: () => itx.provideCapability({ name: "x", capability: { type: "built-in" } }),
+        unjail: () => itx.revokeCapability({ path: [] }),
+        run: () => itx.run("async () => 1"),
+        agents: () => itx.agents.list(),
+        secrets: () => itx.secrets.get("/secrets/x").__describe(),
+        workers: () => itx.workers.get({ source: { files: { "a.js": "export default {}" } } }),
+        hosts: () => itx.capabilityHosts.get("/").provideCapability({ name: "y", capability: () => 1 }),
+        inherited: () => itx.greet(),
+        fetch: () => fetch("http://127.0.0.1:9/"),
+      };
+      const out = {};
+      for (const [name, attempt] of Object.entries(tries)) {
+        try { await attempt(); out[name] = "reached"; } catch (error) { out[name] = String(error.message).includes("jail") || String(error.message).includes("no capability") ? "refused" : String(error.message); }
+      }
+      const described = await itx.__describe();
+      out.describe = described.capabilities.map((row) => row.path.join("."));
+      out.whoami = await itx.whoami();
+      return out;
+    }`);
+    const { describe: described, whoami, ...tries } = attempts;
+    expect(tries).toEqual(Object.fromEntries(Object.keys(tries).map((name) => [name, "refused"])));
+    expect(described).toEqual(["whoami", "invokeCapability"]);
+    expect(whoami).toMatchObject({ path: "/jails/bare", origin: "/jails/bare" });
+    const inward = await rejection(itx.cd("/jails/bare").append({ type: "demo/in" }));
+    expect(inward.code).toBe("PERMISSION_DENIED");
+    const types = (await (await itx.streams.get("/")).getEvents({ types: ["demo/escaped"] })).length;
+    expect(types).toBe(0);
+  });
+
+  test("grants open exactly what they name; the jail's own code still cannot lift the null", async () => {
+    using itx = await projectItx("jail-grants");
+    const cell = await jail(itx, "granted", { append: BUILT_IN, readEvents: BUILT_IN, greet: (name: string) => `hi ${name}` });
+    const result = await cell.run(`async (itx) => {
+      await itx.append({ type: "demo/inside" });
+      const page = await itx.readEvents({ afterOffset: 0 });
+      let lifted = "no";
+      try { await itx.revokeCapability({ path: [] }); lifted = "yes"; } catch {}
+      let away = "no";
+      try { await itx.cd("/").append({ type: "demo/escaped" }); away = "yes"; } catch {}
+      return { greeting: await itx.greet("ada"), read: page.events.some((event) => event.type === "demo/inside"), lifted, away };
+    }`);
+    expect(result).toEqual({ greeting: "hi ada", read: true, lifted: "no", away: "no" });
+    // Granting append opens the jail to every writer.
+    await itx.cd("/jails/granted").append({ type: "demo/in" });
+    const inside = await (await itx.streams.get("/jails/granted")).getEvents({ types: ["demo/inside", "demo/in"] });
+    expect(inside.map((event: any) => [event.type, event.source.origin])).toEqual([
+      ["demo/inside", "/jails/granted"],
+      ["demo/in", "/"],
+    ]);
+    // A handle acting as the jail cannot change its rows either; only code acting elsewhere can.
+    expect((await rejection(cell.revokeCapability({ path: [] }))).code).toBe("PERMISSION_DENIED");
+    expect(await itx.cd("/jails/granted").revokeCapability({ path: [] })).toBe(true);
+    expect(await cell.run("async (itx) => (await itx.cd('/').whoami()).path")).toBe("/");
+  });
+
+  test("a jail confines the code in it, not a context it creates through a grant", async () => {
+    using itx = await projectItx("jail-spawn");
+    // The grant runs as the code that provided it (this session), so what it creates is free.
+    await itx.cd("/jails/spawner").provideCapability({ name: "noop", capability: () => 0 });
+    const cell = await jail(itx, "spawner", {
+      spawn: async () => {
+        const free = await itx.extend({ path: "/free/spawned" });
+        return free.run("async (itx) => { await itx.cd('/').append({ type: 'demo/free' }); return (await itx.whoami()).origin; }");
+      },
+    });
+    expect(await cell.run("async (itx) => itx.spawn()")).toBe("/free/spawned");
+    expect((await (await itx.streams.get("/")).getEvents({ types: ["demo/free"] })).map((event: any) => event.source.origin)).toEqual(["/free/spawned"]);
+  });
+
+  test("the root cannot be a jail, and null sits only in the jail row", async () => {
+    using itx = await projectItx("jail-rules");
+    expect((await rejection(itx.provideCapability({ path: [], capability: null }))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.cd("/x").provideCapability({ name: "a", capability: null }))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.cd("/x").provideCapability({ name: "cd", capability: BUILT_IN }))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(itx.cd("/x").provideCapability({ path: [], capability: () => 1 }))).code).toBe("INVALID_ARGUMENT");
+  });
+});
