@@ -17,7 +17,7 @@ export interface LocalOsOptions {
   /** Folder for Durable Object SQLite and other state; a fresh temporary folder when omitted. */
   persistTo?: string;
   adminSecret?: string;
-  /** Extra `--var NAME:value` pairs. */
+  /** Extra `--var NAME:value` pairs (EGRESS_ALLOW_PRIVATE_ADDRESSES defaults to "loopback"). */
   vars?: Record<string, string>;
   /** Forward wrangler's output to this process's stdout/stderr. */
   inheritOutput?: boolean;
@@ -56,7 +56,9 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   const temporaryState = options.persistTo === undefined;
   const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), "iterate-os-"));
   const adminSecret = options.adminSecret ?? LOCAL_ADMIN_SECRET;
-  const vars = { ITERATE_ADMIN_SECRET: adminSecret, ...options.vars };
+  // Egress reaches this machine's own servers (loopback) and no other private address, unless the
+  // caller says otherwise: what local development and the tests need, and nothing more.
+  const vars = { ITERATE_ADMIN_SECRET: adminSecret, EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback", ...options.vars };
   const wranglerBin = join(dirname(createRequire(join(OS_DIR, "package.json")).resolve("wrangler")), "..", "bin", "wrangler.js");
   const args = [
     wranglerBin,
