@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { streamStub } from "../stream/stream-capability.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
-import { LOCAL_SECRETS_KEY, decryptMaterial, encryptMaterial } from "./secret-crypto.ts";
+import { decryptMaterial, encryptMaterial, secretsRootKey } from "./secret-crypto.ts";
 import { parseSecretUpdate, urlAllowed } from "./secret-path.ts";
 
 export const SECRET_SET = "events.iterate.com/secret/set";
@@ -103,7 +103,7 @@ export class SecretDurableObject extends DurableObject<Env> {
   }
 
   #rootKey(): string {
-    return this.env.ITERATE_SECRETS_KEY || LOCAL_SECRETS_KEY;
+    return secretsRootKey(this.env);
   }
 
   #stream() {
