@@ -21,6 +21,7 @@ export class UnauthenticatedRootRpcTarget extends RpcTarget {
   /** Checks credentials once; answers a Session or fails with `UNAUTHENTICATED`. */
   async authenticate(credentials: unknown): Promise<SessionRpcTarget> {
     const principal = await authenticate(this.#env, credentials);
+    this.#connection.markAuthenticated();
     return new SessionRpcTarget(this.#env, this.#connection, principal);
   }
 }
