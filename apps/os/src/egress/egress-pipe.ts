@@ -1,4 +1,5 @@
 import { ItxError } from "iterate/errors";
+import { unwrapCoded } from "../api/coded-result.ts";
 import type { Env } from "../env.ts";
 import { placeholdersIn, substitute } from "../secret/secret-path.ts";
 import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
@@ -68,7 +69,7 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
   const materials = new Map<string, string>();
   for (const path of paths) {
     const stub = env.SECRET.getByName(`${scope.projectId}:${path}`) as unknown as Pick<SecretDurableObject, "use">;
-    materials.set(path, await stub.use({ url: url.toString(), origin: scope.origin, principal: scope.principal }));
+    materials.set(path, unwrapCoded(await stub.use({ url: url.toString(), origin: scope.origin, principal: scope.principal })));
   }
   if (materials.size > 0) {
     // Before sending: a run that settles while this request is in flight is still scrubbed of it.
