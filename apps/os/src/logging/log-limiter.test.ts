@@ -58,6 +58,8 @@ describe("logUncoded", () => {
       logUncoded("sent over /api", new ItxError("NOT_FOUND", "no such thing"));
       logUncoded("sent over /api", Object.assign(new Error("[INVALID_ARGUMENT] bad input"), {}));
       logUncoded("sent over /api", new Error("Peer closed WebSocket: 1001 going away"));
+      logUncoded("sent over /api", new TypeError("'whoami' is not a function."));
+      logUncoded("sent over /api", new TypeError('The RPC receiver does not implement the method "getItx".'));
       expect(spy).not.toHaveBeenCalled();
       const bug = new TypeError("x is undefined");
       logUncoded("sent over /api", bug);

@@ -83,13 +83,22 @@ export function isClientDisconnect(error: unknown): boolean {
   return DISCONNECT_MESSAGES.some((text) => message.includes(text));
 }
 
+// capnweb's and workerd's answers to a call of a method the target does not have: the caller's
+// mistake (any client can send one), answered to it as is, not an error of the OS.
+const MISSING_METHOD = [/^'[^']*' is not a function\.?$/, /^The RPC receiver does not implement the method "[^"]*"\.?$/];
+
+/** True for a call of a method that does not exist: the caller's mistake. */
+export function isMissingMethodCall(error: unknown): boolean {
+  return error instanceof TypeError && MISSING_METHOD.some((pattern) => pattern.test(error.message));
+}
+
 const limiter = new LogLimiter();
 
 /**
  * Logs an error that needs attention, through the OS's limiter. A coded error (an expected
- * outcome) and a client disconnect are not logged.
+ * outcome), a client disconnect and a call of a missing method are not logged.
  */
 export function logUncoded(context: string, error: unknown): void {
-  if (errorCode(error) !== undefined || isClientDisconnect(error)) return;
+  if (errorCode(error) !== undefined || isClientDisconnect(error) || isMissingMethodCall(error)) return;
   limiter.error(context, error);
 }
