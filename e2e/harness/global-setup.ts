@@ -23,7 +23,7 @@ export async function setup(project: TestProject): Promise<void> {
     return;
   }
   // Loopback only: the suites run servers on 127.0.0.1, and every other private address stays refused.
-  os = await startLocalOs({ vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "127.0.0.1,localhost" } });
+  os = await startLocalOs({ vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback" } });
   project.provide("baseUrl", os.baseUrl);
   project.provide("adminSecret", os.adminSecret);
   project.provide("logPath", os.logPath);

@@ -90,7 +90,7 @@ describe("secrets and the egress pipe", () => {
     using itx = await projectItx("guard");
     const refused = [
       "http://10.0.0.1/", "http://172.16.0.1/", "http://192.168.0.1/", "http://169.254.169.254/latest/meta-data/",
-      "http://100.64.0.1/", "http://127.0.0.2/", "http://0.0.0.0/", "http://[::1]/", "http://[fd00::1]/", "http://[fe80::1]/",
+      "http://100.64.0.1/", "http://127.0.0.2/", "http://0.0.0.0/", "http://[fd00::1]/", "http://[fe80::1]/",
       "http://[::ffff:10.0.0.1]/", "http://192.0.2.1/", "http://198.51.100.1/", "http://203.0.113.1/", "http://224.0.0.1/",
       "http://printer.local/", "http://api.internal/", "http://nas.home.arpa/", "http://intranet/", "http://0x0a000001/",
       "http://2886729729/", "http://[2001:db8::1]/",
@@ -105,6 +105,30 @@ describe("secrets and the egress pipe", () => {
     }`);
     expect(fromScript).toEqual(["refused", "refused", "refused", "refused", "refused"]);
     expect((await itx.fetch(`${echo.url}/loopback-allowed-here`)).status).toBe(200);
+  });
+
+  test("loopback is open only by its canonical spellings: other spellings of the echo server are refused and nothing arrives", async () => {
+    using itx = await projectItx("guard-spellings");
+    const port = new URL(echo.url).port;
+    const before = echo.received.length;
+    const spellings = [
+      `http://localhost..:${port}/`, `http://localhost.:${port}/`, `http://vm..:${port}/`, `http://vm.:${port}/`,
+      `http://[::ffff:0:7f00:1]:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `http://[::ffff:0:127.0.0.1]:${port}/`,
+      `http://[::127.0.0.1]:${port}/`, `http://[64:ff9b::127.0.0.1]:${port}/`, `http://127.0.0.2:${port}/`,
+      `http://api.localhost:${port}/`, `http://localhost.localdomain:${port}/`,
+    ];
+    for (const url of spellings) expect((await rejection(itx.fetch(url))).code, url).toBe("EGRESS_REFUSED");
+    const fromScript = await itx.run(`async () => {
+      const codes = [];
+      for (const url of ${JSON.stringify(spellings)}) {
+        try { await fetch(url); codes.push("sent"); } catch (error) { codes.push(String(error.message).includes("EGRESS_REFUSED") ? "refused" : String(error.message)); }
+      }
+      return codes;
+    }`);
+    expect(fromScript).toEqual(spellings.map(() => "refused"));
+    expect(echo.received.length).toBe(before);
+    expect((await itx.fetch(`http://localhost:${port}/by-name`)).status).toBe(200);
+    expect(echo.received.length).toBe(before + 1);
   });
 
   test("locked test 1, middleware: a bare-function fetch shadow on an extension delegates through super", async () => {

@@ -28,8 +28,9 @@ const persistTo = resolve(process.env.INIT_CWD ?? process.cwd(), values["persist
 const fromEnv = process.env.ITERATE_ADMIN_SECRET;
 const adminSecret = fromEnv !== undefined && fromEnv !== "" ? fromEnv : LOCAL_ADMIN_SECRET;
 
-// Locally, egress may reach private addresses (your own servers on loopback) unless you say otherwise.
-const allowPrivate = process.env.EGRESS_ALLOW_PRIVATE_ADDRESSES ?? "1";
+// Locally, egress may reach your own servers on this machine (loopback only, never the rest of
+// your network) unless you say otherwise: EGRESS_ALLOW_PRIVATE_ADDRESSES=1 opens every private range.
+const allowPrivate = process.env.EGRESS_ALLOW_PRIVATE_ADDRESSES ?? "loopback";
 const os = await startLocalOs({ port, persistTo, adminSecret, inheritOutput: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: allowPrivate } });
 console.log(`
 iterate OS is running at ${os.baseUrl}   (Cap'n Web at ${os.baseUrl}/api, state in ${persistTo})

@@ -11,13 +11,23 @@ import { fileURLToPath } from "node:url";
 /** The admin secret `pnpm dev` uses when ITERATE_ADMIN_SECRET is unset. Local use only. */
 export const LOCAL_ADMIN_SECRET = "iterate-local-admin-secret";
 
+/**
+ * The key secret material is encrypted under when ITERATE_SECRETS_KEY is unset. Only this local
+ * runner ever uses it (and says so when it starts): the Worker itself has no default, so a
+ * deployment without the key refuses secret operations with UNAVAILABLE.
+ */
+export const LOCAL_SECRETS_KEY = "iterate-local-secrets-key";
+
 export interface LocalOsOptions {
   /** Port to listen on; a free one when omitted. */
   port?: number;
   /** Folder for Durable Object SQLite and other state; a fresh temporary folder when omitted. */
   persistTo?: string;
   adminSecret?: string;
-  /** Extra `--var NAME:value` pairs. */
+  /**
+   * Extra `--var NAME:value` pairs. EGRESS_ALLOW_PRIVATE_ADDRESSES defaults to "loopback";
+   * ITERATE_SECRETS_KEY to the environment's, else LOCAL_SECRETS_KEY.
+   */
   vars?: Record<string, string>;
   /** Forward wrangler's output to this process's stdout/stderr. */
   inheritOutput?: boolean;
@@ -56,7 +66,16 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   const temporaryState = options.persistTo === undefined;
   const persistTo = options.persistTo ?? mkdtempSync(join(tmpdir(), "iterate-os-"));
   const adminSecret = options.adminSecret ?? LOCAL_ADMIN_SECRET;
-  const vars = { ITERATE_ADMIN_SECRET: adminSecret, ...options.vars };
+  // Egress reaches this machine's own servers (loopback) and no other private address, unless the
+  // caller says otherwise: what local development and the tests need, and nothing more.
+  const keyFromEnv = process.env.ITERATE_SECRETS_KEY;
+  const secretsKey = options.vars?.ITERATE_SECRETS_KEY ?? (keyFromEnv !== undefined && keyFromEnv !== "" ? keyFromEnv : LOCAL_SECRETS_KEY);
+  const vars = {
+    ITERATE_ADMIN_SECRET: adminSecret,
+    EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback",
+    ITERATE_SECRETS_KEY: secretsKey,
+    ...options.vars,
+  };
   const wranglerBin = join(dirname(createRequire(join(OS_DIR, "package.json")).resolve("wrangler")), "..", "bin", "wrangler.js");
   const args = [
     wranglerBin,
@@ -98,6 +117,9 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   } catch (error) {
     await stop();
     throw new Error(`local OS did not start: ${(error as Error).message}\n--- wrangler output ---\n${output}`, { cause: error });
+  }
+  if (secretsKey === LOCAL_SECRETS_KEY) {
+    console.log(`local OS at ${baseUrl}: ITERATE_SECRETS_KEY is unset, so secrets are encrypted under the local default key (local use only, never a deployment)`);
   }
   return { baseUrl, adminSecret, persistTo, logPath, process: child, stop };
 }

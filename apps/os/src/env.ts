@@ -17,9 +17,9 @@ export interface Env {
   /** One per secret, named `<projectId>:<path>`: encrypted material and its allowlist. */
   SECRET: DurableObjectNamespace<SecretDurableObject>;
   BENCH: DurableObjectNamespace<BenchDurableObject>;
-  /** The root key secret material is encrypted under. Unset: the documented local default. */
+  /** The root key secret material is encrypted under. Unset: secret operations fail with UNAVAILABLE. */
   ITERATE_SECRETS_KEY?: string;
-  /** Private destinations egress may reach: "" none, "1" all, or a comma list of hosts. */
+  /** Private destinations egress may reach: "" none, "loopback" this machine, "1" all, or a comma list of hosts. */
   EGRESS_ALLOW_PRIVATE_ADDRESSES?: string;
   LOADER: WorkerLoader;
   /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */

@@ -9,4 +9,27 @@ export const LIMITS = {
   PRINCIPAL_ID_MAX_LENGTH: 256,
   /** Most project ids one impersonated principal may carry: the set is checked on every access. */
   IMPERSONATED_PROJECT_IDS_MAX: 1000,
+  /**
+   * UTF-16 code units in one Cap'n Web message (a WebSocket frame or an HTTP batch line), before
+   * or after authentication: bounds what parsing one message can take. Fits the largest input a
+   * call accepts (an append of APPEND_MAX_BYTES, a worker of WORKER_SOURCE_MAX_BYTES) escaped.
+   */
+  API_MESSAGE_MAX_CHARS: 8_388_608,
+  /**
+   * Messages a WebSocket session may send before `authenticate()` has succeeded: every push is
+   * held (an export, a pending call) by a peer the OS does not know yet. Pipelined calls behind
+   * authenticate count, so it leaves room for a client that pipelines; a peer that never
+   * authenticates is cut off here.
+   */
+  API_UNAUTHENTICATED_MESSAGES_MAX: 1000,
+  /** UTF-16 code units a WebSocket session may send in total before `authenticate()` has succeeded. */
+  API_UNAUTHENTICATED_CHARS_MAX: 4_194_304,
+  /**
+   * Bytes of one HTTP batch body. A batch is read whole before anything in it authenticates, so
+   * it is held to the unauthenticated budget; its lines count against API_UNAUTHENTICATED_MESSAGES_MAX.
+   */
+  API_HTTP_BATCH_MAX_BYTES: 4_194_304,
 } as const;
+
+/** The name of one OS limit, as it appears in an error's `details.limit`. */
+export type OsLimit = keyof typeof LIMITS;

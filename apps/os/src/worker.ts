@@ -3,6 +3,7 @@ import { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
 import { BenchRootRpcTarget } from "./bench/bench-root.ts";
 import type { Env } from "./env.ts";
 import { routeToCapability } from "./ingress/capability-ingress.ts";
+import { codedErrorResponse } from "./api/coded-response.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -14,23 +15,32 @@ export { AgentDurableObject } from "./agent/agent-durable-object.ts";
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-    const url = new URL(request.url);
-    const routed = await routeToCapability(request, env);
-    if (routed) return routed;
-    switch (url.pathname) {
-      case "/api":
-        return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection));
-      case "/api/bench":
-        if (env.ITERATE_BENCH !== "1") return notFound();
-        return serveCapnWeb(request, ctx, () => new BenchRootRpcTarget(env));
-      case "/":
-      case "/health":
-        return Response.json({ ok: true, service: "iterate-os", api: "/api" });
-      default:
-        return notFound();
+    try {
+      return await route(request, env, ctx);
+    } catch (error) {
+      // Never the runtime's error page: it would show a stack and file paths to whoever asked.
+      return codedErrorResponse(error, "uncaught error serving a request");
     }
   },
 } satisfies ExportedHandler<Env>;
+
+async function route(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const url = new URL(request.url);
+  const routed = await routeToCapability(request, env);
+  if (routed) return routed;
+  switch (url.pathname) {
+    case "/api":
+      return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection));
+    case "/api/bench":
+      if (env.ITERATE_BENCH !== "1") return notFound();
+      return serveCapnWeb(request, ctx, () => new BenchRootRpcTarget(env));
+    case "/":
+    case "/health":
+      return Response.json({ ok: true, service: "iterate-os", api: "/api" });
+    default:
+      return notFound();
+  }
+}
 
 function notFound(): Response {
   return Response.json({ code: "NOT_FOUND", message: "no such route" }, { status: 404 });

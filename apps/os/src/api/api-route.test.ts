@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import { newHttpBatchRpcSession } from "capnweb";
 import { describe, expect, test } from "vitest";
 import type { UnauthenticatedRoot } from "iterate/types";
+import { LIMITS } from "../limits.ts";
 
 describe("/api over HTTP batch inside workerd", () => {
   test("authenticate and describe in one batch", async () => {
@@ -28,5 +29,48 @@ describe("/api over HTTP batch inside workerd", () => {
     const response = await exports.default.fetch("http://os.test/nope");
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ code: "NOT_FOUND", message: "no such route" });
+  });
+});
+
+async function post(body: BodyInit): Promise<{ status: number; text: string }> {
+  const response = await exports.default.fetch("http://os.test/api", { method: "POST", body });
+  return { status: response.status, text: await response.text() };
+}
+
+describe("hostile input at /api answers coded, without stack or file paths", () => {
+  test.each([
+    ["not JSON", "garbage"],
+    ["truncated JSON", '["push", '],
+    ["a JSON object", "{}"],
+    ["an unknown message kind", '["launch", 1]'],
+    ["control bytes", "\u0000\u0001\u0002"],
+    ["a valid line then garbage", '["pull", 1]\n%%%'],
+    ["invalid UTF-8", new Uint8Array([0x5b, 0xff, 0xfe, 0x5d])],
+  ])("%s: 400 INVALID_ARGUMENT", async (_name, body) => {
+    const { status, text } = await post(body);
+    expect(status).toBe(400);
+    expect(JSON.parse(text)).toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(text).not.toMatch(/\bat \w|\.ts:|\.js:|node_modules|\/work\//);
+  });
+
+  test(`a batch past API_HTTP_BATCH_MAX_BYTES (${LIMITS.API_HTTP_BATCH_MAX_BYTES}) is refused before it is parsed`, async () => {
+    const line = JSON.stringify(["push", ["pipeline", 0, ["authenticate"], [{ type: "admin-secret", secret: "x".repeat(1000) }]]]);
+    const body = Array.from({ length: Math.ceil(LIMITS.API_HTTP_BATCH_MAX_BYTES / line.length) + 1 }, () => line).join("\n");
+    const { status, text } = await post(body);
+    expect(status).toBe(400);
+    expect(JSON.parse(text)).toEqual({ code: "INVALID_ARGUMENT", message: `a Cap'n Web batch is at most ${LIMITS.API_HTTP_BATCH_MAX_BYTES} bytes` });
+  });
+
+  test(`a batch of more than API_UNAUTHENTICATED_MESSAGES_MAX (${LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX}) messages is refused`, async () => {
+    const body = Array.from({ length: LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX + 1 }, () => '["pull",1]').join("\n");
+    const { status, text } = await post(body);
+    expect(status).toBe(400);
+    expect(JSON.parse(text).message).toContain(String(LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX));
+  });
+
+  test("an ordinary batch still works after the guard", async () => {
+    const root = newHttpBatchRpcSession<UnauthenticatedRoot>(new Request("http://os.test/api", { fetcher: exports.default } as RequestInit));
+    const description = await root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" }).__describe();
+    expect(description.kind).toBe("session");
   });
 });

@@ -1,10 +1,17 @@
-import { newHttpBatchRpcResponse, newWebSocketRpcSession, type RpcSessionOptions } from "capnweb";
-import { errorCode } from "iterate/errors";
+import { RpcSession, newHttpBatchRpcResponse, type RpcSessionOptions } from "capnweb";
+import { ItxError, errorCode } from "iterate/errors";
+import { LIMITS } from "../limits.ts";
+import { logUncoded } from "../logging/log-limiter.ts";
+import { codedErrorResponse } from "./coded-response.ts";
 import { Connection } from "./connection.ts";
+import { GuardedWebSocketTransport } from "./guarded-websocket-transport.ts";
+import { MessageBudget } from "./message-guard.ts";
 
 /**
  * Terminates Cap'n Web for one request: a WebSocket upgrade becomes a long-lived session, any
- * other POST one HTTP batch. `makeRoot` builds the object the client sees first.
+ * other POST one HTTP batch. `makeRoot` builds the object the client sees first. Every message
+ * passes the message guard (size, the budget before authentication, shape) before capnweb parses
+ * it; input that fails answers a coded 400 (HTTP) or closes the socket with the coded reason.
  */
 export async function serveCapnWeb(
   request: Request,
@@ -20,7 +27,9 @@ export async function serveCapnWeb(
     server.accept();
     server.addEventListener("close", () => connection.close());
     server.addEventListener("error", () => connection.close());
-    newWebSocketRpcSession(server as unknown as WebSocket, makeRoot(connection), SESSION_OPTIONS);
+    const transport = new GuardedWebSocketTransport(server as unknown as WebSocket, () => connection.authenticated);
+    // The session lives as long as the socket: the transport's listeners keep it reachable.
+    void new RpcSession(transport, makeRoot(connection), SESSION_OPTIONS);
     return new Response(null, { status: 101, webSocket: pair[0] });
   }
   if (request.method !== "POST") {
@@ -29,18 +38,67 @@ export async function serveCapnWeb(
       headers: { allow: "POST" },
     });
   }
+  let lines: string[];
+  try {
+    lines = await readBatch(request);
+  } catch (error) {
+    return codedErrorResponse(error, "uncaught error serving an /api batch");
+  }
   const connection = new Connection("http-batch", waitUntil);
   try {
-    return await newHttpBatchRpcResponse(request, makeRoot(connection), SESSION_OPTIONS);
+    return await newHttpBatchRpcResponse(new Request(request.url, { method: "POST", body: lines.join("\n") }), makeRoot(connection), SESSION_OPTIONS);
+  } catch (error) {
+    return codedErrorResponse(error, "uncaught error serving an /api batch");
   } finally {
     connection.close();
   }
 }
 
+// The body, within API_HTTP_BATCH_MAX_BYTES, as lines that each passed the message guard. A
+// batch is read whole before it authenticates, so every line counts against the unauthenticated budget.
+async function readBatch(request: Request): Promise<string[]> {
+  const limit = LIMITS.API_HTTP_BATCH_MAX_BYTES;
+  const tooLarge = () =>
+    new ItxError("INVALID_ARGUMENT", `a Cap'n Web batch is at most ${limit} bytes`, { details: { limit: "API_HTTP_BATCH_MAX_BYTES" } });
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > limit) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  if (request.body) {
+    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength;
+      if (bytes > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+  }
+  const body = new Uint8Array(bytes);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);
+  } catch {
+    throw new ItxError("INVALID_ARGUMENT", "a Cap'n Web batch is UTF-8 text");
+  }
+  const lines = text === "" ? [] : text.split("\n");
+  const budget = new MessageBudget(() => false);
+  for (const line of lines) {
+    const refused = budget.admit(line);
+    if (refused) throw refused;
+  }
+  return lines;
+}
+
 const SESSION_OPTIONS: RpcSessionOptions = {
+  // The guard admits nothing larger; this is capnweb's own check of the same bound.
+  limits: { maxMessageSize: LIMITS.API_MESSAGE_MAX_CHARS },
   onSendError(error) {
     // Coded errors are expected outcomes and go to the client as they are. Anything else is a bug
-    // somewhere in the OS: log it here, where the stack is still known.
-    if (errorCode(error) === undefined) console.error("uncoded error sent over /api:", error);
+    // somewhere in the OS: log it here, where the stack is still known (rate-limited: a client can
+    // provoke it again and again).
+    if (errorCode(error) === undefined) logUncoded("uncoded error sent over /api", error);
   },
 };

@@ -1,5 +1,6 @@
 import type { Env } from "../env.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
+import { logUncoded } from "../logging/log-limiter.ts";
 
 /**
  * One client connection to /api. Everything vended on it can register cleanup that runs when the
@@ -10,6 +11,7 @@ export class Connection {
   readonly id = crypto.randomUUID();
   readonly transport: "websocket" | "http-batch";
   #closed = false;
+  #authenticated = false;
   #onClose: Array<() => void> = [];
   readonly #waitUntil: (promise: Promise<unknown>) => void;
   readonly #liveHosts = new Set<string>();
@@ -47,9 +49,18 @@ export class Connection {
       this.#waitUntil(
         hostStub(env, projectId, path)
           .disconnectConnection(this.id)
-          .catch((error: unknown) => console.error(`could not disconnect live capabilities on ${key}`, error)),
+          .catch((error: unknown) => logUncoded("could not disconnect live capabilities", error)),
       );
     });
+  }
+
+  /** True once `authenticate()` has succeeded on this connection: the message budget relaxes. */
+  get authenticated(): boolean {
+    return this.#authenticated;
+  }
+
+  markAuthenticated(): void {
+    this.#authenticated = true;
   }
 
   get closed(): boolean {
@@ -69,7 +80,7 @@ export class Connection {
       try {
         callback();
       } catch (error) {
-        console.error("connection close callback failed", error);
+        logUncoded("connection close callback failed", error);
       }
     }
   }

@@ -30,6 +30,7 @@ export class UnauthenticatedRootRpcTarget extends RpcTarget {
       const stop = await watchRevocation(this.#env, tokenId, `session:${connection.id}`, () => connection.terminate("the bearer token was revoked"));
       connection.onClose(stop);
     }
+    connection.markAuthenticated();
     return new SessionRpcTarget(this.#env, connection, principal);
   }
 }

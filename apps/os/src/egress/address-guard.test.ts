@@ -49,12 +49,60 @@ describe("the private-address guard", () => {
     "http://metadata.google.internal/",
     "http://router.home.arpa/",
     "http://intranet/",
+    // Empty labels and trailing dots: each is a spelling of a private name.
+    "http://localhost./",
+    "http://localhost../",
+    "http://localhost.../",
+    "http://vm../",
+    "http://vm./",
+    "http://api.localhost../",
+    "http://example..com/",
+    "http://localhost%2e%2e/",
+    "http://printer.local./",
+    // IPv4 embedded in IPv6: mapped, translated (SIIT), compatible, NAT64 and Teredo forms.
+    "http://[::ffff:0:7f00:1]/",
+    "http://[::ffff:0:127.0.0.1]/",
+    "http://[::ffff:0:a00:1]/",
+    "http://[::ffff:7f00:1]/",
+    "http://[0:0:0:0:0:ffff:127.0.0.1]/",
+    "http://[::ffff:169.254.169.254]/",
+    "http://[::127.0.0.1]/",
+    "http://[::7f00:1]/",
+    "http://[64:ff9b::7f00:1]/",
+    "http://[64:ff9b::169.254.169.254]/",
+    "http://[64:ff9b:1::a00:1]/",
+    "http://[64:ff9b:0:1::1]/",
+    "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
+    "http://[2002:7f00:1::1]/",
   ])("%s is refused", (url) => {
     expect(refused(url)).toBe("EGRESS_REFUSED");
   });
 
-  test.each(["https://example.com/", "https://1.1.1.1/", "http://8.8.8.8/", "https://[2606:4700::1111]/", "https://api.slack.com/x"])("%s is allowed", (url) => {
+  test.each(["https://example.com/", "https://example.com./", "https://[64:ff9b::808:808]/", "https://1.1.1.1/", "http://8.8.8.8/", "https://[2606:4700::1111]/", "https://api.slack.com/x"])("%s is allowed", (url) => {
     expect(refused(url)).toBe("allowed");
+  });
+
+  test("the loopback policy allows this machine by its canonical spellings only", () => {
+    const loopback = privateAddressPolicy("loopback");
+    for (const url of ["http://127.0.0.1:8787/", "http://[::1]:9/", "http://localhost:1234/", "http://0x7f000001/"]) {
+      expect(refused(url, loopback), url).toBe("allowed");
+    }
+    for (const url of [
+      "http://127.0.0.2/",
+      "http://localhost../",
+      "http://localhost./",
+      "http://api.localhost/",
+      "http://[::ffff:127.0.0.1]/",
+      "http://[::ffff:0:7f00:1]/",
+      "http://[64:ff9b::127.0.0.1]/",
+      "http://10.0.0.1/",
+      "http://192.168.1.1/",
+      "http://169.254.169.254/",
+      "http://[fd00::1]/",
+    ]) {
+      expect(refused(url, loopback), url).toBe("EGRESS_REFUSED");
+    }
+    expect(refused("https://example.com/", loopback)).toBe("allowed");
   });
 
   test("a deployment can allow all private addresses, or named hosts only", () => {

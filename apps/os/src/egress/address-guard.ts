@@ -2,15 +2,21 @@ import { ItxError } from "iterate/errors";
 
 /**
  * Which private destinations a deployment lets egress reach. From `EGRESS_ALLOW_PRIVATE_ADDRESSES`:
- * unset, "" or "0" allows none; "1" or "true" allows all (local development); otherwise a comma
- * list of hosts (names or literal addresses) that are allowed although private.
+ * unset, "" or "0" allows none; "loopback" allows this machine only, spelled 127.0.0.1, [::1] or
+ * localhost (the local OS's default: your own servers, never your network); "1" or "true" allows
+ * all private addresses; otherwise a comma list of hosts (names or literal addresses) that are
+ * allowed although private.
  */
 export type PrivateAddressPolicy = { kind: "none" } | { kind: "all" } | { kind: "hosts"; hosts: ReadonlySet<string> };
+
+/** The hosts the "loopback" policy allows: the canonical spellings of this machine, nothing else. */
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["127.0.0.1", "::1", "localhost"]);
 
 export function privateAddressPolicy(value: string | undefined): PrivateAddressPolicy {
   const text = (value ?? "").trim().toLowerCase();
   if (text === "" || text === "0" || text === "false") return { kind: "none" };
   if (text === "1" || text === "true") return { kind: "all" };
+  if (text === "loopback") return { kind: "hosts", hosts: LOOPBACK_HOSTS };
   return { kind: "hosts", hosts: new Set(text.split(",").map((host) => host.trim()).filter(Boolean)) };
 }
 
@@ -20,9 +26,11 @@ const PRIVATE_NAMES = new Set(["localhost", "localhost.localdomain", "ip6-localh
 
 /**
  * Refuses loopback, private, link-local, CGNAT, documentation, benchmark, multicast, reserved and
- * IPv4-mapped IPv6 destinations, by literal address and by name. (A Worker cannot resolve DNS
- * itself, so a public name that resolves to a private address is caught by the platform's own
- * network in production, not here.) Throws EGRESS_REFUSED; nothing is sent.
+ * IPv4-mapped, -translated and -embedding IPv6 destinations, by literal address and by name, and
+ * names with empty labels (`localhost..`, `vm..`, `a..b`). An allowed host must match the policy
+ * exactly as written: `localhost.` or `[::ffff:127.0.0.1]` is not `localhost` or `127.0.0.1`.
+ * (A Worker cannot resolve DNS itself, so a public name that resolves to a private address is
+ * caught by the platform's own network in production, not here.) Throws EGRESS_REFUSED; nothing is sent.
  */
 export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy): void {
   if (policy.kind === "all") return;
@@ -34,8 +42,10 @@ export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy):
   }
 }
 
-/** Why a host is private, or undefined when it is not. */
+/** Why a host is private (or malformed), or undefined when it is public. */
 export function privateReason(host: string): string | undefined {
+  if (host === "" || host.startsWith(".") || host.includes("..")) return "a name with an empty label";
+  // One trailing dot is the DNS root (`example.com.` is `example.com`); more were refused above.
   const name = host.replace(/\.$/, "");
   if (PRIVATE_NAMES.has(name) || PRIVATE_NAME_SUFFIXES.some((suffix) => name.endsWith(suffix))) return "a private name";
   const v4 = parseIPv4(name);
@@ -81,12 +91,20 @@ function parseIPv4(text: string): number | undefined {
 function ipv6Reason(text: string): string | undefined {
   const groups = expandIPv6(text);
   if (!groups) return "not a valid IPv6 address";
-  const [g0, , , , , g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
+  const [g0, , , , g4, g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
   if (groups.every((group) => group === 0)) return "unspecified address";
   if (groups.slice(0, 7).every((group) => group === 0) && g7 === 1) return "loopback";
   if (groups.slice(0, 5).every((group) => group === 0) && g5 === 0xffff) return "IPv4-mapped IPv6";
+  // ::ffff:0:a.b.c.d (SIIT, RFC 2765) reaches the embedded IPv4 address on stacks that translate it.
+  if (groups.slice(0, 4).every((group) => group === 0) && g4 === 0xffff && g5 === 0) return "IPv4-translated IPv6";
   if (groups.slice(0, 6).every((group) => group === 0)) return "IPv4-compatible IPv6";
-  if (g0 === 0x64 && groups[1] === 0xff9b) return ipv4Reason(((g6 << 16) | g7) >>> 0) ?? undefined;
+  // NAT64: the well-known prefix embeds an IPv4 address, judged as that address; the rest of
+  // 64:ff9b::/32 (the local-use 64:ff9b:1::/48 of RFC 8215 included) is the operator's own network.
+  if (g0 === 0x64 && groups[1] === 0xff9b) {
+    if (groups.slice(2, 6).every((group) => group === 0)) return ipv4Reason(((g6 << 16) | g7) >>> 0) ?? undefined;
+    return groups[2] === 1 ? "local-use NAT64 (64:ff9b:1::/48)" : "NAT64 outside the well-known prefix (64:ff9b::/96)";
+  }
+  if (g0 === 0x2001 && groups[1] === 0) return "Teredo (2001::/32) embeds an IPv4 address";
   if ((g0 & 0xfe00) === 0xfc00) return "unique local (fc00::/7)";
   if ((g0 & 0xffc0) === 0xfe80) return "link-local (fe80::/10)";
   if ((g0 & 0xffc0) === 0xfec0) return "site-local (fec0::/10)";

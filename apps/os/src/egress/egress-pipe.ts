@@ -1,8 +1,11 @@
 import { ItxError } from "iterate/errors";
+import { unwrapCoded } from "../api/coded-result.ts";
 import type { Env } from "../env.ts";
 import { placeholdersIn, substitute } from "../secret/secret-path.ts";
 import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
 import { assertPublicDestination, privateAddressPolicy } from "./address-guard.ts";
+import { noteMaterialsUsed } from "./materials-in-use.ts";
+import { scrubHeaders, scrubPatterns, scrubStream, scrubText } from "./secret-scrub.ts";
 
 /** Largest text request body searched for placeholders (and response body scrubbed of material). */
 export const EGRESS_TEXT_BODY_MAX_BYTES = 1_048_576;
@@ -66,9 +69,11 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
   const materials = new Map<string, string>();
   for (const path of paths) {
     const stub = env.SECRET.getByName(`${scope.projectId}:${path}`) as unknown as Pick<SecretDurableObject, "use">;
-    materials.set(path, await stub.use({ url: url.toString(), origin: scope.origin, principal: scope.principal }));
+    materials.set(path, unwrapCoded(await stub.use({ url: url.toString(), origin: scope.origin, principal: scope.principal })));
   }
   if (materials.size > 0) {
+    // Before sending: a run that settles while this request is in flight is still scrubbed of it.
+    noteMaterialsUsed(scope, materials.values());
     // Collected first: setting a header while iterating would revisit it.
     for (const [name, value] of Array.from(headers)) headers.set(name, substitute(value, materials));
     if (typeof body === "string") body = substitute(body, materials);
@@ -97,27 +102,25 @@ function isText(headers: Headers): boolean {
   return /^(text\/|application\/(json|x-www-form-urlencoded|xml|graphql|[a-z.+-]*\+json))/i.test(type);
 }
 
-// A remote that echoes what it was sent must not hand material back to the caller. Text is
-// scrubbed as it streams: each chunk holds back the tail that could begin a material.
+// Encodings fetch() decodes before the body reaches us: the scrub reads these as plain bytes.
+const DECODED_ENCODINGS: ReadonlySet<string> = new Set(["", "identity", "gzip", "br"]);
+
+// A remote that echoes what it was sent must not hand material back to the caller. Headers
+// (set-cookie included), the status text and the body's bytes are scrubbed, whatever the content
+// type or charset (see secret-scrub.ts). The body streams: each chunk is released at once except
+// the tail that could begin a spelling of a material. Gzip and brotli answers arrive decoded from
+// fetch() and keep their content-encoding header, so the runtime encodes them again on the way out.
 function scrub(response: Response, materials: string[]): Response {
-  if (!isText(response.headers) || !response.body) return response;
-  const holdBack = Math.max(0, ...materials.map((material) => material.length - 1));
-  const clean = (text: string) => materials.reduce((acc, material) => acc.replaceAll(material, "[secret]"), text);
-  let carried = "";
-  const scrubbed = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(
-    new TransformStream<string, string>({
-      transform(chunk, controller) {
-        const text = clean(carried + chunk);
-        const cut = Math.max(0, text.length - holdBack);
-        carried = text.slice(cut);
-        if (cut > 0) controller.enqueue(text.slice(0, cut));
-      },
-      flush(controller) {
-        if (carried.length > 0) controller.enqueue(clean(carried));
-      },
-    }),
-  );
-  const headers = new Headers(response.headers);
+  const encoding = (response.headers.get("content-encoding") ?? "").trim().toLowerCase();
+  if (!DECODED_ENCODINGS.has(encoding)) {
+    void response.body?.cancel();
+    throw new ItxError("EGRESS_REFUSED", `the answer is encoded as ${JSON.stringify(encoding.slice(0, 40))}, which the secret scrub cannot read`, {
+      details: { reason: "unreadable-content-encoding" },
+    });
+  }
+  const patterns = scrubPatterns(materials);
+  const headers = scrubHeaders(response.headers, patterns);
   headers.delete("content-length");
-  return new Response(scrubbed.pipeThrough(new TextEncoderStream()), { status: response.status, statusText: response.statusText, headers });
+  const body = response.body ? scrubStream(response.body, patterns) : null;
+  return new Response(body, { status: response.status, statusText: scrubText(response.statusText, patterns), headers });
 }

@@ -1,11 +1,25 @@
 // AES-GCM encryption of secret material. The key is derived (HKDF-SHA-256) from the deployment's
 // ITERATE_SECRETS_KEY, salted with the secret's coordinate, so ciphertext copied between secrets
 // does not decrypt.
-
-/** Used when ITERATE_SECRETS_KEY is unset: fine on a laptop, never for a deployment. */
-export const LOCAL_SECRETS_KEY = "iterate-local-secrets-key";
+import { ItxError } from "iterate/errors";
 
 const encoder = new TextEncoder();
+
+/**
+ * The deployment's root key, or UNAVAILABLE when it has none. There is no built-in default: a
+ * deployment that forgot the key refuses to store or use secrets rather than encrypting them under
+ * a key anyone can read in this repository. Only the local runner (scripts/local-os.ts) supplies a
+ * local key, and says so when it starts.
+ */
+export function secretsRootKey(env: { ITERATE_SECRETS_KEY?: string | undefined }): string {
+  const key = env.ITERATE_SECRETS_KEY;
+  if (typeof key !== "string" || key === "") {
+    throw new ItxError("UNAVAILABLE", "secrets are unavailable: this deployment has no ITERATE_SECRETS_KEY (wrangler secret put ITERATE_SECRETS_KEY)", {
+      details: { missing: "ITERATE_SECRETS_KEY" },
+    });
+  }
+  return key;
+}
 
 export async function encryptMaterial(rootKey: string, coordinate: string, material: string): Promise<{ iv: Uint8Array; ciphertext: Uint8Array }> {
   const iv = crypto.getRandomValues(new Uint8Array(12));

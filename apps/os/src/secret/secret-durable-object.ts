@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
+import { asCoded, type Coded } from "../api/coded-result.ts";
 import { streamStub } from "../stream/stream-capability.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
-import { LOCAL_SECRETS_KEY, decryptMaterial, encryptMaterial } from "./secret-crypto.ts";
+import { decryptMaterial, encryptMaterial, secretsRootKey } from "./secret-crypto.ts";
 import { parseSecretUpdate, urlAllowed } from "./secret-path.ts";
 
 export const SECRET_SET = "events.iterate.com/secret/set";
@@ -45,7 +46,12 @@ export class SecretDurableObject extends DurableObject<Env> {
       urls TEXT NOT NULL, updated_at TEXT NOT NULL, uses INTEGER NOT NULL)`);
   }
 
-  async update(input: unknown, stamp: { principal: string; origin: string }): Promise<{ version: number }> {
+  /** Stores material; a refusal (bad input, no root key) is answered as a value (see coded-result.ts). */
+  update(input: unknown, stamp: { principal: string; origin: string }): Promise<Coded<{ version: number }>> {
+    return asCoded(() => this.#update(input, stamp));
+  }
+
+  async #update(input: unknown, stamp: { principal: string; origin: string }): Promise<{ version: number }> {
     const { material, urls } = parseSecretUpdate(input);
     const { iv, ciphertext } = await encryptMaterial(this.#rootKey(), this.ctx.id.name ?? "", material);
     const version = (this.#row()?.version ?? 0) + 1;
@@ -78,9 +84,13 @@ export class SecretDurableObject extends DurableObject<Env> {
 
   /**
    * The material, for the egress pipe's terminal step only, when `url` is on the allowlist. Each
-   * use is counted and recorded as `secret/used`.
+   * use is counted and recorded as `secret/used`. A refusal is answered as a value.
    */
-  async use(input: { url: string; origin: string; principal: string }): Promise<string> {
+  use(input: { url: string; origin: string; principal: string }): Promise<Coded<string>> {
+    return asCoded(() => this.#use(input));
+  }
+
+  async #use(input: { url: string; origin: string; principal: string }): Promise<string> {
     const row = this.#row();
     const url = new URL(input.url);
     if (!row) throw new ItxError("EGRESS_REFUSED", `secret ${this.#path} has no material; the request was not sent`);
@@ -103,7 +113,7 @@ export class SecretDurableObject extends DurableObject<Env> {
   }
 
   #rootKey(): string {
-    return this.env.ITERATE_SECRETS_KEY || LOCAL_SECRETS_KEY;
+    return secretsRootKey(this.env);
   }
 
   #stream() {

@@ -1,6 +1,7 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import { relay } from "../api/relay.ts";
+import { unwrapCoded } from "../api/coded-result.ts";
 import type { SecretDescription, SecretDurableObject } from "./secret-durable-object.ts";
 import { parseSecretPath } from "./secret-path.ts";
 
@@ -41,7 +42,7 @@ export class SecretRpcTarget extends RpcTarget {
 
   /** Stores material (encrypted) and the URLs it may be sent to. */
   async update(input: unknown): Promise<{ version: number }> {
-    return relay((await this.#stub()).update(input, { principal: this.#scope.principal, origin: this.#scope.origin }));
+    return unwrapCoded(await relay((await this.#stub()).update(input, { principal: this.#scope.principal, origin: this.#scope.origin })));
   }
 
   async __describe(): Promise<SecretDescription & { kind: "secret"; instructions: string; placeholder: string }> {

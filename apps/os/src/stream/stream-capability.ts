@@ -1,6 +1,7 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { EventInput, EventSource, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
+import { validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
 import { relay } from "../api/relay.ts";
 import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-durable-object.ts";
 import type { BatchCallback } from "./live-subscribers.ts";
@@ -91,6 +92,9 @@ export class StreamCapability extends RpcTarget {
   }
 
   async getEvents(input: unknown = {}): Promise<StreamEvent[]> {
+    // Checked here too: bad input is refused in the Worker, where a coded error is an ordinary
+    // answer, rather than thrown out of the Durable Object, which logs it as uncaught.
+    validateGetEventsInput(input);
     return relay(this.#backend.getEvents(input));
   }
 
@@ -118,6 +122,7 @@ export class StreamCapability extends RpcTarget {
   }
 
   async waitForEvent(input: unknown): Promise<StreamEvent> {
+    validateWaitForEventInput(input);
     return relay(this.#backend.waitForEvent(input));
   }
 

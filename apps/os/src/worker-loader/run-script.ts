@@ -1,6 +1,8 @@
 import { exports } from "cloudflare:workers";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
+import { watchMaterials, type MaterialWatch } from "../egress/materials-in-use.ts";
+import { scrubJsonValue, scrubPatterns, scrubText } from "../egress/secret-scrub.ts";
 import { isolateItx, isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
 import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LIMITS } from "./script-limits.ts";
@@ -36,10 +38,43 @@ export function parseScriptSource(source: unknown): string {
  * called with (scoped to the origin context) and its global fetch, which is the origin's egress. The
  * isolate is cached by source and scope: the same script in another scope gets its own isolate,
  * so no isolate ever holds two scopes' authority.
+ *
+ * Secret material the egress pipe substituted for this scope during the run never leaves in the
+ * outcome: every spelling of it the scrub knows is replaced with "[secret]" in the result's strings
+ * and keys and in a failure's message (see materials-in-use.ts). The outcome is what run-settled
+ * stores and `itx.run` answers, so both are clean.
  */
 export async function runScript(env: Env, props: IsolateProps, source: string, timeoutMs: number = SCRIPT_LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
   const script = await preparedScripts.prepare(source);
   if (!script.ok) return failed("SCRIPT_FAILED", script.message);
+  const watch = watchMaterials(props);
+  try {
+    return scrubOutcome(await runPrepared(env, props, script, timeoutMs), watch);
+  } finally {
+    watch.end();
+  }
+}
+
+function scrubOutcome(outcome: ScriptOutcome, watch: MaterialWatch): ScriptOutcome {
+  const materials = watch.materials();
+  if (materials.length === 0) return outcome;
+  try {
+    watch.assertWithinLimit();
+  } catch (error) {
+    return failed("SCRIPT_FAILED", errorMessage(error));
+  }
+  const patterns = scrubPatterns(materials);
+  if (outcome.status === "failed") return failed(outcome.error.code, scrubText(outcome.error.message, patterns));
+  if (!("result" in outcome)) return outcome;
+  return { status: "succeeded", result: scrubJsonValue(outcome.result, patterns).value };
+}
+
+async function runPrepared(
+  env: Env,
+  props: IsolateProps,
+  script: { hash: string; module: string },
+  timeoutMs: number,
+): Promise<ScriptOutcome> {
   const worker = env.LOADER.get(`script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "script.js",

@@ -27,7 +27,83 @@ export interface BuiltWorker {
  */
 export const PLATFORM_MODULES: Readonly<Record<string, string>> = { "iterate/worker": ITERATE_WORKER_MODULE };
 
-const builds = new Map<string, Promise<BuiltWorker>>();
+/** Builds one OS isolate keeps: each holds a bundle in memory, and any caller can ask for a new one. */
+export const WORKER_BUILDS_MAX = 64;
+/** Characters of bundled modules the kept builds may hold together (about 64 MB as UTF-16). */
+export const WORKER_BUILDS_MAX_CHARS = 32_000_000;
+
+/**
+ * Builds by source hash, least recently used first, bounded by count and by the size of their
+ * modules. A build in progress counts against the count only; its size is known when it settles.
+ * A failed build is forgotten, so the next request tries again.
+ */
+export class WorkerBuildCache {
+  readonly #maxEntries: number;
+  readonly #maxChars: number;
+  readonly #builds = new Map<string, { build: Promise<BuiltWorker>; chars: number }>();
+  #chars = 0;
+
+  constructor(maxEntries: number = WORKER_BUILDS_MAX, maxChars: number = WORKER_BUILDS_MAX_CHARS) {
+    this.#maxEntries = maxEntries;
+    this.#maxChars = maxChars;
+  }
+
+  get size(): number {
+    return this.#builds.size;
+  }
+
+  /** Characters of settled builds held now. */
+  get chars(): number {
+    return this.#chars;
+  }
+
+  /** The build under `hash`, made with `make` when absent (or evicted). */
+  get(hash: string, make: () => Promise<BuiltWorker>): Promise<BuiltWorker> {
+    const known = this.#builds.get(hash);
+    if (known) {
+      this.#builds.delete(hash);
+      this.#builds.set(hash, known);
+      return known.build;
+    }
+    const entry = { build: make(), chars: 0 };
+    this.#builds.set(hash, entry);
+    this.#evict();
+    entry.build.then(
+      (built) => {
+        if (this.#builds.get(hash) !== entry) return;
+        const chars = sizeOf(built);
+        // One build bigger than the whole bound is answered but not kept: it would evict everything.
+        if (chars > this.#maxChars) {
+          this.#builds.delete(hash);
+          return;
+        }
+        entry.chars = chars;
+        this.#chars += entry.chars;
+        this.#evict();
+      },
+      () => {
+        if (this.#builds.get(hash) === entry) this.#builds.delete(hash);
+      },
+    );
+    return entry.build;
+  }
+
+  #evict(): void {
+    for (const [hash, entry] of this.#builds) {
+      if (this.#builds.size <= this.#maxEntries && this.#chars <= this.#maxChars) break;
+      this.#builds.delete(hash);
+      this.#chars -= entry.chars;
+    }
+  }
+}
+
+function sizeOf(built: BuiltWorker): number {
+  let chars = built.mainModule.length;
+  for (const [name, module] of Object.entries(built.modules)) chars += name.length + module.length;
+  return chars;
+}
+
+const builds = new WorkerBuildCache();
 
 export function parseWorkerSource(source: unknown): WorkerSource {
   if (typeof source !== "object" || source === null) throw new ItxError("INVALID_ARGUMENT", "source is { files: { path: code }, entryPoint? }");
@@ -55,19 +131,14 @@ export function parseWorkerSource(source: unknown): WorkerSource {
 
 /**
  * Bundles a worker's files (TypeScript included) with @cloudflare/worker-bundler. Builds are
- * cached by a hash of their source, so identical sources build once per isolate of the OS. A
+ * cached by a hash of their source (within WORKER_BUILDS_MAX and WORKER_BUILDS_MAX_CHARS), so
+ * identical sources build once per isolate of the OS while they stay in the cache. A
  * build error is INVALID_ARGUMENT naming the file and line.
  */
 export function buildWorker(source: WorkerSource): Promise<BuiltWorker> {
   return (async () => {
     const hash = await sourceHash(source);
-    let build = builds.get(hash);
-    if (!build) {
-      build = bundle(source, hash);
-      builds.set(hash, build);
-      build.catch(() => builds.delete(hash));
-    }
-    return build;
+    return builds.get(hash, () => bundle(source, hash));
   })();
 }
 

@@ -3,8 +3,10 @@ import { invalidInput } from "./invalid-argument.ts";
 import { STREAM_LIMITS } from "./limits.ts";
 
 /**
- * Checks that `value` is plain JSON (plain objects, dense arrays, strings, finite numbers,
- * booleans, null) nested at most PAYLOAD_MAX_DEPTH levels, and returns a copy of it. The copy is
+ * Checks that `value` is plain JSON (plain objects, dense arrays, well-formed strings, finite
+ * numbers, booleans, null) nested at most PAYLOAD_MAX_DEPTH levels, and returns a copy of it. A
+ * string or key with a lone surrogate is refused: stored as UTF-8 it would come back as U+FFFD
+ * from one reader and unchanged from another, so the stream would answer two different events. The copy is
  * what gets stored, so a caller mutating its object afterwards changes nothing. Keys whose value
  * is `undefined` are dropped, as JSON drops them. Throws INVALID_ARGUMENT naming the field.
  *
@@ -18,6 +20,8 @@ export function copyJsonValue(value: unknown, field: string): unknown {
 function copy(value: unknown, field: string, depth: number): unknown {
   switch (typeof value) {
     case "string":
+      assertWellFormed(value, field);
+      return value;
     case "boolean":
       return value;
     case "number":
@@ -47,6 +51,7 @@ function copy(value: unknown, field: string, depth: number): unknown {
   for (const key of Object.keys(value)) {
     const item = value[key];
     if (item === undefined) continue;
+    assertWellFormed(key, `${field} key`);
     // defineProperty, so that a "__proto__" key stays an ordinary key.
     Object.defineProperty(result, key, {
       value: copy(item, `${field}.${key}`, depth + 1),
@@ -65,6 +70,18 @@ function copyArray(value: readonly unknown[], field: string, depth: number): unk
     result.push(copy(value[i], `${field}[${i}]`, depth + 1));
   }
   return result;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Throws INVALID_ARGUMENT when `text` holds a lone surrogate (it is not well-formed Unicode). */
+export function assertWellFormed(text: string, field: string): void {
+  const match = LONE_SURROGATE.exec(text);
+  if (match) {
+    throw invalidInput(`${field} holds a lone surrogate (\\u${match[0].charCodeAt(0).toString(16)}) at index ${match.index}: strings must be well-formed Unicode`, {
+      field,
+    });
+  }
 }
 
 function describe(value: unknown): string {

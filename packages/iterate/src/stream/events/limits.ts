@@ -21,6 +21,12 @@ export const STREAM_LIMITS = {
   IDEMPOTENCY_KEY_MAX_LENGTH: 512,
   /** Events one read may return. Bounds the size of a single response and of a processor's batch. */
   READ_MAX_LIMIT: 500,
+  /**
+   * Types one read or wait may filter on. Each is a bound parameter of one query, and Durable
+   * Object SQLite allows 100 per statement (the read takes 4 of its own): past it, a read would fail
+   * with a SQLite error instead of a coded one.
+   */
+  READ_MAX_TYPES: 64,
   /** How long one waitForEvent may hold a connection open, in milliseconds. */
   WAIT_MAX_TIMEOUT_MS: 300_000,
 } as const;

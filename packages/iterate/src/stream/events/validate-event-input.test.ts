@@ -143,3 +143,24 @@ describe("validateAppendBatch", () => {
     expect(thrownBy(() => validateAppendBatch([{ type: "demo/a" }, { type: "" }])).message).toMatch(/event 1: /);
   });
 });
+
+describe("lone surrogates are refused at append, so every reader reads back the same strings", () => {
+  it.each([
+    ["a lone high surrogate in a payload string", { type: "demo/ping", payload: { text: "a\ud800b" } }, "payload.text"],
+    ["a lone low surrogate at the end", { type: "demo/ping", payload: { text: "ok\udc00" } }, "payload.text"],
+    ["a lone surrogate deep in an array", { type: "demo/ping", payload: { list: ["fine", ["\udbff"]] } }, "payload.list[1][0]"],
+    ["a lone surrogate in a payload key", { type: "demo/ping", payload: { ["k\ud800"]: 1 } }, "payload key"],
+    ["a lone surrogate in an idempotency key", { type: "demo/ping", idempotencyKey: "key-\udfff" }, "idempotencyKey"],
+    ["a lone surrogate in a source field", { type: "demo/ping", source: { origin: "/\ud800" } }, "source.origin"],
+    ["a lone surrogate in the type", { type: "demo/\ud800" }, "type"],
+  ])("%s", (_name, input, field) => {
+    const thrown = thrownBy(() => validateEventInput(input));
+    expect(thrown.code).toBe("INVALID_ARGUMENT");
+    expect(String(thrown.details.field)).toContain(field);
+  });
+
+  it("well-formed pairs (emoji, astral characters) are kept as sent", () => {
+    const payload = { text: "😀 𝄞 é", ["ключ😀"]: "✓" };
+    expect(validateEventInput({ type: "demo/ping", payload }).payload).toEqual(payload);
+  });
+});

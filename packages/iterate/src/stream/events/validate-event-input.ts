@@ -1,7 +1,7 @@
 import type { EventInput, EventSource } from "../../types.ts";
 import { validateEventType } from "./event-type.ts";
 import { atIndex, invalidInput } from "./invalid-argument.ts";
-import { copyJsonValue } from "./json-value.ts";
+import { assertWellFormed, copyJsonValue } from "./json-value.ts";
 import { isPlainObject, utf8ByteLength } from "./json.ts";
 import { STREAM_LIMITS } from "./limits.ts";
 import { parseReaction } from "./reaction.ts";
@@ -102,6 +102,7 @@ function checkIdempotencyKey(key: unknown): string | undefined {
       { field: "idempotencyKey", limit: "IDEMPOTENCY_KEY_MAX_LENGTH" },
     );
   }
+  assertWellFormed(key, "idempotencyKey");
   return key;
 }
 
@@ -122,6 +123,7 @@ function checkSource(source: unknown): EventSource {
       continue;
     }
     if (typeof value !== "string") throw invalidInput(`source.${key} must be a string`, { field: `source.${key}` });
+    assertWellFormed(value, `source.${key}`);
     result[key as Exclude<keyof EventSource, "reaction">] = value;
   }
   return result;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { errorCode } from "../../errors/index.ts";
+import { STREAM_LIMITS } from "./limits.ts";
 import { validateGetEventsInput, validateWaitForEventInput } from "./validate-read.ts";
 
 function detailsOfThrow(run: () => unknown): { code: unknown; details: unknown } {
@@ -31,6 +32,8 @@ describe("validateGetEventsInput", () => {
     ["limit 501", { limit: 501 }, { limit: "READ_MAX_LIMIT" }],
     ["a fractional limit", { limit: 2.5 }, { field: "limit" }],
     ["an empty types list", { types: [] }, { field: "types" }],
+    ["65 types (past READ_MAX_TYPES)", { types: Array.from({ length: 65 }, (_, i) => `demo/t${i}`) }, { field: "types", limit: "READ_MAX_TYPES" }],
+    ["101 types", { types: Array.from({ length: 101 }, (_, i) => `demo/t${i}`) }, { field: "types", limit: "READ_MAX_TYPES" }],
     ["a bad type in types", { types: ["Bad Type"] }, { field: "type" }],
     ["an unknown field", { after: 3 }, { field: "after" }],
     ["a non-object", 5, {}],
@@ -66,5 +69,27 @@ describe("validateWaitForEventInput", () => {
     const thrown = detailsOfThrow(() => validateWaitForEventInput(input));
     expect(thrown.code).toBe("INVALID_ARGUMENT");
     expect(thrown.details).toMatchObject(details);
+  });
+});
+
+function types(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `demo/t${i}`);
+}
+
+describe("READ_MAX_TYPES", () => {
+  it("allows exactly READ_MAX_TYPES types in a read or a wait, and refuses one more naming the limit", () => {
+    const max = STREAM_LIMITS.READ_MAX_TYPES;
+    expect(validateGetEventsInput({ types: types(max) }).types).toHaveLength(max);
+    expect(validateWaitForEventInput({ types: types(max), timeoutMs: 0 }).types).toHaveLength(max);
+    for (const run of [() => validateGetEventsInput({ types: types(max + 1) }), () => validateWaitForEventInput({ types: types(max + 1), timeoutMs: 0 })]) {
+      expect(detailsOfThrow(run)).toEqual({ code: "INVALID_ARGUMENT", details: { field: "types", limit: "READ_MAX_TYPES" } });
+    }
+  });
+
+  it("refuses a wait whose payload holds a lone surrogate", () => {
+    expect(detailsOfThrow(() => validateWaitForEventInput({ timeoutMs: 0, payload: { a: "\ud800" } }))).toEqual({
+      code: "INVALID_ARGUMENT",
+      details: { field: "payload.a" },
+    });
   });
 });

@@ -13,7 +13,7 @@ export type ValidWaitForEventInput = WaitForEventInput & { afterOffset: number }
 
 /**
  * Checks the argument of `getEvents`: offsets are non-negative integers, `limit` is 1 to
- * READ_MAX_LIMIT, `types` is a non-empty list of valid types, and nothing else is allowed.
+ * READ_MAX_LIMIT, `types` is a list of 1 to READ_MAX_TYPES valid types, and nothing else is allowed.
  * Missing input reads from the start with the default limit.
  *
  * @example
@@ -82,6 +82,12 @@ export function validateWaitForEventInput(input: unknown): ValidWaitForEventInpu
 function checkTypes(types: unknown): string[] {
   if (!Array.isArray(types) || types.length === 0) {
     throw invalidInput("types must be a non-empty list; leave it out to take every type", { field: "types" });
+  }
+  if (types.length > STREAM_LIMITS.READ_MAX_TYPES) {
+    throw invalidInput(`types holds at most ${STREAM_LIMITS.READ_MAX_TYPES} types, got ${types.length}`, {
+      field: "types",
+      limit: "READ_MAX_TYPES",
+    });
   }
   for (const type of types) validateEventType(type);
   return [...(types as string[])];

@@ -1,0 +1,81 @@
+import { exports } from "cloudflare:workers";
+import { newWebSocketRpcSession } from "capnweb";
+import { describe, expect, test } from "vitest";
+import type { UnauthenticatedRoot } from "iterate/types";
+import { LIMITS } from "../limits.ts";
+import { MessageBudget } from "./message-guard.ts";
+
+// oxlint-disable typescript/no-explicit-any -- the session is driven by raw frames and dynamic stubs
+
+async function openSocket(): Promise<{ socket: WebSocket; closed: Promise<{ code: number; reason: string }> }> {
+  const response = await exports.default.fetch("http://os.test/api", { headers: { upgrade: "websocket" } });
+  expect(response.status).toBe(101);
+  const socket = response.webSocket as unknown as WebSocket & { accept(): void };
+  socket.accept();
+  const closed = new Promise<{ code: number; reason: string }>((done) => {
+    socket.addEventListener("close", (event) => done({ code: event.code, reason: event.reason }));
+  });
+  return { socket, closed };
+}
+
+describe("the WebSocket message guard", () => {
+  test(`before authentication, more than API_UNAUTHENTICATED_CHARS_MAX (${LIMITS.API_UNAUTHENTICATED_CHARS_MAX}) characters closes the socket: 1009 INVALID_ARGUMENT`, async () => {
+    const { socket, closed } = await openSocket();
+    socket.send("x".repeat(LIMITS.API_UNAUTHENTICATED_CHARS_MAX + 1));
+    const { code, reason } = await closed;
+    expect(code).toBe(1009);
+    expect(reason).toContain("[INVALID_ARGUMENT]");
+  });
+
+  test("a frame that is not a Cap'n Web message closes the socket: 1008 INVALID_ARGUMENT", async () => {
+    for (const frame of ["garbage", "{}", '["launch"]', "[1,2]"]) {
+      const { socket, closed } = await openSocket();
+      socket.send(frame);
+      const { code, reason } = await closed;
+      expect(code, frame).toBe(1008);
+      expect(reason, frame).toContain("[INVALID_ARGUMENT]");
+    }
+    const { socket, closed } = await openSocket();
+    socket.send(new Uint8Array([1, 2, 3]));
+    expect((await closed).code).toBe(1008);
+  });
+
+  test(`a peer that keeps failing to authenticate is cut off after API_UNAUTHENTICATED_MESSAGES_MAX (${LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX}) messages`, async () => {
+    const { socket, closed } = await openSocket();
+    const root: any = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
+    const attempts = Array.from({ length: LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX }, () =>
+      root.authenticate({ type: "admin-secret", secret: "wrong" }).then(
+        () => "authenticated",
+        (error: Error) => error.message,
+      ),
+    );
+    const outcomes: string[] = await Promise.all(attempts);
+    expect(outcomes.some((message) => message.includes("UNAUTHENTICATED"))).toBe(true);
+    expect(outcomes.some((message) => message.includes("API_UNAUTHENTICATED_MESSAGES_MAX") || message.includes("1009"))).toBe(true);
+    expect(outcomes).not.toContain("authenticated");
+    const { code, reason } = await closed;
+    expect(code).toBe(1009);
+    expect(reason).toContain("before authenticate() succeeds");
+  });
+
+  test("after authenticate() succeeds the budget relaxes: a message larger than the unauthenticated budget is served", async () => {
+    const { socket } = await openSocket();
+    const root: any = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
+    const session = root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" });
+    expect((await session.__describe()).kind).toBe("session");
+    const big = "y".repeat(LIMITS.API_UNAUTHENTICATED_CHARS_MAX + 10);
+    // An extra argument is ignored by __describe; the frame carrying it must still be admitted.
+    expect((await session.__describe(big)).kind).toBe("session");
+    root[Symbol.dispose]();
+  });
+
+  test("the budget counts only before authentication, and every frame is held to API_MESSAGE_MAX_CHARS", () => {
+    let authenticated = false;
+    const budget = new MessageBudget(() => authenticated);
+    expect(budget.admit('["pull",1]')).toBeUndefined();
+    expect(budget.admit("x".repeat(LIMITS.API_UNAUTHENTICATED_CHARS_MAX))?.details).toEqual({ limit: "API_UNAUTHENTICATED_CHARS_MAX" });
+    authenticated = true;
+    expect(budget.admit(JSON.stringify(["push", "z".repeat(LIMITS.API_UNAUTHENTICATED_CHARS_MAX)]))).toBeUndefined();
+    expect(budget.admit("x".repeat(LIMITS.API_MESSAGE_MAX_CHARS + 1))?.details).toEqual({ limit: "API_MESSAGE_MAX_CHARS" });
+  });
+});

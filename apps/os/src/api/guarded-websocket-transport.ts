@@ -1,0 +1,90 @@
+import type { RpcTransport } from "capnweb";
+import { ItxError } from "iterate/errors";
+import { MessageBudget } from "./message-guard.ts";
+
+/** WebSocket close codes: 1008 policy violation, 1009 message too big (RFC 6455). */
+const CLOSE_POLICY = 1008;
+const CLOSE_TOO_BIG = 1009;
+
+/**
+ * capnweb's WebSocket transport with a gate in front: each frame passes MessageBudget before
+ * capnweb sees it (capnweb's own limits are fixed per session; this one tightens before
+ * authentication and relaxes after). A refused frame closes the socket with the coded reason.
+ * The peer going away is an ordinary end: the transport rejects with a coded UNAVAILABLE, which
+ * the OS does not log as an error.
+ */
+export class GuardedWebSocketTransport implements RpcTransport {
+  readonly #webSocket: WebSocket;
+  readonly #budget: MessageBudget;
+  readonly #queue: string[] = [];
+  #waiting: { resolve: (message: string) => void; reject: (error: unknown) => void } | undefined;
+  #error: unknown;
+
+  constructor(webSocket: WebSocket, authenticated: () => boolean) {
+    this.#webSocket = webSocket;
+    this.#budget = new MessageBudget(authenticated);
+    webSocket.addEventListener("message", (event) => this.#receive(event.data));
+    webSocket.addEventListener("close", (event) => {
+      this.#fail(new ItxError("UNAVAILABLE", `the client closed the connection (${event.code})`, { details: { reason: "client-disconnected" } }));
+    });
+    webSocket.addEventListener("error", () => {
+      this.#fail(new ItxError("UNAVAILABLE", "the client connection failed", { details: { reason: "client-disconnected" } }));
+    });
+  }
+
+  send(message: string): void {
+    if (this.#error !== undefined) return;
+    this.#webSocket.send(message);
+  }
+
+  receive(): Promise<string> {
+    const next = this.#queue.shift();
+    if (next !== undefined) return Promise.resolve(next);
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
+
+  abort(reason: unknown): void {
+    this.#close(3000, reason instanceof Error ? reason.message : String(reason));
+    if (this.#error === undefined) this.#error = reason;
+  }
+
+  #receive(data: unknown): void {
+    if (this.#error !== undefined) return;
+    const refused = this.#budget.admit(data);
+    if (refused) {
+      const tooBig = typeof refused.details?.limit === "string";
+      this.#fail(refused);
+      this.#close(tooBig ? CLOSE_TOO_BIG : CLOSE_POLICY, refused.message);
+      return;
+    }
+    const message = data as string;
+    if (this.#waiting) {
+      this.#waiting.resolve(message);
+      this.#waiting = undefined;
+    } else this.#queue.push(message);
+  }
+
+  #fail(error: unknown): void {
+    if (this.#error !== undefined) return;
+    this.#error = error;
+    // Frames already admitted are still delivered; the rejection comes after them.
+    if (this.#waiting) {
+      this.#waiting.reject(error);
+      this.#waiting = undefined;
+    }
+  }
+
+  #close(code: number, reason: string): void {
+    // A close reason is at most 123 bytes of UTF-8.
+    let text = reason;
+    while (new TextEncoder().encode(text).length > 123) text = text.slice(0, -1);
+    try {
+      this.#webSocket.close(code, text);
+    } catch {
+      // already closed
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import { ItxError } from "iterate/errors";
+import { LIMITS, type OsLimit } from "../limits.ts";
+
+// Every Cap'n Web message from a client passes here before capnweb parses it: a frame that is too
+// large, past the budget of a session that has not authenticated, or not a Cap'n Web message at
+// all ends the session with INVALID_ARGUMENT instead of reaching capnweb's parser (whose failures
+// are uncoded and would be logged as the OS's own bugs).
+
+/** The message kinds of Cap'n Web 0.12 (capnweb's readLoop). */
+const MESSAGE_KINDS: ReadonlySet<string> = new Set(["push", "stream", "pipe", "pull", "resolve", "reject", "release", "abort"]);
+
+/** What one session has received so far; `authenticated` is read from its connection per message. */
+export class MessageBudget {
+  #messages = 0;
+  #chars = 0;
+  readonly #authenticated: () => boolean;
+
+  constructor(authenticated: () => boolean) {
+    this.#authenticated = authenticated;
+  }
+
+  /**
+   * Checks one incoming message and counts it. Returns the coded error that ends the session, or
+   * undefined when the message may go on to capnweb.
+   */
+  admit(message: unknown): ItxError | undefined {
+    if (typeof message !== "string") return refusal("a Cap'n Web message is a text frame");
+    if (message.length > LIMITS.API_MESSAGE_MAX_CHARS) {
+      return refusal(`a message is at most ${LIMITS.API_MESSAGE_MAX_CHARS} characters, got ${message.length}`, "API_MESSAGE_MAX_CHARS");
+    }
+    if (!this.#authenticated()) {
+      this.#messages += 1;
+      this.#chars += message.length;
+      if (this.#messages > LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX) {
+        return refusal(`at most ${LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX} messages before authenticate() succeeds`, "API_UNAUTHENTICATED_MESSAGES_MAX");
+      }
+      if (this.#chars > LIMITS.API_UNAUTHENTICATED_CHARS_MAX) {
+        return refusal(`at most ${LIMITS.API_UNAUTHENTICATED_CHARS_MAX} characters before authenticate() succeeds`, "API_UNAUTHENTICATED_CHARS_MAX");
+      }
+    }
+    return shapeProblem(message);
+  }
+}
+
+// A message is a JSON array whose first element names its kind. (Parsed once more by capnweb:
+// the price of never handing its parser text that would throw an uncoded error.)
+function shapeProblem(message: string): ItxError | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    return refusal("a Cap'n Web message must be JSON");
+  }
+  if (!Array.isArray(parsed) || typeof parsed[0] !== "string" || !MESSAGE_KINDS.has(parsed[0])) {
+    return refusal("a Cap'n Web message is a JSON array that starts with its kind (push, pull, resolve, reject, release, ...)");
+  }
+  return undefined;
+}
+
+function refusal(message: string, limit?: OsLimit): ItxError {
+  return new ItxError("INVALID_ARGUMENT", message, limit === undefined ? undefined : { details: { limit } });
+}

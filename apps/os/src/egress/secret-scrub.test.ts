@@ -1,0 +1,191 @@
+import { describe, expect, test } from "vitest";
+import { RUN_MATERIALS_MAX, noteMaterialsUsed, watchMaterials, watchedScopes } from "./materials-in-use.ts";
+import { ByteScrubber, SCRUB_ENCODED_MIN_BYTES, scrubBytes, scrubHeaders, scrubJsonValue, scrubPatterns, scrubText } from "./secret-scrub.ts";
+
+const MATERIAL = "sk-live-Ab9/+x?&= \"quoted\" \\ é€😀-end";
+const ASCII = "sk-live-0123456789abcdef";
+const encoder = new TextEncoder();
+const patterns = scrubPatterns([MATERIAL, ASCII]);
+
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+function utf16(text: string, littleEndian: boolean): Uint8Array {
+  const bytes = new Uint8Array(text.length * 2);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < text.length; i++) view.setUint16(i * 2, text.charCodeAt(i), littleEndian);
+  return bytes;
+}
+
+function bytesOf(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+// Each row: a body a server could plausibly echo material in, and the material's spelling in it.
+// A spelling of null: the material sits inside a longer base64 value, found by decoding.
+const ECHO_FORMS: Array<[string, (material: string) => Uint8Array, ((material: string) => Uint8Array) | null]> = [
+  ["as written", (m) => bytesOf(`token=${m};`), (m) => bytesOf(m)],
+  ["JSON string escapes", (m) => bytesOf(JSON.stringify({ echoed: m })), (m) => bytesOf(JSON.stringify(m).slice(1, -1))],
+  ["JSON with \\/ escapes", (m) => bytesOf(`{"echoed":"${JSON.stringify(m).slice(1, -1).replaceAll("/", "\\/")}"}`), (m) => bytesOf(JSON.stringify(m).slice(1, -1).replaceAll("/", "\\/"))],
+  [
+    "JSON with ASCII-only escapes",
+    (m) => bytesOf(`{"echoed":"${JSON.stringify(m).slice(1, -1).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)}"}`),
+    (m) => bytesOf(JSON.stringify(m).slice(1, -1).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)),
+  ],
+  ["base64", (m) => bytesOf(`{"b":"${base64(bytesOf(m))}"}`), (m) => bytesOf(base64(bytesOf(m)).replace(/=+$/, "").slice(0, -1))],
+  ["base64 inside a longer value (Basic auth)", (m) => bytesOf(`Basic ${base64(bytesOf(`user:${m}`))}`), null],
+  ["base64url", (m) => bytesOf(base64(bytesOf(`xy${m}`)).replaceAll("+", "-").replaceAll("/", "_")), null],
+  ["base64 at the third alignment", (m) => bytesOf(base64(bytesOf(`x${m}yz`))), null],
+  ["percent-encoding", (m) => bytesOf(`/cb?code=${encodeURIComponent(m)}`), (m) => bytesOf(encodeURIComponent(m))],
+  ["percent-encoding, lower-case hex", (m) => bytesOf(encodeURIComponent(m).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())), (m) => bytesOf(encodeURIComponent(m).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()))],
+  ["form encoding", (m) => bytesOf(`a=1&k=${encodeURIComponent(m).replaceAll("%20", "+")}`), (m) => bytesOf(encodeURIComponent(m).replaceAll("%20", "+"))],
+  ["UTF-16LE", (m) => concatBytes(new Uint8Array([0xff, 0xfe]), utf16(`key: ${m}`, true)), (m) => utf16(m, true)],
+  ["UTF-16BE", (m) => concatBytes(new Uint8Array([0xfe, 0xff]), utf16(`key: ${m}`, false)), (m) => utf16(m, false)],
+];
+
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+function decodedBase64Contains(body: Uint8Array, material: string): boolean {
+  const text = new TextDecoder().decode(body);
+  const latin1 = Array.from(bytesOf(material), (byte) => String.fromCharCode(byte)).join("");
+  for (const token of text.match(/[A-Za-z0-9+/_-]{8,}={0,2}/g) ?? []) {
+    try {
+      const decoded = atob(token.replaceAll("-", "+").replaceAll("_", "/").replace(/=+$/, "").padEnd(Math.ceil(token.replace(/=+$/, "").length / 4) * 4, "="));
+      if (decoded.includes(latin1)) return true;
+    } catch {
+      // not base64
+    }
+  }
+  return false;
+}
+
+describe("the secret scrub", () => {
+  for (const material of [MATERIAL, ASCII]) {
+    test.each(ECHO_FORMS)(`finds material echoed %s (${material === ASCII ? "ASCII" : "mixed"} material)`, (_form, echo, spelling) => {
+      const body = echo(material);
+      const present = (bytes: Uint8Array) => (spelling ? contains(bytes, spelling(material)) : decodedBase64Contains(bytes, material));
+      expect(present(body)).toBe(true);
+      const scrubbed = scrubBytes(body, patterns);
+      expect(present(scrubbed)).toBe(false);
+      expect(contains(scrubbed, bytesOf(material))).toBe(false);
+      expect(decodedBase64Contains(scrubbed, material)).toBe(false);
+      expect(scrubbed.length).toBeGreaterThan(0);
+    });
+  }
+
+  test("replacement keeps the charset: UTF-16 text still decodes, with [secret] in place", () => {
+    const le = scrubBytes(utf16(`a ${ASCII} b`, true), patterns);
+    expect(new TextDecoder("utf-16le").decode(le)).toBe("a [secret] b");
+    const be = scrubBytes(utf16(`a ${ASCII} b`, false), patterns);
+    expect(new TextDecoder("utf-16be").decode(be)).toBe("a [secret] b");
+    expect(new TextDecoder().decode(scrubBytes(bytesOf(JSON.stringify({ k: MATERIAL })), patterns))).toBe('{"k":"[secret]"}');
+  });
+
+  test("text without material passes unchanged, byte for byte", () => {
+    const body = bytesOf(`nothing here: sk-live- 0123456789 ${"x".repeat(1000)} é😀`);
+    expect(scrubBytes(body, patterns)).toEqual(body);
+    const binary = crypto.getRandomValues(new Uint8Array(4096));
+    const clean = scrubBytes(binary, scrubPatterns([ASCII]));
+    expect(clean.length).toBe(binary.length);
+  });
+
+  test("a material split across chunks at any byte is still found; chunks hold back only what they must", () => {
+    for (const [, echo] of ECHO_FORMS) {
+      const body = echo(ASCII);
+      const whole = scrubBytes(body, patterns);
+      for (let cut = 0; cut <= body.length; cut++) {
+        const scrubber = new ByteScrubber(patterns);
+        const out = concatBytes(concatBytes(scrubber.push(body.subarray(0, cut)), scrubber.push(body.subarray(cut))), scrubber.flush());
+        expect(out).toEqual(whole);
+      }
+      const oneByOne = new ByteScrubber(patterns);
+      const parts: Uint8Array[] = [];
+      for (const byte of body) parts.push(oneByOne.push(new Uint8Array([byte])));
+      parts.push(oneByOne.flush());
+      expect(parts.reduce(concatBytes, new Uint8Array(0))).toEqual(whole);
+    }
+    const longest = Math.max(...patterns.map((pattern) => pattern.bytes.length));
+    const streaming = new ByteScrubber(patterns);
+    const released = streaming.push(new Uint8Array(100_000).fill(0x61));
+    expect(released.length).toBe(100_000 - (longest - 1));
+  });
+
+  test("headers are scrubbed, each set-cookie on its own", () => {
+    const headers = new Headers([
+      ["x-echo", `Bearer ${ASCII}`],
+      ["location", `https://example.com/cb?k=${encodeURIComponent(MATERIAL)}`],
+      ["set-cookie", `session=${ASCII}; Path=/`],
+      ["set-cookie", `b64=${base64(bytesOf(ASCII))}; HttpOnly`],
+      ["content-type", "text/plain"],
+    ]);
+    const clean = scrubHeaders(headers, patterns);
+    expect(clean.get("x-echo")).toBe("Bearer [secret]");
+    expect(clean.get("location")).toBe("https://example.com/cb?k=[secret]");
+    const cookies = clean.getSetCookie();
+    expect(cookies).toHaveLength(2);
+    expect(cookies[0]).toBe("session=[secret]; Path=/");
+    expect(cookies.join("\n")).not.toContain(base64(bytesOf(ASCII)).slice(0, 20));
+    expect(clean.get("content-type")).toBe("text/plain");
+  });
+
+  test("a JSON value is scrubbed in strings and keys; other values and lone surrogates are left alone", () => {
+    const value = { [ASCII]: [`x ${ASCII} y`, 1, true, null, { deep: base64(bytesOf(ASCII)) }], lone: "\ud800 ok" };
+    const { value: clean, scrubbed } = scrubJsonValue(value, patterns);
+    expect(scrubbed).toBe(true);
+    expect(JSON.stringify(clean)).not.toContain(ASCII);
+    expect(clean).toEqual({ "[secret]": ["x [secret] y", 1, true, null, { deep: expect.stringContaining("[secret]") }], lone: "\ud800 ok" });
+    expect(scrubJsonValue({ lone: "\udfff" }, patterns)).toEqual({ value: { lone: "\udfff" }, scrubbed: false });
+    expect(scrubText("plain", [])).toBe("plain");
+  });
+
+  test("short materials are scrubbed as written only: their encoded forms would match ordinary text", () => {
+    const short = scrubPatterns(["abc"]);
+    expect(short.every((pattern) => pattern.bytes.length === 3 || pattern.bytes.length >= SCRUB_ENCODED_MIN_BYTES)).toBe(true);
+    expect(new TextDecoder().decode(scrubBytes(bytesOf("xabcx"), short))).toBe("x[secret]x");
+  });
+});
+
+describe("materials a run used", () => {
+  const scope = { projectId: `p-${crypto.randomUUID()}`, origin: "/", principal: "admin" };
+
+  test("are recorded only while a run in that scope watches, and forgotten when it ends", () => {
+    noteMaterialsUsed(scope, ["before"]);
+    const watch = watchMaterials(scope);
+    const other = watchMaterials({ ...scope, origin: "/other" });
+    noteMaterialsUsed(scope, ["m1", "m2", "m1"]);
+    expect(watch.materials()).toEqual(["m1", "m2"]);
+    expect(other.materials()).toEqual([]);
+    const before = watchedScopes();
+    watch.end();
+    other.end();
+    expect(watchedScopes()).toBe(before - 2);
+    noteMaterialsUsed(scope, ["after"]);
+    expect(watch.materials()).toEqual(["m1", "m2"]);
+  });
+
+  test(`past RUN_MATERIALS_MAX (${RUN_MATERIALS_MAX}) distinct materials the run's result is withheld: LIMIT_EXCEEDED`, () => {
+    const watch = watchMaterials(scope);
+    noteMaterialsUsed(scope, Array.from({ length: RUN_MATERIALS_MAX }, (_, i) => `m${i}`));
+    expect(() => watch.assertWithinLimit()).not.toThrow();
+    noteMaterialsUsed(scope, ["one-more"]);
+    expect(() => watch.assertWithinLimit()).toThrow(/LIMIT_EXCEEDED/);
+    expect(watch.materials()).toHaveLength(RUN_MATERIALS_MAX);
+    watch.end();
+  });
+});

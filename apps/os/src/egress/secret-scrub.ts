@@ -1,0 +1,264 @@
+// The scrub: the safety net behind the allowlist. A remote that the allowlist let material reach
+// may echo it back (a debugging endpoint, an error page that quotes the request, a cookie). The
+// pipe replaces every spelling of the material it knows a server plausibly uses, in the answer's
+// headers and in its body's bytes, whatever the content type or charset. It cannot catch a server
+// that transforms material any other way (hashing, reversing, splitting, encrypting, double
+// encoding): the allowlist decides who may see material at all; the scrub only narrows the echo.
+
+/** What a scrubbed spelling of material becomes (in the charset of the spelling it replaced). */
+export const SCRUB_REPLACEMENT = "[secret]";
+
+/**
+ * Shortest encoded spelling scrubbed. Material is always scrubbed as written; its encoded forms
+ * only from this many bytes on, or a base64 fragment of a 4-byte material would match ordinary text.
+ */
+export const SCRUB_ENCODED_MIN_BYTES = 8;
+
+/** One byte sequence to find, and the bytes that replace it. */
+export interface ScrubPattern {
+  bytes: Uint8Array;
+  replacement: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+const REPLACEMENT_UTF8 = encoder.encode(SCRUB_REPLACEMENT);
+const REPLACEMENT_UTF16LE = utf16(SCRUB_REPLACEMENT, true);
+const REPLACEMENT_UTF16BE = utf16(SCRUB_REPLACEMENT, false);
+
+/**
+ * Every spelling of each material the scrub looks for: as written (UTF-8), JSON string escapes
+ * (plain, `\/`, and `\uXXXX` for non-ASCII in either case), percent-encoding (upper and lower hex,
+ * `+` for space, encodeURI's lighter form, and every byte encoded), base64 standard and url-safe
+ * at each of the three byte alignments (so material inside a longer encoded value is found too),
+ * and UTF-16 LE and BE.
+ */
+export function scrubPatterns(materials: readonly string[]): ScrubPattern[] {
+  const patterns = new Map<string, ScrubPattern>();
+  const add = (bytes: Uint8Array, replacement: Uint8Array, always = false) => {
+    if (bytes.length === 0 || (!always && bytes.length < SCRUB_ENCODED_MIN_BYTES)) return;
+    const key = Array.from(bytes).join(",");
+    if (!patterns.has(key)) patterns.set(key, { bytes, replacement });
+  };
+  for (const material of materials) {
+    if (material.length === 0) continue;
+    const utf8 = encoder.encode(material);
+    add(utf8, REPLACEMENT_UTF8, true);
+    for (const text of textSpellings(material)) add(encoder.encode(text), REPLACEMENT_UTF8);
+    for (const text of base64Spellings(utf8)) add(encoder.encode(text), REPLACEMENT_UTF8);
+    add(utf16(material, true), REPLACEMENT_UTF16LE);
+    add(utf16(material, false), REPLACEMENT_UTF16BE);
+  }
+  // Longest first: where two spellings start at the same byte, the longer one is replaced.
+  return [...patterns.values()].toSorted((a, b) => b.bytes.length - a.bytes.length);
+}
+
+function textSpellings(material: string): string[] {
+  const json = JSON.stringify(material).slice(1, -1);
+  const asciiJson = json.replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  // encodeURI* throw on a lone surrogate; an encoder would have written U+FFFD for it.
+  const wellFormed = material.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
+  const component = encodeURIComponent(wellFormed);
+  const everyByte = Array.from(encoder.encode(material), (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`).join("");
+  return [
+    json,
+    json.replaceAll("/", "\\/"),
+    asciiJson,
+    asciiJson.replace(/\\u([0-9a-f]{4})/g, (_match, hex: string) => `\\u${hex.toUpperCase()}`),
+    asciiJson.replaceAll("/", "\\/"),
+    component,
+    component.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+    component.replaceAll("%20", "+"),
+    component.replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`),
+    encodeURI(wellFormed),
+    everyByte,
+    everyByte.toLowerCase(),
+  ];
+}
+
+// The base64 characters that depend on the material's bytes alone, at each alignment of the
+// material within a longer encoded value; standard and url-safe alphabets.
+function base64Spellings(bytes: Uint8Array): string[] {
+  const spellings: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const padded = new Uint8Array(offset + bytes.length + 2);
+    padded.set(bytes, offset);
+    let binary = "";
+    for (const byte of padded) binary += String.fromCharCode(byte);
+    const encoded = btoa(binary);
+    const first = Math.ceil((8 * offset) / 6);
+    const end = Math.floor((8 * (offset + bytes.length)) / 6);
+    const core = encoded.slice(first, end);
+    spellings.push(core, core.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  return spellings;
+}
+
+function utf16(text: string, littleEndian: boolean): Uint8Array {
+  const bytes = new Uint8Array(text.length * 2);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < text.length; i++) view.setUint16(i * 2, text.charCodeAt(i), littleEndian);
+  return bytes;
+}
+
+/**
+ * Scrubs a byte stream chunk by chunk. Each chunk is answered at once except its last
+ * (longest pattern − 1) bytes, which could begin a spelling that the next chunk completes.
+ */
+export class ByteScrubber {
+  readonly #byFirstByte: ScrubPattern[][] = Array.from({ length: 256 }, () => []);
+  readonly #holdBack: number;
+  #carried: Uint8Array = new Uint8Array(0);
+
+  constructor(patterns: readonly ScrubPattern[]) {
+    for (const pattern of patterns) this.#byFirstByte[pattern.bytes[0] as number]?.push(pattern);
+    this.#holdBack = Math.max(0, ...patterns.map((pattern) => pattern.bytes.length - 1));
+  }
+
+  /** The scrubbed bytes that can be released now. */
+  push(chunk: Uint8Array): Uint8Array {
+    const buffer = concat(this.#carried, chunk);
+    const { output, consumed } = this.#scan(buffer, Math.max(0, buffer.length - this.#holdBack));
+    this.#carried = buffer.slice(consumed);
+    return output;
+  }
+
+  /** The rest, at the end of the stream. */
+  flush(): Uint8Array {
+    const buffer = this.#carried;
+    this.#carried = new Uint8Array(0);
+    return this.#scan(buffer, buffer.length).output;
+  }
+
+  // Looks for spellings starting before `scanEnd` (each is wholly inside `buffer`).
+  #scan(buffer: Uint8Array, scanEnd: number): { output: Uint8Array; consumed: number } {
+    const parts: Uint8Array[] = [];
+    let emitted = 0;
+    let i = 0;
+    while (i < scanEnd) {
+      const candidates = this.#byFirstByte[buffer[i] as number];
+      const match = candidates && candidates.length > 0 ? matchAt(buffer, i, candidates) : undefined;
+      if (match) {
+        if (i > emitted) parts.push(buffer.subarray(emitted, i));
+        parts.push(match.replacement);
+        i += match.bytes.length;
+        emitted = i;
+      } else i++;
+    }
+    const consumed = Math.max(i, emitted);
+    if (consumed > emitted) parts.push(buffer.subarray(emitted, consumed));
+    return { output: concat(...parts), consumed };
+  }
+}
+
+function matchAt(buffer: Uint8Array, at: number, candidates: readonly ScrubPattern[]): ScrubPattern | undefined {
+  outer: for (const pattern of candidates) {
+    const bytes = pattern.bytes;
+    if (at + bytes.length > buffer.length) continue;
+    for (let j = 1; j < bytes.length; j++) if (buffer[at + j] !== bytes[j]) continue outer;
+    return pattern;
+  }
+  return undefined;
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  const total = parts.reduce((sum, part) => sum + part.length, 0);
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** `bytes` with every spelling of the patterns' materials replaced. */
+export function scrubBytes(bytes: Uint8Array, patterns: readonly ScrubPattern[]): Uint8Array {
+  const scrubber = new ByteScrubber(patterns);
+  return concat(scrubber.push(bytes), scrubber.flush());
+}
+
+/**
+ * `text` with every spelling replaced: as UTF-8, and (for header values, which are bytes read as
+ * Latin-1) once more over its code units as bytes.
+ */
+export function scrubText(text: string, patterns: readonly ScrubPattern[]): string {
+  if (patterns.length === 0) return text;
+  let out = text;
+  const utf8 = encoder.encode(out);
+  const scrubbedUtf8 = scrubBytes(utf8, patterns);
+  // Unchanged text is answered as it came (a lone surrogate would not survive a UTF-8 round trip).
+  if (!sameBytes(utf8, scrubbedUtf8)) out = new TextDecoder().decode(scrubbedUtf8);
+  if (isLatin1(out)) {
+    const latin1 = Uint8Array.from(out, (char) => char.charCodeAt(0));
+    const scrubbed = scrubBytes(latin1, patterns);
+    if (!sameBytes(latin1, scrubbed)) out = Array.from(scrubbed, (byte) => String.fromCharCode(byte)).join("");
+  }
+  return out;
+}
+
+function isLatin1(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0xff) return false;
+  return true;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A byte stream with every spelling replaced, holding back only what a chunk boundary needs. */
+export function scrubStream(body: ReadableStream<Uint8Array>, patterns: readonly ScrubPattern[]): ReadableStream<Uint8Array> {
+  const scrubber = new ByteScrubber(patterns);
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const out = scrubber.push(chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk));
+        if (out.length > 0) controller.enqueue(out);
+      },
+      flush(controller) {
+        const out = scrubber.flush();
+        if (out.length > 0) controller.enqueue(out);
+      },
+    }),
+  );
+}
+
+/** Headers with each value scrubbed; every set-cookie line is scrubbed on its own. */
+export function scrubHeaders(headers: Headers, patterns: readonly ScrubPattern[]): Headers {
+  const out = new Headers();
+  for (const [name, value] of headers) {
+    if (name.toLowerCase() === "set-cookie") continue;
+    out.append(name, scrubText(value, patterns));
+  }
+  for (const cookie of headers.getSetCookie()) out.append("set-cookie", scrubText(cookie, patterns));
+  return out;
+}
+
+/**
+ * A JSON value with every spelling replaced in each string and object key; `scrubbed` says
+ * whether anything was. Used on what a script returns, which may hold material it was echoed.
+ */
+export function scrubJsonValue(value: unknown, patterns: readonly ScrubPattern[]): { value: unknown; scrubbed: boolean } {
+  let scrubbed = false;
+  const text = (input: string) => {
+    const out = scrubText(input, patterns);
+    if (out !== input) scrubbed = true;
+    return out;
+  };
+  const walk = (item: unknown): unknown => {
+    if (typeof item === "string") return text(item);
+    if (Array.isArray(item)) return item.map(walk);
+    if (typeof item === "object" && item !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [key, inner] of Object.entries(item)) {
+        Object.defineProperty(out, text(key), { value: walk(inner), enumerable: true, writable: true, configurable: true });
+      }
+      return out;
+    }
+    return item;
+  };
+  const result = patterns.length === 0 ? value : walk(value);
+  return { value: result, scrubbed };
+}

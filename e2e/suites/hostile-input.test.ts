@@ -1,0 +1,84 @@
+import { describe, expect, test } from "vitest";
+import { adminSession, rejection, target } from "../harness/os.ts";
+
+// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
+
+function streamPath(name: string): string {
+  return `/hostile/${name}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+describe("hostile input is bounded and coded", () => {
+  test("getEvents with more types than READ_MAX_TYPES (64), 101 included, is INVALID_ARGUMENT, not a SQLite error", async () => {
+    using session: any = adminSession();
+    const stream = session.streams.get(streamPath("types"));
+    await stream.append({ type: "demo/t1", payload: {} });
+    const types = Array.from({ length: 101 }, (_, i) => `demo/t${i}`);
+    for (const count of [65, 100, 101]) {
+      const error: any = await rejection(stream.getEvents({ afterOffset: 0, types: types.slice(0, count) }));
+      expect(error.code, String(count)).toBe("INVALID_ARGUMENT");
+      expect(error.message).toContain("at most 64 types");
+      expect(error.message).not.toMatch(/sqlite|SQL/i);
+      const waited: any = await rejection(stream.waitForEvent({ types: types.slice(0, count), timeoutMs: 0 }));
+      expect(waited.code).toBe("INVALID_ARGUMENT");
+    }
+    const allowed = await stream.getEvents({ afterOffset: 0, types: types.slice(0, 64) });
+    expect(allowed.map((event: any) => event.type)).toEqual(["demo/t1"]);
+  });
+
+  test("a lone surrogate in a payload, a key or an idempotency key is refused at append; nothing is stored", async () => {
+    using session: any = adminSession();
+    const stream = session.streams.get(streamPath("surrogates"));
+    for (const input of [
+      { type: "demo/a", payload: { text: "x\ud800y" } },
+      { type: "demo/a", payload: { ["k\udc00"]: 1 } },
+      { type: "demo/a", payload: { list: ["ok", "\udbff"] } },
+      { type: "demo/a", idempotencyKey: "key-\ud800" },
+    ]) {
+      expect((await rejection(stream.append(input))).code, JSON.stringify(input)).toBe("INVALID_ARGUMENT");
+    }
+    expect(await stream.getEvents({ afterOffset: 0 })).toEqual([]);
+    await stream.append({ type: "demo/a", payload: { text: "😀 𝄞" } });
+    const [event] = await stream.getEvents({ afterOffset: 0 });
+    expect(event.payload).toEqual({ text: "😀 𝄞" });
+  });
+
+  test("POST /api with garbage answers 400 with a code, and no stack or file path", async () => {
+    const { baseUrl } = target();
+    for (const body of ["garbage", "{}", '["push", ', "\u0000\u0001", '["launch",1]']) {
+      const response = await fetch(`${baseUrl}/api`, { method: "POST", body });
+      const text = await response.text();
+      expect(response.status, body).toBe(400);
+      expect(JSON.parse(text).code, body).toBe("INVALID_ARGUMENT");
+      expect(text, body).not.toMatch(/\bat \w|\.ts:|\.js:|node_modules|\/work\/|<html/i);
+    }
+  });
+
+  test("a WebSocket frame past the unauthenticated budget closes the socket with a coded reason", async () => {
+    const { baseUrl } = target();
+    const socket = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/api`);
+    await new Promise((open, fail) => {
+      socket.addEventListener("open", open);
+      socket.addEventListener("error", fail);
+    });
+    const closed = new Promise<{ code: number; reason: string }>((done) => socket.addEventListener("close", (event) => done({ code: event.code, reason: event.reason })));
+    socket.send("x".repeat(4_194_305));
+    const { code, reason } = await closed;
+    expect(code).toBe(1009);
+    expect(reason).toContain("[INVALID_ARGUMENT]");
+  });
+
+  test("an authenticated client pipelining right after connecting is unaffected by the guard", async () => {
+    using session: any = adminSession();
+    const stream = session.streams.get(streamPath("pipelined"));
+    const big = "z".repeat(200_000);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stream.append({ type: "demo/big", payload: { i, big } })));
+    expect((await stream.getEvents({ afterOffset: 0, limit: 500 })).length).toBe(20);
+  });
+
+  test("an unknown route and a bad method answer coded, without the runtime's error page", async () => {
+    const { baseUrl } = target();
+    const missing = await fetch(`${baseUrl}/nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ code: "NOT_FOUND", message: "no such route" });
+  });
+});
