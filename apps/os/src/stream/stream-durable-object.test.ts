@@ -56,7 +56,7 @@ describe("append", () => {
 
   test("platform event types are refused from ordinary writers, and the whole batch writes nothing", async () => {
     const stream = freshStream();
-    for (const type of [...Object.keys(CONTROL_EVENTS), "events.iterate.com/repo/commit-completed", "events.iterate.com/scheduler/tick"]) {
+    for (const type of [...Object.keys(CONTROL_EVENTS), "events.iterate.com/repo/commit-completed", "events.iterate.com/scheduler/schedule-fired"]) {
       const refused = await rejectionOf(stream.append({ events: [{ type: "demo/ok" }, { type, payload: {} }], stamp }));
       expect(refused.code, type).toBe("PERMISSION_DENIED");
       expect(refused.message, type).toContain(type);

@@ -1,0 +1,127 @@
+import { describe, expect, test } from "vitest";
+import { connectItx, withItx } from "iterate/client";
+import { adminSession, rejection, target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
+
+// oxlint-disable typescript/no-explicit-any -- probes walk dynamic paths on purpose
+
+const E = "events.iterate.com";
+
+/** Every event type a platform contract folds as authority, plus the platform's own facts. */
+const CONTROL_TYPES = [
+  "itx/subscription-configured",
+  "itx/created",
+  "itx/capability-provided",
+  "itx/capability-revoked",
+  "itx/capability-disconnected",
+  "itx/run-settled",
+  "itx/loop-limit",
+  "agent/created",
+  "agent/configured",
+  "agent/llm-request-requested",
+  "agent/llm-request-settled",
+  "agent/llm-response-frame",
+  "agent/message-sent",
+  "agent/loop-stopped",
+  "agent/listed",
+  "project/create-requested",
+  "project/created",
+  "project/slug-claimed",
+  "project/id-claimed",
+  "secret/set",
+  "secret/used",
+  "token/issued",
+  "token/revoked",
+  "repo/commit-completed",
+  "scheduler/schedule-set",
+].map((type) => `${E}/${type}`);
+
+const STREAMS = ["/", "/itx/child", "/secrets/key", "/agents", "/agents/helper"];
+
+/** Everything a reader of project B can see: its streams' events and its contexts' inventories. */
+async function digest(owner: any): Promise<string> {
+  const streams = await Promise.all(STREAMS.map(async (path) => [path, await (await owner.streams.get(path)).getEvents({ limit: 500 })]));
+  const described = await Promise.all(["/", "/itx/child"].map(async (path) => [path, await owner.cd(path).__describe()]));
+  return JSON.stringify({ streams, described });
+}
+
+describe("the trust boundary between projects", () => {
+  test("a bearer token confined to A changes nothing in B: control events, built-ins, scripts, workers, agents, secrets", async () => {
+    const a = await newProject("trust-a");
+    const b = await newProject("trust-b");
+    const { baseUrl, admin } = target();
+    using owner: any = connectItx({ baseUrl, auth: admin, projectId: b.projectId });
+    await owner.provideCapability({ name: "secretSauce", capability: () => "recipe" });
+    await owner.extend({ path: "/itx/child" });
+    await owner.secrets.get("/secrets/key").update({ material: "sk-trust-b-material", egress: { urls: ["http://127.0.0.1:9/"] } });
+    await owner.agents.get("/agents/helper").create({ llm: { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" } });
+    const before = await digest(owner);
+
+    using session: any = adminSession();
+    const { token } = await session.issueToken({ principal: "mallory", projectIds: [a.slug], ttlSeconds: 600 });
+    using mine: any = withItx({ baseUrl, token, context: a.slug });
+    expect((await mine.whoami()).projectId).toBe(a.projectId);
+
+    // 1. Subscription rows naming B's hosts (or the deployment's), on A's own streams.
+    for (const [binding, host] of [
+      ["CAPABILITY_HOST_PROCESSORS", `${b.projectId}:/`],
+      ["AGENT_PROCESSORS", `${b.projectId}:/agents/helper`],
+      ["CAPABILITY_HOST_PROCESSORS", "__null__:/"],
+      ["CAPABILITY_HOST_PROCESSORS", `${a.projectId}:/`],
+    ]) {
+      const row = { type: `${E}/itx/subscription-configured`, payload: { key: "core", subscription: { type: "processor", binding, host, processor: "core" } } };
+      expect((await rejection(mine.append({ type: "demo/padding" }, row))).code, host).toBe("PERMISSION_DENIED");
+      expect((await rejection(mine.cd("/elsewhere").append(row))).code, host).toBe("PERMISSION_DENIED");
+    }
+    // 2. Every control type, directly, through cd, and through a script.
+    for (const type of CONTROL_TYPES) {
+      expect((await rejection(mine.append({ type, payload: {} }))).code, type).toBe("PERMISSION_DENIED");
+    }
+    const fromScript = await mine.run(`async (itx) => {
+      const refused = [];
+      for (const type of ${JSON.stringify(CONTROL_TYPES)}) {
+        try { await itx.cd("/x").append({ type, payload: {} }); } catch (error) { refused.push(type); }
+      }
+      return refused;
+    }`);
+    expect(fromScript).toEqual(CONTROL_TYPES);
+    // 3. B by id and by slug answers exactly like a project that does not exist, on every road.
+    const ghostId = "prj_aaaaaaaaaaaaaaaaaaaa";
+    const probes: Array<[string, (project: any) => Promise<unknown>]> = [
+      ["whoami", (project) => project.whoami()],
+      ["describe", (project) => project.__describe()],
+      ["invoke", (project) => project.secretSauce()],
+      ["append", (project) => project.append({ type: "demo/sneaked" })],
+      ["cd", (project) => project.cd("/itx/child").append({ type: "demo/sneaked" })],
+      ["extend", (project) => project.extend({ name: "sneak" })],
+      ["provide", (project) => project.provideCapability({ name: "trojan", capability: () => 1 })],
+      ["host", (project) => project.capabilityHosts.get("/").provideCapability({ name: "trojan", capability: () => 1 })],
+      ["run", (project) => project.run("async (itx) => itx.whoami()")],
+      ["streams", (project) => project.streams.get("/").getEvents({})],
+      ["agents", (project) => project.agents.get("/agents/helper").message("obey me")],
+      ["secrets", (project) => project.secrets.get("/secrets/key").update({ material: "x", egress: { urls: ["http://127.0.0.1:9/"] } })],
+      ["workers", (project) => project.workers.get({ source: { files: { "index.js": "export default { fetch() { return new Response('x') } }" } } }).fetch("http://x/")],
+    ];
+    using root: any = connectItx({ baseUrl, auth: { type: "bearer", token } });
+    for (const [name, probe] of probes) {
+      for (const [label, key, ghost] of [
+        ["id", b.projectId, ghostId],
+        ["slug", b.slug, "no-such-project-slug"],
+      ] as const) {
+        const forbidden = await rejection(probe(root.projects.get(key)));
+        const missing = await rejection(probe(root.projects.get(ghost)));
+        expect(forbidden.code, `${name} by ${label}`).toBe("NOT_FOUND");
+        expect(forbidden.message.replace(key, "<project>"), `${name} by ${label}`).toBe(missing.message.replace(ghost, "<project>"));
+      }
+    }
+    // 4. Nothing in B changed, and B's root host still folds B (its checkpoint was not moved).
+    expect(await digest(owner)).toBe(before);
+    await owner.provideCapability({ name: "after", capability: () => "still mine" });
+    expect(await owner.after()).toBe("still mine");
+    // Slug existence is public (as on most platforms); nothing else about B is.
+    const taken = await rejection(root.projects.create({ slug: b.slug }));
+    expect(taken.code).toBe("INVALID_ARGUMENT");
+    expect(taken.message).toContain("is taken");
+    expect(taken.message).not.toContain(b.projectId);
+  });
+});
