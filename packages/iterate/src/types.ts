@@ -231,13 +231,23 @@ export interface ExpressionCapability {
 export interface ProvideCapabilityInput {
   /** A one-segment path. Give `name` or `path`. */
   name?: string;
-  /** Mount deeper than a name to shadow one method of an inherited capability. */
+  /** Mount deeper than a name to shadow one method of an inherited capability. `[]` with `capability: null` is a jail's row. */
   path?: string[];
   /** Prose for whoever finds it in `__describe()` (at most 4,000 characters). */
   instructions?: string;
   /** TypeScript source describing it (at most 16,000 characters). */
   types?: string;
-  capability: LiveCapability | ExpressionCapability;
+  /**
+   * `null` only at `path: []`: the jail row, after which code running as this context reaches only
+   * the rows beside it. `{ type: "built-in" }` beside it grants the built-in its name names
+   * (`append`, `getEvents`, `readEvents`, `waitForEvent`, `fetch`). See docs/security.md.
+   */
+  capability: LiveCapability | ExpressionCapability | BuiltInGrant | null;
+}
+
+/** A jail's grant of one built-in (see `ProvideCapabilityInput.capability`). */
+export interface BuiltInGrant {
+  type: "built-in";
 }
 
 /** What `provideCapability` answers. Disposing it revokes a live mount (not a durable one). */
@@ -283,11 +293,14 @@ export interface Itx {
   provideCapability(input: ProvideCapabilityInput): CapabilityProvision;
   revokeCapability(input: { path: string[]; providedAtOffset?: number }): boolean;
   invokeCapability(input: { path: string[]; args: unknown[] }): unknown;
-  /** A child context (get-or-create): `{ path }`, `{ name }` for `/itx/<name>`, or a generated `/itx/<id>`. */
+  /**
+   * A child context (get-or-create): `{ path }`, `{ name }` for `/itx/<name>`, or a generated `/itx/<id>`.
+   * Code acting as this context gets a handle acting as the child; anyone else keeps its own origin.
+   */
   extend(input?: { name?: string; path?: string }): Itx;
-  /** The parent context, skipping this context's shadows; calls keep this context as origin. */
+  /** The parent context, skipping this context's shadows; calls keep this handle's origin. */
   super: Itx;
-  /** Another context of the same project. */
+  /** Another context of the same project, reached with this handle's origin (writes are still stamped as this one). */
   cd(path: string): Itx;
   streams: { get(path: string): Stream };
   append(...events: EventInput[]): StreamEvent[];
