@@ -64,7 +64,8 @@ export async function recordRevoked(env: Env, tokenId: string, by: string): Prom
 }
 
 export async function isRevoked(env: Env, tokenId: string): Promise<boolean> {
-  return (await registry(env).getByIdempotencyKey(`token/revoked:${tokenId}`)) !== null;
+  const fact = await registry(env).getByIdempotencyKey(`token/revoked:${tokenId}`);
+  return fact !== null && fact.type === TOKEN_REVOKED && fact.source.platform === AUTH_WRITER;
 }
 
 /** Every token the deployment issued, newest first, with its revocation if any. */

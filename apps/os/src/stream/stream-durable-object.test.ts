@@ -69,6 +69,17 @@ describe("append", () => {
     expect(await stream.head()).toBe(2);
   });
 
+  test("idempotency keys in a platform namespace are the platform's: nobody squats itx/created or agent/created", async () => {
+    const stream = freshStream();
+    for (const key of ["itx/created", "agent/created", "itx/subscription-configured:core", "token/revoked:tok_x", "project/slug-claimed:x"]) {
+      const refused = await rejectionOf(stream.append({ events: [{ type: "demo/squat", idempotencyKey: key }], stamp }));
+      expect(refused.code, key).toBe("PERMISSION_DENIED");
+    }
+    await stream.append({ events: [{ type: "demo/mine", idempotencyKey: "demo/itx/created" }], stamp });
+    await stream.append({ events: [{ type: "demo/platform", idempotencyKey: "itx/created" }], stamp: { ...stamp, platform: "context" } });
+    expect(await stream.head()).toBe(2);
+  });
+
   test("a platform writer may append only the control types its rule names", async () => {
     const stream = freshStream();
     const row = { type: SUBSCRIPTION_CONFIGURED, payload: { key: "core", subscription: null } };

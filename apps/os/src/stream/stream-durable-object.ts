@@ -27,7 +27,7 @@ import { StreamCapability } from "./stream-capability.ts";
 import { Waiters } from "./waiters.ts";
 import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, mayDeclareReaction } from "./reaction.ts";
 import { parseReaction } from "iterate/stream/events";
-import { mayWrite, notYoursToWrite, processorOfStamp } from "./write-authority.ts";
+import { mayUseKey, mayWrite, notYourKey, notYoursToWrite, processorOfStamp } from "./write-authority.ts";
 
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
@@ -126,6 +126,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     // Platform types first: a refused batch writes nothing, not even a loop-limit fact.
     for (const [index, input] of inputs.entries()) {
       if (!mayWrite(input.type, stamp)) throw notYoursToWrite(input.type, index);
+      if (input.idempotencyKey !== undefined && !mayUseKey(input.idempotencyKey, stamp)) throw notYourKey(input.idempotencyKey, index);
     }
     if (stamp.platform === undefined && !opensToWriters(this.#core)) {
       throw new ItxError("PERMISSION_DENIED", `${this.#path} is a jail: nothing appends into it unless the jail grants append`, {

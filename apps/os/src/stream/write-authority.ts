@@ -127,6 +127,15 @@ export function mayWrite(type: string, stamp: EventSource): boolean {
   return rule.writers.includes(writer as PlatformWriter | ProcessorHostWriter);
 }
 
+/** The refusal an ordinary writer gets for a platform idempotency key. */
+export function notYourKey(key: string, index: number): ItxError {
+  return new ItxError(
+    "PERMISSION_DENIED",
+    `event ${index}: idempotency keys starting with ${JSON.stringify(key.slice(0, key.indexOf("/") + 1))} are the platform's; choose another key`,
+    { details: { index, reason: "platform-key" } },
+  );
+}
+
 /** The refusal an ordinary writer gets for a platform type: nothing is written. */
 export function notYoursToWrite(type: string, index: number): ItxError {
   const rule = writeRuleOf(type);
@@ -135,6 +144,18 @@ export function notYoursToWrite(type: string, index: number): ItxError {
     `event ${index}: ${type} is written only by the platform (${rule?.why ?? "a platform type"}); append your own event types instead`,
     { details: { index, type, reason: "platform-event" } },
   );
+}
+
+/**
+ * Idempotency keys the platform looks facts up by (`itx/created`, `agent/created`,
+ * `token/revoked:<id>`, ...) start with a platform namespace. Only platform writers may use them,
+ * so nobody can squat a key and make the platform believe a fact exists, or fail its own write.
+ */
+export const PLATFORM_KEY_PREFIXES: readonly string[] = ["itx/", "agent/", "project/", "secret/", "token/", "repo/", "scheduler/", "schedule/"];
+
+/** Whether a write stamped `stamp` may use idempotency key `key`. */
+export function mayUseKey(key: string, stamp: EventSource): boolean {
+  return stamp.platform !== undefined || !PLATFORM_KEY_PREFIXES.some((prefix) => key.startsWith(prefix));
 }
 
 /** Whether this stamp comes from a processor host the platform runs, which alone may label `source.processor`. */
