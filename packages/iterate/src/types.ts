@@ -108,7 +108,6 @@ export interface UnauthenticatedRoot {
   authenticate(credentials: Credentials): Session;
 }
 
-/** A catalogue that vends project contexts. It is not itself a context. */
 /** A freshly issued bearer token: the text is shown only here. */
 export interface IssuedTokenAnswer {
   token: string;
@@ -134,6 +133,7 @@ export interface Tokens {
   revoke(tokenId: string): { revoked: boolean };
 }
 
+/** A catalogue that vends project contexts. It is not itself a context. */
 export interface Session {
   __describe(): SessionDescription;
   projects: ProjectCollection;
