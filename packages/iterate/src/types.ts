@@ -180,6 +180,8 @@ export interface Stream {
    */
   getEventsPacked(input?: Omit<GetEventsInput, "types">): string;
   waitForEvent(input: WaitForEventInput): StreamEvent;
+  /** The durable event stored under an idempotency key, or null. */
+  getByIdempotencyKey(key: string): StreamEvent | null;
   /** Replays durable events after `afterOffset`, then tails live (ephemeral events too). */
   subscribe(
     callback: (events: StreamEvent[]) => void | Promise<void>,
@@ -242,7 +244,28 @@ export interface ProvideCapabilityInput {
    * the rows beside it. `{ type: "built-in" }` beside it grants the built-in its name names
    * (`append`, `getEvents`, `readEvents`, `waitForEvent`, `fetch`). See docs/security.md.
    */
-  capability: LiveCapability | ExpressionCapability | BuiltInGrant | null;
+  capability: LiveCapability | ExpressionCapability | SourceCapability | BuiltInGrant | null;
+  /** `{ expose: true }`: reachable publicly over HTTP at `{name}--{project}.{base}` (its `fetch`). */
+  http?: { expose: boolean };
+}
+
+/**
+ * A durable source capability: a dynamic worker from stored source, loaded per call. Stateless
+ * (a WorkerEntrypoint, acting as the caller's context) or a `durable-object` facet of the context
+ * with its own SQLite (acting as that context).
+ */
+export interface SourceCapability {
+  type: "rpc";
+  worker: {
+    type: "source";
+    source: {
+      mainModule: string;
+      modules: Record<string, string>;
+      /** The export to call: a WorkerEntrypoint class (default: the default export) or a DurableObject class. */
+      entrypoint?: string;
+      exportType?: "worker-entrypoint" | "durable-object";
+    };
+  };
 }
 
 /** A jail's grant of one built-in (see `ProvideCapabilityInput.capability`). */
@@ -261,7 +284,7 @@ export interface CapabilityProvision extends Disposable {
 export interface CapabilityDescription {
   path: string[];
   /** Built-ins belong to the handle itself (scope "platform") and cannot be shadowed. */
-  kind: "built-in" | "live" | "itx-expression";
+  kind: "built-in" | "live" | "itx-expression" | "source";
   /** The context whose table holds the mount ("platform" for built-ins). */
   scope: string;
   instructions?: string;
@@ -311,6 +334,23 @@ export interface Itx {
   capabilityHosts: { get(path: string): CapabilityHost };
   /** Outbound HTTP; a `fetch` mounted on the chain shadows the default. */
   fetch(input: string | Request, init?: RequestInit): Response;
+  /**
+   * Runs `async (itx) => { ... }` in an isolate: its itx is this handle (this context's chain,
+   * this handle's origin). Answers what it returned; a throw is SCRIPT_FAILED, past its deadline TIMEOUT.
+   */
+  run(script: string, options?: { timeoutMs?: number }): unknown;
+  /** The project's agents. */
+  agents: Agents;
+  /** In an agent's own context (`/agents/...`): that agent. NOT_FOUND elsewhere. */
+  agent: Agent;
+  /** In an agent's own context: the agent's words to people. Only code acting as the agent may speak. */
+  chat: AgentChat;
+  /** The project's secrets: write-only material, referenced in requests as `getSecret("/secrets/x")`. */
+  secrets: Secrets;
+  /** Dynamic workers from caller-supplied source, in isolates scoped to this context. */
+  workers: Workers;
+  /** This context's egress road. */
+  egress: Egress;
 }
 
 /** The host operations of one context. */
@@ -320,6 +360,80 @@ export interface CapabilityHost {
   provideCapability(input: ProvideCapabilityInput): CapabilityProvision;
   revokeCapability(input: { path: string[]; providedAtOffset?: number }): boolean;
   invokeCapability(input: { path: string[]; args: unknown[] }): unknown;
+  /** `async (itx) => { ... }` in this context's scope, like `Itx.run`. */
+  runScript(code: string, options?: { timeoutMs?: number }): unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents, secrets, dynamic workers, egress
+// ---------------------------------------------------------------------------------------------
+
+/** Which model an agent asks. The key is a secret's path, sent as a placeholder; never the key itself. */
+export type LlmConfig =
+  | { provider: "openai-compatible"; baseUrl: string; model: string; apiKey?: string }
+  | { provider: "workers-ai"; model?: string };
+
+export interface AgentConfig {
+  llm?: LlmConfig;
+  systemPrompt?: string;
+}
+
+/** `itx.agents`. */
+export interface Agents {
+  /** A handle on the agent at `path` (`/agents/<name>`); creates nothing. */
+  get(path: string): Agent;
+  list(): Array<{ path: string; createdAt: string }>;
+}
+
+/** One agent: a stream whose processor asks a model and runs the script each reply holds. */
+export interface Agent {
+  __describe(): Description & { path: string; whoami: string; agent: Record<string, unknown> };
+  /** Get-or-create: the context, the processor subscription and `agent/created`. */
+  create(input?: AgentConfig): { path: string; offset: number; created: boolean };
+  configure(input: AgentConfig): { offset: number };
+  /** A message into the agent's context; it answers in its own time. */
+  message(text: string): { offset: number };
+  /** A message, then the agent's next `chat.sendMessage` (text null when its loop ended without one). */
+  ask(input: { message: string; timeoutMs?: number }): { text: string | null; offset: number };
+  whoami(): { projectId: string; path: string; origin: string; principal: string };
+  stream: Stream;
+  chat: AgentChat;
+  invokeCapability(input: { path: string[]; args: unknown[] }): unknown;
+}
+
+export interface AgentChat {
+  /** Appends `agent/message-sent { text }`. */
+  sendMessage(text: string): { offset: number };
+}
+
+/** `itx.secrets`. */
+export interface Secrets {
+  get(path: string): Secret;
+}
+
+/** One secret: material goes in and never comes out. */
+export interface Secret {
+  /** Stores material (encrypted) and the URLs it may be sent to. */
+  update(input: { material: string; egress: { urls: string[] } }): { version: number };
+  __describe(): Description & { path: string; placeholder: string; version: number | null };
+}
+
+/** What `itx.workers.get` loads: a stateless worker, or a Durable Object class as a facet of this context. */
+export type WorkerRef =
+  | { source: { files: Record<string, string>; entryPoint?: string }; entrypoint?: string; props?: Record<string, unknown> }
+  | { source: { files: Record<string, string>; entryPoint?: string }; durableObject: { className: string; key: string } };
+
+/** `itx.workers`. */
+export interface Workers {
+  /** A stub on the loaded worker's entrypoint (or the facet). */
+  get(ref: WorkerRef): unknown;
+}
+
+/** `itx.egress`. */
+export interface Egress {
+  fetch(input: string | Request, init?: RequestInit): Response;
+  /** A live replacement for this context's fetch until released; it sees placeholders, never material. */
+  intercept(handler: (request: Request) => Response | Promise<Response>): { release(): boolean };
 }
 
 export interface ProjectSummary {

@@ -4,7 +4,7 @@ import { ItxError, errorCode } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import type { Connection } from "../api/connection.ts";
 import type { Env } from "../env.ts";
-import type { Caller, HostDescription } from "../capability-host/capability-host-api.ts";
+import type { Caller, CapabilityDescription, HostDescription } from "../capability-host/capability-host-api.ts";
 import { BUILT_IN_NAMES, parseCallPath } from "../capability-host/capability-path.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";
@@ -66,7 +66,7 @@ export class ItxRpcTarget extends RpcTarget {
     const confinement = this.#scope.confinement;
     const children = confinement ? grantedChildren(confinement) : builtInChildren();
     return {
-      kind: "itx",
+      kind: "itx" as const,
       context: `${projectId}:${path}`,
       projectId,
       path,
@@ -77,7 +77,7 @@ export class ItxRpcTarget extends RpcTarget {
         "extend() makes a child context whose mounts shadow this one's path by path.",
       children,
       // Built-ins first: they resolve on the handle and no mount can shadow them.
-      capabilities: [...builtInRows(children), ...chain.capabilities.filter((row) => row.kind !== "null" && row.kind !== "built-in")],
+      capabilities: [...builtInRows(children), ...chain.capabilities.filter(isCallableRow)],
       types: ITX_TYPES,
     };
   }
@@ -520,6 +520,11 @@ const ITX_TYPES = `export interface Itx {
   cd(path: string): Itx;
   [capability: string]: any;
 }`;
+
+// A jail's rows (the null row, built-in grants) describe the table, not something to call.
+function isCallableRow(row: CapabilityDescription): row is CapabilityDescription & { kind: "live" | "itx-expression" | "source" } {
+  return row.kind !== "null" && row.kind !== "built-in";
+}
 
 // What code in a jail sees of the built-ins: identity, calls, and its grants.
 function grantedChildren(confinement: Confinement): Record<string, string> {

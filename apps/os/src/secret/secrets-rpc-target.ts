@@ -45,10 +45,13 @@ export class SecretRpcTarget extends RpcTarget {
     return unwrapCoded(await relay((await this.#stub()).update(input, { principal: this.#scope.principal, origin: this.#scope.origin })));
   }
 
-  async __describe(): Promise<SecretDescription & { kind: "secret"; instructions: string; placeholder: string }> {
+  async __describe(): Promise<SecretDescription & { kind: "secret"; instructions: string; children: Record<string, string>; placeholder: string }> {
     const description = await relay((await this.#stub()).describe());
     return {
-      kind: "secret",
+      kind: "secret" as const,
+      children: {
+        update: "update({ material, egress: { urls } }): stores material (write-only) and the URLs it may be sent to",
+      },
       instructions: `Write-only. Put ${placeholderFor(this.#path)} in a header or text body of itx.fetch; it is replaced only for allowed URLs.`,
       placeholder: placeholderFor(this.#path),
       ...description,

@@ -1,0 +1,46 @@
+/**
+ * Compile-time tests: the platform's RpcTargets implement the public contract in `iterate/types`
+ * (checked by `pnpm typecheck`; nothing here runs). A member that drifts from types.ts, a missing
+ * built-in, or a literal kind widened to `string` fails the build here.
+ */
+import type { Agent, AgentChat, Agents, CapabilityHost, Egress, Itx, Secret, Secrets, Session, Stream, Tokens, UnauthenticatedRoot } from "iterate/types";
+import type { AgentChatRpcTarget, AgentRpcTarget, AgentsRpcTarget } from "./agent/agent-rpc-target.ts";
+import type { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
+import type { SessionRpcTarget } from "./api/session.ts";
+import type { TokensRpcTarget } from "./auth/tokens-rpc-target.ts";
+import type { EgressRpcTarget } from "./egress/egress-rpc-target.ts";
+import type { CapabilityHostRpcTarget, ItxRpcTarget } from "./itx/itx-rpc-target.ts";
+import type { SecretRpcTarget, SecretsRpcTarget } from "./secret/secrets-rpc-target.ts";
+import type { StreamCapability } from "./stream/stream-capability.ts";
+
+type Primitive = string | number | boolean | bigint | symbol | null | undefined;
+
+/** What serving `T` over RPC takes: every method may answer a promise, every result served in turn. */
+export type Served<T> = unknown extends T
+  ? unknown
+  : T extends Primitive | Request | Response | Uint8Array
+    ? T
+    : T extends ReadonlyArray<infer Item>
+      ? ReadonlyArray<Served<Item>>
+      : { [K in keyof T as K extends symbol ? never : K]: ServedMember<T[K]> };
+
+// A property may be served as a promise: it is pipelined like a call's result.
+type ServedMember<M> = M extends (...args: infer A) => infer R ? (...args: A) => Served<R> | Promise<Served<R>> : Served<M> | Promise<Served<M>>;
+
+type Expect<T extends true> = T;
+type Implements<Target, Contract> = [Target] extends [Served<Contract>] ? true : false;
+
+export type Contract = [
+  Expect<Implements<UnauthenticatedRootRpcTarget, UnauthenticatedRoot>>,
+  Expect<Implements<SessionRpcTarget, Session>>,
+  Expect<Implements<TokensRpcTarget, Tokens>>,
+  Expect<Implements<ItxRpcTarget, Itx>>,
+  Expect<Implements<CapabilityHostRpcTarget, CapabilityHost>>,
+  Expect<Implements<StreamCapability, Stream>>,
+  Expect<Implements<AgentsRpcTarget, Agents>>,
+  Expect<Implements<AgentRpcTarget, Agent>>,
+  Expect<Implements<AgentChatRpcTarget, AgentChat>>,
+  Expect<Implements<SecretsRpcTarget, Secrets>>,
+  Expect<Implements<SecretRpcTarget, Secret>>,
+  Expect<Implements<EgressRpcTarget, Egress>>,
+];
