@@ -3,6 +3,7 @@ import type { EventInput, EventSource, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
 import { relay } from "../api/relay.ts";
+import { unwrapCoded, type Coded } from "../api/coded-result.ts";
 import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-durable-object.ts";
 import type { BatchCallback } from "./live-subscribers.ts";
 
@@ -145,10 +146,39 @@ export class StreamCapability extends RpcTarget {
 }
 
 
+/** The Stream Durable Object's RPC surface: expected failures come back as values (see coded-result.ts). */
+export interface CodedStreamBackend {
+  append(request: AppendRequest): MaybePromise<Coded<StreamEvent[] | AppendReceipt>>;
+  getEvents(input?: unknown): MaybePromise<Coded<StreamEvent[]>>;
+  getEventsPacked(input?: unknown): MaybePromise<Coded<string>>;
+  head(): MaybePromise<number>;
+  getByIdempotencyKey(key: string): MaybePromise<Coded<StreamEvent | null>>;
+  waitForEvent(input: unknown): MaybePromise<Coded<StreamEvent>>;
+  subscribe(request: SubscribeRequest): MaybePromise<Coded<{ key: string; afterOffset: number; head: number }>>;
+  unsubscribe(key: string): MaybePromise<boolean>;
+  info(): MaybePromise<StreamInfo>;
+}
+
+/** A backend that throws the ItxErrors the Stream answered as values. */
+export function uncodedBackend(target: CodedStreamBackend): StreamBackend {
+  const backend = {
+    append: async (request: AppendRequest) => unwrapCoded(await target.append(request)),
+    getEvents: async (input?: unknown) => unwrapCoded(await target.getEvents(input)),
+    getEventsPacked: async (input?: unknown) => unwrapCoded(await target.getEventsPacked(input)),
+    head: () => target.head(),
+    getByIdempotencyKey: async (key: string) => unwrapCoded(await target.getByIdempotencyKey(key)),
+    waitForEvent: async (input: unknown) => unwrapCoded(await target.waitForEvent(input)),
+    subscribe: async (request: SubscribeRequest) => unwrapCoded(await target.subscribe(request)),
+    unsubscribe: (key: string) => target.unsubscribe(key),
+    info: () => target.info(),
+  };
+  return backend as StreamBackend;
+}
+
 /**
- * The Stream Durable Object at `name`, typed as a backend. (The generated RPC types collapse
- * methods whose results hold `unknown` payloads; the methods and their results are what they say.)
+ * The Stream Durable Object at `name`, as a backend that throws coded errors. (The generated RPC
+ * types collapse methods whose results hold `unknown` payloads; the methods are what they say.)
  */
 export function streamStub(namespace: DurableObjectNamespace<never> | DurableObjectNamespace, name: string): StreamBackend {
-  return namespace.getByName(name) as unknown as StreamBackend;
+  return uncodedBackend(namespace.getByName(name) as unknown as CodedStreamBackend);
 }

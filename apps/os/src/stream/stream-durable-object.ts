@@ -23,7 +23,8 @@ import {
   reduceStreamCore,
   type StreamCoreState,
 } from "./stream-core.ts";
-import { StreamCapability } from "./stream-capability.ts";
+import { StreamCapability, uncodedBackend } from "./stream-capability.ts";
+import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
 import { Waiters } from "./waiters.ts";
 import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, mayDeclareReaction } from "./reaction.ts";
 import { parseReaction } from "iterate/stream/events";
@@ -108,10 +109,46 @@ export class StreamDurableObject extends DurableObject<Env> {
     if (this.#deliveries.size > 0) ctx.waitUntil(this.#pumpDeliveries());
   }
 
+  // Every RPC method answers expected failures as values (`Coded`): a Durable Object method that
+  // throws is printed by workerd as an uncaught exception with its stack, and any caller could make
+  // the OS log as fast as it can send bad input. `streamStub` turns them back into ItxErrors.
+
   /** Appends events as one commit; answers them as stored (or as they were, for idempotent repeats). */
-  append(request: AppendRequest & { answer: "receipt" }): AppendReceipt;
-  append(request: AppendRequest): StreamEvent[];
-  append(request: AppendRequest): StreamEvent[] | AppendReceipt {
+  append(request: AppendRequest): Coded<StreamEvent[] | AppendReceipt> {
+    return codedSync(() => this.#append(request));
+  }
+
+  /** Reads durable events between exclusive bounds. */
+  getEvents(input: unknown = {}): Coded<StreamEvent[]> {
+    return codedSync(() => this.#getEvents(input));
+  }
+
+  /** A page without type filters in the packed format (`Journal.readPacked`): the fast path for bulk reads. */
+  getEventsPacked(input: unknown = {}): Coded<string> {
+    return codedSync(() => this.#getEventsPacked(input));
+  }
+
+  /** The durable event appended with `key`, if any. */
+  getByIdempotencyKey(key: string): Coded<StreamEvent | null> {
+    return codedSync(() => this.#getByIdempotencyKey(key));
+  }
+
+  /** Resolves with the first durable event (after `afterOffset`) that matches, or TIMEOUT. */
+  waitForEvent(input: unknown): Promise<Coded<StreamEvent>> {
+    return asCoded(() => this.#waitForEvent(input));
+  }
+
+  /**
+   * Replays durable events after `afterOffset` to `callback`, then tails live, including ephemeral
+   * events sent while connected. A second subscription with the same key replaces the first.
+   */
+  subscribe(request: SubscribeRequest): Coded<{ key: string; afterOffset: number; head: number }> {
+    return codedSync(() => this.#subscribe(request));
+  }
+
+  #append(request: AppendRequest & { answer: "receipt" }): AppendReceipt;
+  #append(request: AppendRequest): StreamEvent[] | AppendReceipt;
+  #append(request: AppendRequest): StreamEvent[] | AppendReceipt {
     const inputs = validateAppendBatch(typeof request.events === "string" ? parseEventsJson(request.events) : request.events);
     const expected = request.expectedOffset;
     if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
@@ -240,7 +277,7 @@ export class StreamDurableObject extends DurableObject<Env> {
   #refuseRunaway(reaction: Reaction): never {
     const error = loopLimitError(reaction, this.#path);
     try {
-      this.append({
+      this.#append({
         events: [
           {
             type: LOOP_LIMIT_RECORDED,
@@ -257,14 +294,12 @@ export class StreamDurableObject extends DurableObject<Env> {
     throw error;
   }
 
-  /** Reads durable events between exclusive bounds. */
-  getEvents(input: unknown = {}): StreamEvent[] {
+  #getEvents(input: unknown): StreamEvent[] {
     const query = validateGetEventsInput(input);
     return this.#journal.read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100, query.types);
   }
 
-  /** A page without type filters in the packed format (`Journal.readPacked`): the fast path for bulk reads. */
-  getEventsPacked(input: unknown = {}): string {
+  #getEventsPacked(input: unknown): string {
     const { limit, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
     if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > READ_JSON_MAX_LIMIT)) {
       throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${READ_JSON_MAX_LIMIT}`, {
@@ -280,16 +315,14 @@ export class StreamDurableObject extends DurableObject<Env> {
     return this.#journal.head;
   }
 
-  /** The durable event appended with `key`, if any. */
-  getByIdempotencyKey(key: string): StreamEvent | null {
+  #getByIdempotencyKey(key: string): StreamEvent | null {
     if (typeof key !== "string" || key.length === 0 || key.length > STREAM_LIMITS.IDEMPOTENCY_KEY_MAX_LENGTH) {
       throw new ItxError("INVALID_ARGUMENT", "an idempotency key is a non-empty string of at most 512 characters");
     }
     return this.#journal.byIdempotencyKey(key) ?? null;
   }
 
-  /** Resolves with the first durable event (after `afterOffset`) that matches, or fails with TIMEOUT. */
-  async waitForEvent(input: unknown): Promise<StreamEvent> {
+  async #waitForEvent(input: unknown): Promise<StreamEvent> {
     const query = validateWaitForEventInput(input);
     const matches = (event: StreamEvent) =>
       event.offset > (query.afterOffset ?? 0) &&
@@ -310,11 +343,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     return this.#waiters.wait(matches, query.timeoutMs, described);
   }
 
-  /**
-   * Replays durable events after `afterOffset` to `callback`, then tails live, including ephemeral
-   * events sent while connected. A second subscription with the same key replaces the first.
-   */
-  subscribe(request: SubscribeRequest): { key: string; afterOffset: number; head: number } {
+  #subscribe(request: SubscribeRequest): { key: string; afterOffset: number; head: number } {
     const afterOffset = request.afterOffset ?? 0;
     if (!Number.isSafeInteger(afterOffset) || afterOffset < 0) {
       throw new ItxError("INVALID_ARGUMENT", `afterOffset must be a non-negative integer, got ${String(afterOffset)}`);
@@ -427,7 +456,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     if (!namespace) throw new Error(`no processor host binding ${binding}`);
     // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
     const stub = namespace.getByName(host) as any;
-    const capability = new StreamCapability(this, { platform: `processor-host:${processor}` });
+    const capability = new StreamCapability(uncodedBackend(this), { platform: `processor-host:${processor}` });
     // The host checks `coordinate` against the streams it folds: a wake from any other is refused.
     const coordinate = `${this.#projectId}:${this.#path}`;
     const session = (await stub.wakeStreamProcessor({ name: processor, stream: capability, coordinate })) as ProcessorSession;
