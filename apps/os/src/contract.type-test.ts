@@ -30,7 +30,7 @@ type ServedMember<M> = M extends (...args: infer A) => infer R ? (...args: A) =>
 type Expect<T extends true> = T;
 type Implements<Target, Contract> = [Target] extends [Served<Contract>] ? true : false;
 
-export type Contract = [
+export type PlatformImplementsContract = [
   Expect<Implements<UnauthenticatedRootRpcTarget, UnauthenticatedRoot>>,
   Expect<Implements<SessionRpcTarget, Session>>,
   Expect<Implements<TokensRpcTarget, Tokens>>,

@@ -1,34 +1,17 @@
 import { DurableObject } from "cloudflare:workers";
 import type { EventSource, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import {
-  STREAM_LIMITS,
-  matchesPayload,
-  sameEventBody,
-  validateAppendBatch,
-  validateGetEventsInput,
-  validateWaitForEventInput,
-} from "iterate/stream/events";
+import { STREAM_LIMITS, matchesPayload, validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
 import type { Env } from "../env.ts";
-import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
-import { Journal, type PendingEvent } from "./journal.ts";
-import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
-import {
-  STREAM_CORE_TYPES,
-  SUBSCRIPTION_CONFIGURED,
-  SUBSCRIPTIONS_MAX,
-  opensToWriters,
-  initialStreamCoreState,
-  parseSubscriptionConfigured,
-  reduceStreamCore,
-  type StreamCoreState,
-} from "./stream-core.ts";
-import { StreamCapability, uncodedBackend } from "./stream-capability.ts";
 import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
+import { planAppend } from "./append-plan.ts";
+import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
+import { Journal } from "./journal.ts";
+import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
+import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, loopLimitError } from "./reaction.ts";
+import { STREAM_CORE_TYPES, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
+import { StreamCapability, uncodedBackend } from "./stream-capability.ts";
 import { Waiters } from "./waiters.ts";
-import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, isRunaway, loopLimitError, mayDeclareReaction } from "./reaction.ts";
-import { parseReaction } from "iterate/stream/events";
-import { mayUseKey, mayWrite, notYourKey, notYoursToWrite, processorOfStamp } from "./write-authority.ts";
 
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
@@ -149,98 +132,19 @@ export class StreamDurableObject extends DurableObject<Env> {
   #append(request: AppendRequest & { answer: "receipt" }): AppendReceipt;
   #append(request: AppendRequest): StreamEvent[] | AppendReceipt;
   #append(request: AppendRequest): StreamEvent[] | AppendReceipt {
-    const inputs = validateAppendBatch(typeof request.events === "string" ? parseEventsJson(request.events) : request.events);
-    const expected = request.expectedOffset;
-    if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
-      throw new ItxError("INVALID_ARGUMENT", `expectedOffset must be a non-negative integer, got ${String(expected)}`);
-    }
-    if (expected !== undefined && expected !== this.#journal.head) {
-      throw new ItxError("OFFSET_CONFLICT", `expected the head at ${expected}, but it is at ${this.#journal.head}`, {
-        details: { expectedOffset: expected, head: this.#journal.head },
-      });
-    }
-    const stamp = trustedSource(request.stamp);
-    // Platform types first: a refused batch writes nothing, not even a loop-limit fact.
-    for (const [index, input] of inputs.entries()) {
-      if (!mayWrite(input.type, stamp)) throw notYoursToWrite(input.type, index);
-      if (input.idempotencyKey !== undefined && !mayUseKey(input.idempotencyKey, stamp)) throw notYourKey(input.idempotencyKey, index);
-    }
-    if (stamp.platform === undefined && !opensToWriters(this.#core)) {
-      throw new ItxError("PERMISSION_DENIED", `${this.#path} is a jail: nothing appends into it unless the jail grants append`, {
-        details: { reason: "jail" },
-      });
-    }
-    if (stamp.reaction && isRunaway(stamp)) this.#refuseRunaway(stamp.reaction);
-    const processor = processorOfStamp(stamp);
-    for (const [index, input] of inputs.entries()) {
-      const declared = input.source?.reaction;
-      if (declared === undefined) continue;
-      if (!mayDeclareReaction(stamp)) {
-        throw new ItxError("INVALID_ARGUMENT", `event ${index}: source.reaction is stamped by the platform, not by writers`, { details: { field: "source.reaction" } });
-      }
-      if (isRunaway({ reaction: declared })) this.#refuseRunaway(declared);
-    }
-    const answers: Array<StreamEvent | number> = [];
-    const pending: PendingEvent[] = [];
-    const ephemeralAt: Array<{ index: number; event: StreamEvent }> = [];
-    const keysInCall = new Map<string, PendingEvent>();
-    let core = this.#core;
-    for (const [index, input] of inputs.entries()) {
-      // Only a processor host the platform runs labels its writes, and only with its own slug;
-      // anyone else's source values are dropped.
-      const source: EventSource = input.source?.processor && processor ? { ...stamp, processor } : { ...stamp };
-      if (input.source?.reaction) source.reaction = input.source.reaction;
-      if (input.ephemeral) {
-        const event: StreamEvent = {
-          streamPath: this.#path,
-          offset: this.#journal.head + pending.length,
-          type: input.type,
-          payload: input.payload ?? {},
-          createdAt: "",
-          source,
-          ephemeral: true,
-        };
-        ephemeralAt.push({ index, event });
-        answers.push(event);
-        continue;
-      }
-      if (input.type !== SUBSCRIPTION_CONFIGURED && STREAM_CORE_TYPES.includes(input.type)) {
-        core = reduceStreamCore(core, { type: input.type, payload: input.payload } as StreamEvent);
-      }
-      if (input.type === SUBSCRIPTION_CONFIGURED) {
-        const configured = parseSubscriptionConfigured(input.payload, (name) => hasNamespace(this.env, name), this.#projectId);
-        const next = reduceStreamCore(core, { type: input.type, payload: configured } as StreamEvent);
-        if (Object.keys(next.subscriptions).length > SUBSCRIPTIONS_MAX) {
-          throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${SUBSCRIPTIONS_MAX} processor subscriptions`, {
-            details: { limit: "SUBSCRIPTIONS_MAX" },
-          });
-        }
-        core = next;
-      }
-      if (input.idempotencyKey !== undefined) {
-        const stored = this.#journal.byIdempotencyKey(input.idempotencyKey);
-        const earlier = keysInCall.get(input.idempotencyKey);
-        const existing = stored ?? earlier;
-        if (existing) {
-          if (!sameEventBody(existing, input)) {
-            throw new ItxError(
-              "IDEMPOTENCY_CONFLICT",
-              `idempotency key ${JSON.stringify(input.idempotencyKey)} was used for a different event${stored ? ` at offset ${stored.offset}` : ""}`,
-              { details: { index, idempotencyKey: input.idempotencyKey, ...(stored ? { offset: stored.offset } : {}) } },
-            );
-          }
-          answers.push(stored ?? pending.indexOf(existing));
-          continue;
-        }
-      }
-      const event: PendingEvent = { type: input.type, payload: input.payload ?? {}, source };
-      if (input.idempotencyKey !== undefined) {
-        event.idempotencyKey = input.idempotencyKey;
-        keysInCall.set(input.idempotencyKey, event);
-      }
-      answers.push(pending.length);
-      pending.push(event);
-    }
+    const plan = planAppend(
+      {
+        projectId: this.#projectId,
+        path: this.#path,
+        head: this.#journal.head,
+        core: this.#core,
+        byIdempotencyKey: (key) => this.#journal.byIdempotencyKey(key),
+        hasBinding: (name) => hasNamespace(this.env, name),
+      },
+      request,
+    );
+    if (plan.kind === "runaway") this.#refuseRunaway(plan.reaction);
+    const { pending, answers, ephemeralAt, core } = plan;
 
     let written: StreamEvent[] = [];
     if (pending.length > 0) {
@@ -501,31 +405,6 @@ export class StreamDurableObject extends DurableObject<Env> {
       JSON.stringify({ offset: this.#journal.head, state }),
     );
   }
-}
-
-function parseEventsJson(text: string): unknown {
-  if (text.length > STREAM_LIMITS.APPEND_MAX_BYTES) {
-    throw new ItxError("INVALID_ARGUMENT", `an append is at most ${STREAM_LIMITS.APPEND_MAX_BYTES} bytes of JSON`, {
-      details: { limit: "APPEND_MAX_BYTES" },
-    });
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ItxError("INVALID_ARGUMENT", "events is a string but not a JSON array of event inputs");
-  }
-}
-
-// Only the Worker or a processor host holds a Stream stub, and they pass what they know to be
-// true; still, keep exactly the known fields so nothing else rides along.
-function trustedSource(stamp: EventSource | undefined): EventSource {
-  const source: EventSource = {};
-  if (typeof stamp?.origin === "string") source.origin = stamp.origin;
-  if (typeof stamp?.principal === "string") source.principal = stamp.principal;
-  if (typeof stamp?.platform === "string") source.platform = stamp.platform;
-  const reaction = parseReaction(stamp?.reaction);
-  if (reaction) source.reaction = reaction;
-  return source;
 }
 
 function hasNamespace(env: Env, name: string): boolean {

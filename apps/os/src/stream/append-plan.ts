@@ -1,0 +1,176 @@
+import type { EventSource, Reaction, StreamEvent } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import { STREAM_LIMITS, parseReaction, sameEventBody, validateAppendBatch } from "iterate/stream/events";
+import type { PendingEvent } from "./journal.ts";
+import { isRunaway, mayDeclareReaction } from "./reaction.ts";
+import {
+  STREAM_CORE_TYPES,
+  SUBSCRIPTION_CONFIGURED,
+  SUBSCRIPTIONS_MAX,
+  opensToWriters,
+  parseSubscriptionConfigured,
+  reduceStreamCore,
+  type StreamCoreState,
+} from "./stream-core.ts";
+import { mayUseKey, mayWrite, notYourKey, notYoursToWrite, processorOfStamp } from "./write-authority.ts";
+
+/** What an append is checked against: the stream as it stands, read-only. */
+export interface AppendContext {
+  projectId: string;
+  path: string;
+  head: number;
+  core: StreamCoreState;
+  byIdempotencyKey(key: string): StreamEvent | undefined;
+  /** Whether the deployment has a Durable Object namespace of this name (subscription rows). */
+  hasBinding(name: string): boolean;
+}
+
+/** An append as the Stream receives it. `stamp` is the platform's, never the writer's. */
+export interface AppendInput {
+  events: unknown[] | string;
+  expectedOffset?: number;
+  stamp: EventSource;
+}
+
+/**
+ * What to do with an append: commit `pending` (each answer an index into it, a stored event for an
+ * idempotent repeat, or an ephemeral event), or refuse it as the next round of a runaway chain.
+ */
+export type AppendPlan =
+  | { kind: "runaway"; reaction: Reaction }
+  | {
+      kind: "commit";
+      pending: PendingEvent[];
+      answers: Array<StreamEvent | number>;
+      ephemeralAt: Array<{ index: number; event: StreamEvent }>;
+      /** The stream's own state after the batch (the same object when the batch does not change it). */
+      core: StreamCoreState;
+    };
+
+/**
+ * Checks an append against everything but the journal's write and decides what it stores. Pure:
+ * it reads the context and throws coded errors, so a refused append changes nothing. The order of
+ * the checks is part of the contract: input shape, expected head, who may write these types and
+ * keys, the jail, runaway chains, then per-event rules (reactions, subscriptions, idempotency).
+ */
+export function planAppend(context: AppendContext, request: AppendInput): AppendPlan {
+    const inputs = validateAppendBatch(typeof request.events === "string" ? parseEventsJson(request.events) : request.events);
+    const expected = request.expectedOffset;
+    if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
+      throw new ItxError("INVALID_ARGUMENT", `expectedOffset must be a non-negative integer, got ${String(expected)}`);
+    }
+    if (expected !== undefined && expected !== context.head) {
+      throw new ItxError("OFFSET_CONFLICT", `expected the head at ${expected}, but it is at ${context.head}`, {
+        details: { expectedOffset: expected, head: context.head },
+      });
+    }
+    const stamp = trustedSource(request.stamp);
+    // Platform types first: a refused batch writes nothing, not even a loop-limit fact.
+    for (const [index, input] of inputs.entries()) {
+      if (!mayWrite(input.type, stamp)) throw notYoursToWrite(input.type, index);
+      if (input.idempotencyKey !== undefined && !mayUseKey(input.idempotencyKey, stamp)) throw notYourKey(input.idempotencyKey, index);
+    }
+    if (stamp.platform === undefined && !opensToWriters(context.core)) {
+      throw new ItxError("PERMISSION_DENIED", `${context.path} is a jail: nothing appends into it unless the jail grants append`, {
+        details: { reason: "jail" },
+      });
+    }
+    if (stamp.reaction && isRunaway(stamp)) return { kind: "runaway", reaction: stamp.reaction };
+    const processor = processorOfStamp(stamp);
+    for (const [index, input] of inputs.entries()) {
+      const declared = input.source?.reaction;
+      if (declared === undefined) continue;
+      if (!mayDeclareReaction(stamp)) {
+        throw new ItxError("INVALID_ARGUMENT", `event ${index}: source.reaction is stamped by the platform, not by writers`, { details: { field: "source.reaction" } });
+      }
+      if (isRunaway({ reaction: declared })) return { kind: "runaway", reaction: declared };
+    }
+    const answers: Array<StreamEvent | number> = [];
+    const pending: PendingEvent[] = [];
+    const ephemeralAt: Array<{ index: number; event: StreamEvent }> = [];
+    const keysInCall = new Map<string, PendingEvent>();
+    let core = context.core;
+    for (const [index, input] of inputs.entries()) {
+      // Only a processor host the platform runs labels its writes, and only with its own slug;
+      // anyone else's source values are dropped.
+      const source: EventSource = input.source?.processor && processor ? { ...stamp, processor } : { ...stamp };
+      if (input.source?.reaction) source.reaction = input.source.reaction;
+      if (input.ephemeral) {
+        const event: StreamEvent = {
+          streamPath: context.path,
+          offset: context.head + pending.length,
+          type: input.type,
+          payload: input.payload ?? {},
+          createdAt: "",
+          source,
+          ephemeral: true,
+        };
+        ephemeralAt.push({ index, event });
+        answers.push(event);
+        continue;
+      }
+      if (input.type !== SUBSCRIPTION_CONFIGURED && STREAM_CORE_TYPES.includes(input.type)) {
+        core = reduceStreamCore(core, { type: input.type, payload: input.payload } as StreamEvent);
+      }
+      if (input.type === SUBSCRIPTION_CONFIGURED) {
+        const configured = parseSubscriptionConfigured(input.payload, context.hasBinding, context.projectId);
+        const next = reduceStreamCore(core, { type: input.type, payload: configured } as StreamEvent);
+        if (Object.keys(next.subscriptions).length > SUBSCRIPTIONS_MAX) {
+          throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${SUBSCRIPTIONS_MAX} processor subscriptions`, {
+            details: { limit: "SUBSCRIPTIONS_MAX" },
+          });
+        }
+        core = next;
+      }
+      if (input.idempotencyKey !== undefined) {
+        const stored = context.byIdempotencyKey(input.idempotencyKey);
+        const earlier = keysInCall.get(input.idempotencyKey);
+        const existing = stored ?? earlier;
+        if (existing) {
+          if (!sameEventBody(existing, input)) {
+            throw new ItxError(
+              "IDEMPOTENCY_CONFLICT",
+              `idempotency key ${JSON.stringify(input.idempotencyKey)} was used for a different event${stored ? ` at offset ${stored.offset}` : ""}`,
+              { details: { index, idempotencyKey: input.idempotencyKey, ...(stored ? { offset: stored.offset } : {}) } },
+            );
+          }
+          answers.push(stored ?? pending.indexOf(existing));
+          continue;
+        }
+      }
+      const event: PendingEvent = { type: input.type, payload: input.payload ?? {}, source };
+      if (input.idempotencyKey !== undefined) {
+        event.idempotencyKey = input.idempotencyKey;
+        keysInCall.set(input.idempotencyKey, event);
+      }
+      answers.push(pending.length);
+      pending.push(event);
+    }
+
+    return { kind: "commit", pending, answers, ephemeralAt, core };
+}
+
+function parseEventsJson(text: string): unknown {
+  if (text.length > STREAM_LIMITS.APPEND_MAX_BYTES) {
+    throw new ItxError("INVALID_ARGUMENT", `an append is at most ${STREAM_LIMITS.APPEND_MAX_BYTES} bytes of JSON`, {
+      details: { limit: "APPEND_MAX_BYTES" },
+    });
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ItxError("INVALID_ARGUMENT", "events is a string but not a JSON array of event inputs");
+  }
+}
+
+/** Keeps exactly the known fields of a stamp, so nothing else rides along. */
+export function trustedSource(stamp: EventSource | undefined): EventSource {
+  const source: EventSource = {};
+  if (typeof stamp?.origin === "string") source.origin = stamp.origin;
+  if (typeof stamp?.principal === "string") source.principal = stamp.principal;
+  if (typeof stamp?.platform === "string") source.platform = stamp.platform;
+  const reaction = parseReaction(stamp?.reaction);
+  if (reaction) source.reaction = reaction;
+  return source;
+}
+
