@@ -29,6 +29,11 @@ export const LIMITS = {
    * it is held to the unauthenticated budget; its lines count against API_UNAUTHENTICATED_MESSAGES_MAX.
    */
   API_HTTP_BATCH_MAX_BYTES: 4_194_304,
+  /**
+   * Contexts one connection may provide live capabilities to: each is remembered (and told when
+   * the connection ends), so one client cannot grow the Worker's memory without bound.
+   */
+  CONNECTION_LIVE_CONTEXTS_MAX: 1000,
 } as const;
 
 /** The name of one OS limit, as it appears in an error's `details.limit`. */

@@ -1,4 +1,6 @@
+import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
+import { LIMITS } from "../limits.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { logUncoded } from "../logging/log-limiter.ts";
 
@@ -41,6 +43,14 @@ export class Connection {
    * Remembers that a live capability was provided to this context over this connection: when the
    * connection ends, the context's host marks every such mount disconnected.
    */
+  /** Refuses a live provide to one more context once CONNECTION_LIVE_CONTEXTS_MAX are tracked. */
+  assertMayTrack(projectId: string, path: string): void {
+    if (this.#liveHosts.has(`${projectId}:${path}`) || this.#liveHosts.size < LIMITS.CONNECTION_LIVE_CONTEXTS_MAX) return;
+    throw new ItxError("INVALID_ARGUMENT", `one connection provides live capabilities to at most ${LIMITS.CONNECTION_LIVE_CONTEXTS_MAX} contexts`, {
+      details: { limit: "CONNECTION_LIVE_CONTEXTS_MAX" },
+    });
+  }
+
   trackLiveProvide(env: Env, projectId: string, path: string): void {
     const key = `${projectId}:${path}`;
     if (this.#liveHosts.has(key)) return;

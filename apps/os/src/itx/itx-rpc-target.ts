@@ -105,6 +105,8 @@ export class ItxRpcTarget extends RpcTarget {
     const caller = this.#caller();
     const where = await this.#where();
     const host = hostStub(this.#scope.env, where.projectId, where.path);
+    const live = typeof capability === "function" || (typeof capability === "object" && capability !== null && !("type" in capability));
+    if (live) this.#scope.connection?.assertMayTrack(where.projectId, where.path);
     const provided = await relay(
       host.provide({
         path: mountPath,
