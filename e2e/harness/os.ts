@@ -1,5 +1,6 @@
 import { inject } from "vitest";
 import { connectItx } from "iterate/client";
+import { errorCode } from "iterate/errors";
 import type { Credentials } from "iterate/types";
 
 /** The OS under test and how to reach it as admin. */
@@ -15,12 +16,15 @@ export function adminSession(transport?: "websocket" | "http-batch") {
   return connectItx({ baseUrl, auth: admin, transport });
 }
 
-/** Awaits `promise` expecting a rejection; answers the error so the test can check its code. */
-export async function rejection(promise: PromiseLike<unknown>): Promise<Error & { code?: string }> {
+/**
+ * For `expect.poll`: whether a call now fails because its live capability's provider is gone
+ * (CAPABILITY_DISCONNECTED). Any other outcome answers false, so the poll tries again.
+ */
+export async function disconnected(promise: PromiseLike<unknown>): Promise<boolean> {
   try {
     await promise;
+    return false;
   } catch (error) {
-    return error as Error & { code?: string };
+    return errorCode(error) === "CAPABILITY_DISCONNECTED";
   }
-  throw new Error("expected a rejection, but the call succeeded");
 }

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
-import { rejection, target } from "../harness/os.ts";
+import { target } from "../harness/os.ts";
 import { newProject, projectItx } from "../harness/projects.ts";
 import { scriptReply, startModelServer, type ModelRequest } from "../harness/model-server.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- itx handles are dynamic by design
 
@@ -156,8 +157,7 @@ describe("agents", () => {
     });
     const agent = itx.agents.get("/agents/wordy");
     await agent.create({ llm: config });
-    const stopped = await rejection(agent.ask({ message: "hi", timeoutMs: 30_000 }));
-    expect(stopped.code).toBe("UNAVAILABLE");
+    const stopped = await expectCode(agent.ask({ message: "hi", timeoutMs: 30_000 }), "UNAVAILABLE");
     expect(stopped.message).toMatch(/could not run/);
     const requests = requestsOf(config);
     expect(requests).toHaveLength(2);
@@ -239,7 +239,7 @@ describe("agents", () => {
     const config = llm("runaway", () => scriptReply("async (itx) => 1"));
     const agent = itx.agents.get("/agents/busy");
     await agent.create({ llm: config });
-    const stopped = await rejection(agent.ask({ message: "count forever", timeoutMs: 60_000 }));
+    const stopped = await expectCode(agent.ask({ message: "count forever", timeoutMs: 60_000 }), "UNAVAILABLE");
     expect(stopped.message).toMatch(/AUTONOMOUS_TURNS_MAX/);
     expect(requestsOf(config)).toHaveLength(8);
   });
@@ -262,8 +262,7 @@ describe("agents", () => {
     expect(baited?.headers["x-iterate-egress-secrets"]).toBeUndefined();
     const events = await (await itx.streams.get("/agents/keyed")).getEvents({ limit: 500 });
     expect(JSON.stringify(events)).not.toContain(material);
-    const raw = await rejection(itx.agents.get("/agents/raw").create({ llm: { ...config, apiKey: material } }));
-    expect(raw.code).toBe("INVALID_ARGUMENT");
+    const raw = await expectCode(itx.agents.get("/agents/raw").create({ llm: { ...config, apiKey: material } }), "INVALID_ARGUMENT");
     expect(raw.message).not.toContain(material);
   });
 
@@ -271,12 +270,11 @@ describe("agents", () => {
     using itx = await projectItx("agent-ai");
     const agent = itx.agents.get("/agents/cloud");
     await agent.create({ llm: { provider: "workers-ai", model: "@cf/meta/llama-3.3-70b-instruct-fp8-fast" } });
-    const failed = await rejection(agent.ask({ message: "hi", timeoutMs: 30_000 }));
-    expect(failed.code).toBe("UNAVAILABLE");
+    const failed = await expectCode(agent.ask({ message: "hi", timeoutMs: 30_000 }), "UNAVAILABLE");
     expect(failed.message).toMatch(/only when the OS is deployed/);
     const broken = itx.agents.get("/agents/broken");
     await broken.create({ llm: llm("broken", () => ({ status: 503, body: "overloaded" })) });
-    const refused = await rejection(broken.ask({ message: "hi", timeoutMs: 30_000 }));
+    const refused = await expectCode(broken.ask({ message: "hi", timeoutMs: 30_000 }), "UNAVAILABLE");
     expect(refused.message).toMatch(/HTTP 503: overloaded/);
     expect((await broken.__describe()).agent.lastError).toMatchObject({ code: "UNAVAILABLE" });
   });
@@ -284,24 +282,22 @@ describe("agents", () => {
   test("bad input gets coded errors and changes nothing", async () => {
     using itx = await projectItx("agent-bad");
     const missing = itx.agents.get("/agents/nobody");
-    expect((await rejection(missing.message("hello"))).code).toBe("NOT_FOUND");
+    await expectCode(missing.message("hello"), "NOT_FOUND");
     expect((await missing.__describe()).agent).toEqual({ created: false, offset: 0 });
-    expect((await rejection(Promise.resolve().then(() => itx.agents.get("/not-agents/x")))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(itx.agent.message("x"))).code).toBe("NOT_FOUND");
-    expect((await rejection(itx.chat.sendMessage("x"))).code).toBe("NOT_FOUND");
+    await expectCode(Promise.resolve().then(() => itx.agents.get("/not-agents/x")), "INVALID_ARGUMENT");
+    await expectCode(itx.agent.message("x"), "NOT_FOUND");
+    await expectCode(itx.chat.sendMessage("x"), "NOT_FOUND");
     const agent = itx.agents.get("/agents/strict");
-    expect((await rejection(agent.create({ llm: { provider: "nope" } }))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(agent.create({ color: "blue" }))).code).toBe("INVALID_ARGUMENT");
-    const longPrompt = (await rejection(agent.create({ systemPrompt: "x".repeat(16_001) }))) as Error & { code?: string; details?: { limit?: string } };
-    expect(longPrompt.code).toBe("INVALID_ARGUMENT");
+    await expectCode(agent.create({ llm: { provider: "nope" } }), "INVALID_ARGUMENT");
+    await expectCode(agent.create({ color: "blue" }), "INVALID_ARGUMENT");
+    const longPrompt = await expectCode(agent.create({ systemPrompt: "x".repeat(16_001) }), "INVALID_ARGUMENT");
     expect(longPrompt.details?.limit).toBe("SYSTEM_PROMPT_MAX_LENGTH");
     expect(await itx.agents.list()).toEqual([]);
     await agent.create({ llm: llm("strict", () => "no code") });
-    const tooLong = await rejection(agent.message("x".repeat(32_001)));
-    expect(tooLong.code).toBe("INVALID_ARGUMENT");
+    const tooLong = await expectCode(agent.message("x".repeat(32_001)), "INVALID_ARGUMENT");
     expect(tooLong.message).toMatch(/at most 32000/);
-    expect((await rejection(agent.message(""))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(agent.ask({ message: "x", timeoutMs: 0 }))).code).toBe("INVALID_ARGUMENT");
+    await expectCode(agent.message(""), "INVALID_ARGUMENT");
+    await expectCode(agent.ask({ message: "x", timeoutMs: 0 }), "INVALID_ARGUMENT");
     expect(await agent.create({})).toMatchObject({ created: false });
     const types = await typesOn(itx, "/agents/strict");
     expect(types.filter((type) => type === "agent/context-added")).toHaveLength(0);
@@ -320,8 +316,7 @@ describe("agents", () => {
     expect((await agent.__describe()).whoami).toBe(`agent ${projectId}:/agents/direct`);
     expect((await agent.ask({ message: "who are you?", timeoutMs: 20_000 })).text).toBe("from /agents/direct");
     // Code that only reaches the agent's context (cd keeps the acting origin) cannot speak as it.
-    const posing = await rejection(root.cd("/agents/direct").run("async (itx) => { await itx.chat.sendMessage('forged'); }"));
-    expect(posing.code).toBe("SCRIPT_FAILED");
+    const posing = await expectCode(root.cd("/agents/direct").run("async (itx) => { await itx.chat.sendMessage('forged'); }"), "SCRIPT_FAILED");
     expect(posing.message).toContain("only code running as /agents/direct speaks as that agent");
     const sent = await (await root.streams.get("/agents/direct")).getEvents({ types: [`${AGENT}message-sent`] });
     expect(sent.map((event: any) => [event.payload.text, event.source.origin])).toEqual([["from /agents/direct", "/agents/direct"]]);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
-import { adminSession, rejection, target } from "../harness/os.ts";
+import { adminSession, target } from "../harness/os.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 describe("authentication at /api", () => {
   test("the admin secret opens a session that describes its principal", async () => {
@@ -36,15 +37,13 @@ describe("authentication at /api", () => {
       baseUrl,
       auth: { type: "impersonate", secret: "guess", principal: "user-alice", projectIds: [] },
     });
-    const error = await rejection(session.__describe());
-    expect(error.code).toBe("UNAUTHENTICATED");
+    await expectCode(session.__describe(), "UNAUTHENTICATED");
   });
 
   test("a wrong secret is UNAUTHENTICATED and says so", async () => {
     const { baseUrl } = target();
     using session = connectItx({ baseUrl, auth: { type: "admin-secret", secret: "not-the-secret" } });
-    const error = await rejection(session.__describe());
-    expect(error.code).toBe("UNAUTHENTICATED");
+    const error = await expectCode(session.__describe(), "UNAUTHENTICATED");
     expect(error.message).toMatch(/admin secret is wrong/);
     expect(error.message).not.toContain("not-the-secret");
   });
@@ -65,15 +64,14 @@ describe("authentication at /api", () => {
     const { baseUrl } = target();
     using root = connectItx({ baseUrl });
     // oxlint-disable-next-line typescript/no-explicit-any -- deliberately malformed input
-    const error = await rejection((root as any).authenticate(credentials).__describe());
-    expect(["UNAUTHENTICATED", "INVALID_ARGUMENT"]).toContain(error.code);
+    const error = await expectCode((root as any).authenticate(credentials).__describe(), ["UNAUTHENTICATED", "INVALID_ARGUMENT"]);
     expect(error.message).toMatch(message);
   });
 
   test("bearer tokens this deployment never issued are refused", async () => {
     const { baseUrl } = target();
     using session = connectItx({ baseUrl, auth: { type: "bearer", token: "tok_made_up" } });
-    expect((await rejection(session.__describe())).code).toBe("UNAUTHENTICATED");
+    await expectCode(session.__describe(), "UNAUTHENTICATED");
   });
 
   test("the unauthenticated root exposes nothing but authenticate", async () => {
@@ -82,7 +80,10 @@ describe("authentication at /api", () => {
     // oxlint-disable-next-line typescript/no-explicit-any -- probing names the root must not have
     const anyRoot = root as any;
     for (const name of ["__describe", "projects", "streams", "ping", "session", "whoami"]) {
-      const error = await rejection(anyRoot[name]());
+      const error = (await anyRoot[name]().then(
+        () => new Error("resolved"),
+        (failure: unknown) => failure,
+      )) as Error & { code?: string };
       expect(error.code, name).toBeUndefined();
       expect(error.message, name).toMatch(/not a function|does not exist|undefined/);
     }
@@ -94,7 +95,6 @@ describe("authentication at /api", () => {
   test("a project that does not exist answers NOT_FOUND", async () => {
     using session = adminSession();
     // oxlint-disable-next-line typescript/no-explicit-any -- the handle's methods are checked at call time
-    const error = await rejection((session.projects.get("prj_nope") as any).whoami());
-    expect(error.code).toBe("NOT_FOUND");
+    await expectCode((session.projects.get("prj_nope") as any).whoami(), "NOT_FOUND");
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
-import { rejection, target } from "../harness/os.ts";
+import { target } from "../harness/os.ts";
 import { newProject } from "../harness/projects.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- probes walk dynamic paths on purpose
 
@@ -37,9 +38,8 @@ describe("per-project confinement", () => {
         ["id", theirs.projectId, ghostId],
         ["slug", theirs.slug, "no-such-project-slug"],
       ] as const) {
-        const forbidden = await rejection(probe(alice.projects.get(key)));
-        const missing = await rejection(probe(alice.projects.get(ghost)));
-        expect(forbidden.code, `${name} by ${label}`).toBe("NOT_FOUND");
+        const forbidden = await expectCode(probe(alice.projects.get(key)), "NOT_FOUND", `${name} by ${label}`);
+        const missing = await expectCode(probe(alice.projects.get(ghost)), "NOT_FOUND", `${name} by ${label} (missing)`);
         expect(forbidden.message.replace(key, "<project>"), `${name} by ${label}`).toBe(missing.message.replace(ghost, "<project>"));
       }
     }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { rejection } from "../harness/os.ts";
+
 import { projectItx } from "../harness/projects.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
 
@@ -51,8 +52,7 @@ describe("jails", () => {
     expect(tries).toEqual(Object.fromEntries(Object.keys(tries).map((name) => [name, "refused"])));
     expect(described).toEqual(["whoami", "invokeCapability"]);
     expect(whoami).toMatchObject({ path: "/jails/bare", origin: "/jails/bare" });
-    const inward = await rejection(itx.cd("/jails/bare").append({ type: "demo/in" }));
-    expect(inward.code).toBe("PERMISSION_DENIED");
+    await expectCode(itx.cd("/jails/bare").append({ type: "demo/in" }), "PERMISSION_DENIED");
     const types = (await (await itx.streams.get("/")).getEvents({ types: ["demo/escaped"] })).length;
     expect(types).toBe(0);
   });
@@ -78,7 +78,7 @@ describe("jails", () => {
       ["demo/in", "/"],
     ]);
     // A handle acting as the jail cannot change its rows either; only code acting elsewhere can.
-    expect((await rejection(cell.revokeCapability({ path: [] }))).code).toBe("PERMISSION_DENIED");
+    await expectCode(cell.revokeCapability({ path: [] }), "PERMISSION_DENIED");
     expect(await itx.cd("/jails/granted").revokeCapability({ path: [] })).toBe(true);
     expect(await cell.run("async (itx) => (await itx.cd('/').whoami()).path")).toBe("/");
   });
@@ -99,9 +99,9 @@ describe("jails", () => {
 
   test("the root cannot be a jail, and null sits only in the jail row", async () => {
     using itx = await projectItx("jail-rules");
-    expect((await rejection(itx.provideCapability({ path: [], capability: null }))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(itx.cd("/x").provideCapability({ name: "a", capability: null }))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(itx.cd("/x").provideCapability({ name: "cd", capability: BUILT_IN }))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(itx.cd("/x").provideCapability({ path: [], capability: () => 1 }))).code).toBe("INVALID_ARGUMENT");
+    await expectCode(itx.provideCapability({ path: [], capability: null }), "INVALID_ARGUMENT");
+    await expectCode(itx.cd("/x").provideCapability({ name: "a", capability: null }), "INVALID_ARGUMENT");
+    await expectCode(itx.cd("/x").provideCapability({ name: "cd", capability: BUILT_IN }), "INVALID_ARGUMENT");
+    await expectCode(itx.cd("/x").provideCapability({ path: [], capability: () => 1 }), "INVALID_ARGUMENT");
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
-import { rejection, target } from "../harness/os.ts";
+import { target } from "../harness/os.ts";
 import { newProject, projectItx } from "../harness/projects.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
 
@@ -107,7 +108,7 @@ export default class extends WorkerEntrypoint {
     ]);
     // The agent's own facts are the platform's: a script cannot write them.
     for (const type of ["llm-request-requested", "llm-request-settled", "loop-stopped", "message-sent", "created", "configured"]) {
-      const refused = await rejection(a.run(`async (itx) => itx.cd("/agents/b").append({ type: "${AGENT}${type}", payload: {} })`));
+      const refused = await expectCode(a.run(`async (itx) => itx.cd("/agents/b").append({ type: "${AGENT}${type}", payload: {} })`), "SCRIPT_FAILED", type);
       expect(refused.message, type).toContain("is written only by the platform");
     }
   });

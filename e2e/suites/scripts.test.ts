@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { rejection } from "../harness/os.ts";
+
 import { projectItx } from "../harness/projects.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- scripts and capabilities are dynamic by design
 
@@ -23,35 +24,29 @@ describe("scripts", () => {
 
   test("a thrown error is SCRIPT_FAILED with the script's message; a syntax error says where", async () => {
     using itx = await projectItx("script-fail");
-    const thrown = await rejection(itx.run("async () => { throw new Error('the database is on fire') }"));
-    expect(thrown.code).toBe("SCRIPT_FAILED");
+    const thrown = await expectCode(itx.run("async () => { throw new Error('the database is on fire') }"), "SCRIPT_FAILED");
     expect(thrown.message).toMatch(/the database is on fire/);
-    const syntax = await rejection(itx.run("async (itx) => {\n  return 1 +* 2;\n}"));
-    expect(syntax.code).toBe("SCRIPT_FAILED");
+    const syntax = await expectCode(itx.run("async (itx) => {\n  return 1 +* 2;\n}"), "SCRIPT_FAILED");
     expect(syntax.message).toMatch(/SyntaxError: .* at line 2, column \d+ of the script/);
-    expect((await rejection(itx.run("42"))).code).toBe("SCRIPT_FAILED");
+    await expectCode(itx.run("42"), "SCRIPT_FAILED");
     const settled = await itx.getEvents({ types: ["events.iterate.com/itx/run-settled"] });
     expect(settled.map((event: any) => event.payload.status)).toEqual(["failed", "failed", "failed"]);
   });
 
   test("hanging, looping, oversized and prying scripts end with coded errors and the context keeps working", async () => {
     using itx = await projectItx("script-bad");
-    expect((await rejection(itx.run("async () => { await new Promise((r) => setTimeout(r, 10_000)); return 1; }", { timeoutMs: 300 }))).code).toBe("TIMEOUT");
+    await expectCode(itx.run("async () => { await new Promise((r) => setTimeout(r, 10_000)); return 1; }", { timeoutMs: 300 }), "TIMEOUT");
     // A promise nothing can ever settle is caught by the runtime at once.
-    const hung = await rejection(itx.run("async () => new Promise(() => {})", { timeoutMs: 5_000 }));
-    expect(["SCRIPT_FAILED", "TIMEOUT"]).toContain(hung.code);
-    const loop = await rejection(itx.run("async () => { for (;;) {} }", { timeoutMs: 20_000 }));
-    expect(loop.code).toBe("SCRIPT_FAILED");
+    await expectCode(itx.run("async () => new Promise(() => {})", { timeoutMs: 5_000 }), ["SCRIPT_FAILED", "TIMEOUT"]);
+    const loop = await expectCode(itx.run("async () => { for (;;) {} }", { timeoutMs: 20_000 }), "SCRIPT_FAILED");
     expect(loop.message).toMatch(/LOOP_ITERATIONS_MAX/);
-    const sneaky = await rejection(itx.run("async () => { let i = 0; while (true) i++; }", { timeoutMs: 20_000 }));
-    expect(sneaky.code).toBe("SCRIPT_FAILED");
-    const huge = await rejection(itx.run("async () => 'x'.repeat(1_000_000)"));
-    expect(huge.code).toBe("SCRIPT_FAILED");
+    await expectCode(itx.run("async () => { let i = 0; while (true) i++; }", { timeoutMs: 20_000 }), "SCRIPT_FAILED");
+    const huge = await expectCode(itx.run("async () => 'x'.repeat(1_000_000)"), "SCRIPT_FAILED");
     expect(huge.message).toMatch(/RESULT_MAX_BYTES/);
     expect(await itx.run("async () => [typeof LOADER, typeof STREAM, typeof env, typeof process]")).toEqual(["undefined", "undefined", "undefined", "undefined"]);
-    expect((await rejection(itx.run("async () => Symbol('x')"))).code).toBe("SCRIPT_FAILED");
-    expect((await rejection(itx.run("x".repeat(64_001)))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(itx.run("async () => 1", { timeoutMs: 10 ** 9 }))).code).toBe("INVALID_ARGUMENT");
+    await expectCode(itx.run("async () => Symbol('x')"), "SCRIPT_FAILED");
+    await expectCode(itx.run("x".repeat(64_001)), "INVALID_ARGUMENT");
+    await expectCode(itx.run("async () => 1", { timeoutMs: 10 ** 9 }), "INVALID_ARGUMENT");
     expect(await itx.run("async (itx) => (await itx.whoami()).path")).toBe("/");
   });
 

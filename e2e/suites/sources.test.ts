@@ -2,8 +2,9 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
 import { startEchoServer } from "../harness/echo-server.ts";
-import { rejection, target } from "../harness/os.ts";
+import { target } from "../harness/os.ts";
 import { newProject } from "../harness/projects.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- capabilities are dynamic by design
 
@@ -87,7 +88,7 @@ export class Todo extends DurableObject {
       { type: "rpc", worker: { type: "source", source: { mainModule: "missing.js", modules: { "a.js": "" } } } },
       { type: "rpc", worker: { type: "source", source: { mainModule: "a.js", modules: { "a.js": "x".repeat(131_073) } } } },
     ]) {
-      expect((await rejection(itx.provideCapability({ name: "s", capability }))).code).toBe("INVALID_ARGUMENT");
+      await expectCode(itx.provideCapability({ name: "s", capability }), "INVALID_ARGUMENT");
     }
   });
 
@@ -141,6 +142,6 @@ export default class extends WorkerEntrypoint { async fetch(request) { return ne
     for (const host of [`hidden--${slug}.localhost`, `nothing--${slug}.localhost`, "site--no-such-project.localhost"]) {
       expect((await get(`${baseUrl}/`, host))[0], host).toBe(404);
     }
-    expect((await rejection(itx.provideCapability({ name: "x", http: { expose: "yes" }, capability: () => 1 }))).code).toBe("INVALID_ARGUMENT");
+    await expectCode(itx.provideCapability({ name: "x", http: { expose: "yes" }, capability: () => 1 }), "INVALID_ARGUMENT");
   });
 });

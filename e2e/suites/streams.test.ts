@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
 import type { StreamEvent } from "iterate/types";
-import { adminSession, rejection, target } from "../harness/os.ts";
+import { adminSession, target } from "../harness/os.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 const unique = () => `/e2e/${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
 
@@ -20,12 +21,12 @@ describe("deployment-wide streams through the session (admin)", () => {
     using session = adminSession();
     const stream = session.streams.get(unique());
     await stream.append({ type: "demo/a", idempotencyKey: "k" });
-    expect((await rejection(stream.append({ type: "demo/b", idempotencyKey: "k" }))).code).toBe("IDEMPOTENCY_CONFLICT");
-    expect((await rejection(stream.appendBatch({ events: [{ type: "demo/c" }], expectedOffset: 0 }))).code).toBe("OFFSET_CONFLICT");
-    expect((await rejection(stream.getEvents({ afterOffset: -1 }))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(stream.append({ type: "Bad Type" }))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(stream.waitForEvent({ type: "demo/never", timeoutMs: 20 }))).code).toBe("TIMEOUT");
-    expect((await rejection(session.streams.get("no-slash"))).code).toBe("INVALID_ARGUMENT");
+    await expectCode(stream.append({ type: "demo/b", idempotencyKey: "k" }), "IDEMPOTENCY_CONFLICT");
+    await expectCode(stream.appendBatch({ events: [{ type: "demo/c" }], expectedOffset: 0 }), "OFFSET_CONFLICT");
+    await expectCode(stream.getEvents({ afterOffset: -1 }), "INVALID_ARGUMENT");
+    await expectCode(stream.append({ type: "Bad Type" }), "INVALID_ARGUMENT");
+    await expectCode(stream.waitForEvent({ type: "demo/never", timeoutMs: 20 }), "TIMEOUT");
+    await expectCode(session.streams.get("no-slash"), "INVALID_ARGUMENT");
     expect(await stream.head()).toBe(1);
   });
 
@@ -70,7 +71,7 @@ describe("deployment-wide streams through the session (admin)", () => {
   test("a non-admin principal cannot reach deployment-wide streams", async () => {
     const { baseUrl, adminSecret } = target();
     using session = connectItx({ baseUrl, auth: { type: "impersonate", secret: adminSecret, principal: "eve", projectIds: [] } });
-    expect((await rejection(session.streams.get("/anything").head())).code).toBe("NOT_FOUND");
+    await expectCode(session.streams.get("/anything").head(), "NOT_FOUND");
     expect(Object.keys((await session.__describe()).children)).not.toContain("streams");
   });
 });
@@ -82,5 +83,5 @@ test("appendBatch answers a compact receipt, with idempotent repeats at their fi
     events: [{ type: "demo/a", idempotencyKey: "x" }, { type: "demo/b" }, { type: "demo/a", idempotencyKey: "x" }],
   });
   expect(receipt).toEqual({ offsets: [1, 2, 1], head: 2 });
-  expect((await rejection(stream.appendBatch({ events: [], extra: 1 } as never))).code).toBe("INVALID_ARGUMENT");
+  await expectCode(stream.appendBatch({ events: [], extra: 1 } as never), "INVALID_ARGUMENT");
 });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { connectItx, withItx } from "iterate/client";
-import { adminSession, rejection, target } from "../harness/os.ts";
+import { adminSession, target } from "../harness/os.ts";
 import { newProject } from "../harness/projects.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- probes walk dynamic paths on purpose
 
@@ -70,12 +71,12 @@ describe("the trust boundary between projects", () => {
       ["CAPABILITY_HOST_PROCESSORS", `${a.projectId}:/`],
     ]) {
       const row = { type: `${E}/itx/subscription-configured`, payload: { key: "core", subscription: { type: "processor", binding, host, processor: "core" } } };
-      expect((await rejection(mine.append({ type: "demo/padding" }, row))).code, host).toBe("PERMISSION_DENIED");
-      expect((await rejection(mine.cd("/elsewhere").append(row))).code, host).toBe("PERMISSION_DENIED");
+      await expectCode(mine.append({ type: "demo/padding" }, row), "PERMISSION_DENIED", host);
+      await expectCode(mine.cd("/elsewhere").append(row), "PERMISSION_DENIED", host);
     }
     // 2. Every control type, directly, through cd, and through a script.
     for (const type of CONTROL_TYPES) {
-      expect((await rejection(mine.append({ type, payload: {} }))).code, type).toBe("PERMISSION_DENIED");
+      await expectCode(mine.append({ type, payload: {} }), "PERMISSION_DENIED", type);
     }
     const fromScript = await mine.run(`async (itx) => {
       const refused = [];
@@ -108,9 +109,8 @@ describe("the trust boundary between projects", () => {
         ["id", b.projectId, ghostId],
         ["slug", b.slug, "no-such-project-slug"],
       ] as const) {
-        const forbidden = await rejection(probe(root.projects.get(key)));
-        const missing = await rejection(probe(root.projects.get(ghost)));
-        expect(forbidden.code, `${name} by ${label}`).toBe("NOT_FOUND");
+        const forbidden = await expectCode(probe(root.projects.get(key)), "NOT_FOUND", `${name} by ${label}`);
+        const missing = await expectCode(probe(root.projects.get(ghost)), "NOT_FOUND", `${name} by ${label} (missing)`);
         expect(forbidden.message.replace(key, "<project>"), `${name} by ${label}`).toBe(missing.message.replace(ghost, "<project>"));
       }
     }
@@ -119,8 +119,7 @@ describe("the trust boundary between projects", () => {
     await owner.provideCapability({ name: "after", capability: () => "still mine" });
     expect(await owner.after()).toBe("still mine");
     // Slug existence is public (as on most platforms); nothing else about B is.
-    const taken = await rejection(root.projects.create({ slug: b.slug }));
-    expect(taken.code).toBe("INVALID_ARGUMENT");
+    const taken = await expectCode(root.projects.create({ slug: b.slug }), "INVALID_ARGUMENT");
     expect(taken.message).toContain("is taken");
     expect(taken.message).not.toContain(b.projectId);
   });

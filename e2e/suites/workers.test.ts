@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
-import { rejection, target } from "../harness/os.ts";
+import { target } from "../harness/os.ts";
 import { newProject } from "../harness/projects.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- dynamic workers are dynamic by design
 
@@ -50,11 +51,10 @@ describe("dynamic workers", () => {
     const { projectId } = await newProject("workers-bad");
     const { baseUrl, admin } = target();
     using itx: any = connectItx({ baseUrl, auth: admin, projectId });
-    const broken = await rejection(itx.workers.get({ source: { files: { "src/index.ts": "export default {\n  fetch() { return new Response(; }\n};" } } }).fetch("http://x/"));
-    expect(broken.code).toBe("INVALID_ARGUMENT");
+    const broken = await expectCode(itx.workers.get({ source: { files: { "src/index.ts": "export default {\n  fetch() { return new Response(; }\n};" } } }).fetch("http://x/"), "INVALID_ARGUMENT");
     expect(broken.message).toMatch(/src\/index\.ts:2:/);
     for (const ref of [{}, { source: { files: {} } }, { source: { files: { "/abs.ts": "" } } }, { source: { files }, colour: 1 }, { source: { files }, durableObject: { className: "Counter" } }]) {
-      expect((await rejection(itx.workers.get(ref).fetch("http://x/"))).code, JSON.stringify(ref).slice(0, 60)).toBe("INVALID_ARGUMENT");
+      await expectCode(itx.workers.get(ref).fetch("http://x/"), "INVALID_ARGUMENT", JSON.stringify(ref).slice(0, 60));
     }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `iterate/stream/test-support`: run processors in plain Node without the platform. Reduce tables
  * with `reduceProcessor`, processEvent rows with `processEventOnce` and a `fakeClock`, and whole
- * engines over `memoryStream` and `memoryStorage`, awaited with `settle`.
+ * engines over `memoryStream` and `memoryStorage`, awaited with `settle`. `expectCode` checks that a
+ * call failed with a given error code.
  *
  * @example
  * import { reduceProcessor } from "iterate/stream/test-support";
@@ -15,3 +16,4 @@ export { memoryStream, type MemoryStream, type MemoryStreamOptions } from "./mem
 export { memoryStorage, type MemoryStorage } from "./memory-storage.ts";
 export { fakeClock, type FakeClock } from "./fake-clock.ts";
 export { connectEngine, settle, type EngineConnection } from "./settle.ts";
+export { expectCode } from "./expect-code.ts";
