@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
-import { codeOf } from "../../test/error-code.ts";
 import type { Env } from "../env.ts";
 import { authenticate } from "./authenticate.ts";
 import { LIMITS } from "../limits.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 const secret = "workerd-test-secret";
 
@@ -21,10 +21,8 @@ describe("authenticate", () => {
 
   test("a deployment without an admin secret refuses the admin lanes", async () => {
     const bare = { ...(env as Env), ITERATE_ADMIN_SECRET: undefined };
-    expect(await codeOf(authenticate(bare, { type: "admin-secret", secret: "" + secret }))).toBe("UNAUTHENTICATED");
-    expect(await codeOf(authenticate({ ...bare, ITERATE_ADMIN_SECRET: "" }, { type: "admin-secret", secret: "x" }))).toBe(
-      "UNAUTHENTICATED",
-    );
+    await expectCode(authenticate(bare, { type: "admin-secret", secret: "" + secret }), "UNAUTHENTICATED");
+    await expectCode(authenticate({ ...bare, ITERATE_ADMIN_SECRET: "" }, { type: "admin-secret", secret: "x" }), "UNAUTHENTICATED");
   });
 
   test.each([
@@ -40,7 +38,7 @@ describe("authenticate", () => {
     ["a number", 7],
     ["undefined", undefined],
   ])("%s is UNAUTHENTICATED", async (_name, credentials) => {
-    expect(await codeOf(authenticate(env as Env, credentials))).toBe("UNAUTHENTICATED");
+    await expectCode(authenticate(env as Env, credentials), "UNAUTHENTICATED");
   });
 
   test("a secret at exactly CREDENTIAL_STRING_MAX_LENGTH is checked, not refused as malformed", async () => {

@@ -1,15 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { errorCode } from "iterate/errors";
+import { expectCode } from "iterate/stream/test-support";
 import { STREAM_PATH_MAX_LENGTH, coordinateName, parseStreamPath } from "./coordinate.ts";
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run();
-    return "ok";
-  } catch (error) {
-    return errorCode(error);
-  }
-}
 
 describe("stream paths", () => {
   test.each(["/", "/agents/a", "/repos/config", "/itx/a1b2", "/a/b.c/d_e/~f"])("%s is a path", (path) => {
@@ -26,8 +17,8 @@ describe("stream paths", () => {
     ["a colon", "/a:b"],
     ["not a string", 42],
     ["STREAM_PATH_MAX_LENGTH", `/${"a".repeat(STREAM_PATH_MAX_LENGTH)}`],
-  ])("%s is INVALID_ARGUMENT", (_name, path) => {
-    expect(codeOf(() => parseStreamPath(path))).toBe("INVALID_ARGUMENT");
+  ])("%s is INVALID_ARGUMENT", async (_name, path) => {
+    await expectCode(() => parseStreamPath(path), "INVALID_ARGUMENT");
   });
 
   test("a coordinate is projectId:path", () => {

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
-import { codeOf } from "../../test/error-code.ts";
 import { streamStub } from "./stream-capability.ts";
 import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, reactionTo } from "./reaction.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 describe("reaction chains", () => {
   test("reacting to an event moves one round along its chain, which began at the first event", () => {
@@ -27,7 +27,7 @@ describe("reaction chains", () => {
     }
     expect(refused?.code).toBe("LOOP_LIMIT");
     expect(refused?.message).toMatch(/began at \/agents\/a#5/);
-    expect(await codeOf(stream.append({ events: [{ type: "test/pinged" }], stamp: { ...within, reaction: { began, round: REACTION_ROUNDS_MAX + 2 } } }))).toBe("LOOP_LIMIT");
+    await expectCode(stream.append({ events: [{ type: "test/pinged" }], stamp: { ...within, reaction: { began, round: REACTION_ROUNDS_MAX + 2 } } }), "LOOP_LIMIT");
     const events = await stream.getEvents({});
     expect(events.map((event) => event.type)).toEqual(["test/pinged", LOOP_LIMIT_RECORDED]);
     expect(events[1]?.payload).toMatchObject({ began, round: REACTION_ROUNDS_MAX + 1, limit: REACTION_ROUNDS_MAX });
@@ -64,6 +64,6 @@ describe("reaction chains", () => {
   test("a writer cannot set a reaction in its own source", async () => {
     const stream = streamStub(env.STREAM, `prj_reaction${Date.now()}:/x`);
     const forged = { type: "test/pinged", source: { reaction: { began: "x#1", round: 0 } } } as unknown as { type: string };
-    expect(await codeOf(stream.append({ events: [forged], stamp: { principal: "p" } }))).toBe("INVALID_ARGUMENT");
+    await expectCode(stream.append({ events: [forged], stamp: { principal: "p" } }), "INVALID_ARGUMENT");
   });
 });

@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
-import { codeOf, rejectionOf } from "../../test/error-code.ts";
 import { streamStub } from "./stream-capability.ts";
 import type { StreamEvent } from "iterate/types";
 import { STREAM_LIMITS } from "iterate/stream/events";
@@ -9,6 +8,7 @@ import { unpackEvents } from "iterate/client";
 import { LIVE_SUBSCRIBERS_MAX } from "./stream-durable-object.ts";
 import { SUBSCRIPTION_CONFIGURED, SUBSCRIPTIONS_MAX } from "./stream-core.ts";
 import { CONTROL_EVENTS } from "./write-authority.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 let counter = 0;
 /** A unique coordinate per test, so tests never share state. */
@@ -57,11 +57,10 @@ describe("append", () => {
   test("platform event types are refused from ordinary writers, and the whole batch writes nothing", async () => {
     const stream = freshStream();
     for (const type of [...Object.keys(CONTROL_EVENTS), "events.iterate.com/repo/commit-completed", "events.iterate.com/scheduler/schedule-fired"]) {
-      const refused = await rejectionOf(stream.append({ events: [{ type: "demo/ok" }, { type, payload: {} }], stamp }));
-      expect(refused.code, type).toBe("PERMISSION_DENIED");
+      const refused = await expectCode(stream.append({ events: [{ type: "demo/ok" }, { type, payload: {} }], stamp }), "PERMISSION_DENIED", type);
       expect(refused.message, type).toContain(type);
       // Ephemeral ones too: viewers would take a forged frame for the agent's words.
-      expect((await rejectionOf(stream.append({ events: [{ type, ephemeral: true }], stamp }))).code, type).toBe("PERMISSION_DENIED");
+      await expectCode(stream.append({ events: [{ type, ephemeral: true }], stamp }), "PERMISSION_DENIED", type);
     }
     expect(await stream.head()).toBe(0);
     // Open types, and anyone's own, are anybody's.
@@ -72,8 +71,7 @@ describe("append", () => {
   test("idempotency keys in a platform namespace are the platform's: nobody squats itx/created or agent/created", async () => {
     const stream = freshStream();
     for (const key of ["itx/created", "agent/created", "itx/subscription-configured:core", "token/revoked:tok_x", "project/slug-claimed:x"]) {
-      const refused = await rejectionOf(stream.append({ events: [{ type: "demo/squat", idempotencyKey: key }], stamp }));
-      expect(refused.code, key).toBe("PERMISSION_DENIED");
+      await expectCode(stream.append({ events: [{ type: "demo/squat", idempotencyKey: key }], stamp }), "PERMISSION_DENIED", key);
     }
     await stream.append({ events: [{ type: "demo/mine", idempotencyKey: "demo/itx/created" }], stamp });
     await stream.append({ events: [{ type: "demo/platform", idempotencyKey: "itx/created" }], stamp: { ...stamp, platform: "context" } });
@@ -83,8 +81,8 @@ describe("append", () => {
   test("a platform writer may append only the control types its rule names", async () => {
     const stream = freshStream();
     const row = { type: SUBSCRIPTION_CONFIGURED, payload: { key: "core", subscription: null } };
-    expect((await rejectionOf(stream.append({ events: [row], stamp: { ...stamp, platform: "secret" } }))).code).toBe("PERMISSION_DENIED");
-    expect((await rejectionOf(stream.append({ events: [row], stamp: { ...stamp, platform: "processor-host:tally" } }))).code).toBe("PERMISSION_DENIED");
+    await expectCode(stream.append({ events: [row], stamp: { ...stamp, platform: "secret" } }), "PERMISSION_DENIED");
+    await expectCode(stream.append({ events: [row], stamp: { ...stamp, platform: "processor-host:tally" } }), "PERMISSION_DENIED");
     await stream.append({ events: [row], stamp: { ...stamp, platform: "context" } });
     expect(await stream.head()).toBe(1);
   });
@@ -95,15 +93,9 @@ describe("append", () => {
     const [again] = await stream.append({ events: [{ type: "demo/step", payload: { b: [1], a: 1 }, idempotencyKey: "k1" }], stamp });
     expect(again).toEqual(original);
     expect(await stream.head()).toBe(1);
-    expect(await codeOf(stream.append({ events: [{ type: "demo/step", payload: { a: 2 }, idempotencyKey: "k1" }], stamp }))).toBe(
-      "IDEMPOTENCY_CONFLICT",
-    );
+    await expectCode(stream.append({ events: [{ type: "demo/step", payload: { a: 2 }, idempotencyKey: "k1" }], stamp }), "IDEMPOTENCY_CONFLICT");
     // A conflict anywhere in a call rejects the whole call.
-    expect(
-      await codeOf(
-        stream.append({ events: [{ type: "demo/new" }, { type: "demo/other", idempotencyKey: "k1" }], stamp }),
-      ),
-    ).toBe("IDEMPOTENCY_CONFLICT");
+    await expectCode(stream.append({ events: [{ type: "demo/new" }, { type: "demo/other", idempotencyKey: "k1" }], stamp }), "IDEMPOTENCY_CONFLICT");
     expect(await stream.head()).toBe(1);
   });
 
@@ -123,7 +115,7 @@ describe("append", () => {
   test("expectedOffset fails with OFFSET_CONFLICT when the head moved, and changes nothing", async () => {
     const stream = freshStream();
     await stream.append({ events: [{ type: "demo/a" }], expectedOffset: 0, stamp });
-    expect(await codeOf(stream.append({ events: [{ type: "demo/b" }], expectedOffset: 0, stamp }))).toBe("OFFSET_CONFLICT");
+    await expectCode(stream.append({ events: [{ type: "demo/b" }], expectedOffset: 0, stamp }), "OFFSET_CONFLICT");
     await stream.append({ events: [{ type: "demo/b" }], expectedOffset: 1, stamp });
     expect(await stream.head()).toBe(2);
   });
@@ -153,10 +145,10 @@ describe("reads", () => {
     await stream.append({ events: Array.from({ length: 10 }, (_, i) => ({ type: i % 2 ? "demo/odd" : "demo/even", payload: { i } })), stamp });
     expect((await stream.getEvents({ afterOffset: 2, beforeOffset: 6 })).map((event) => event.offset)).toEqual([3, 4, 5]);
     expect((await stream.getEvents({ types: ["demo/odd"], limit: 2 })).map((event) => event.offset)).toEqual([2, 4]);
-    expect(await codeOf(stream.getEvents({ limit: STREAM_LIMITS.READ_MAX_LIMIT + 1 }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.getEvents({ afterOffset: -1 }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.getEvents({ afterOffset: 1.5 }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.getEvents({ after: 1 }))).toBe("INVALID_ARGUMENT");
+    await expectCode(stream.getEvents({ limit: STREAM_LIMITS.READ_MAX_LIMIT + 1 }), "INVALID_ARGUMENT");
+    await expectCode(stream.getEvents({ afterOffset: -1 }), "INVALID_ARGUMENT");
+    await expectCode(stream.getEvents({ afterOffset: 1.5 }), "INVALID_ARGUMENT");
+    await expectCode(stream.getEvents({ after: 1 }), "INVALID_ARGUMENT");
   });
 
   test("getEventsPacked unpacks to the same events as getEvents", async () => {
@@ -174,10 +166,8 @@ describe("reads", () => {
     await stream.append({ events: [{ type: "demo/settled", payload: { requestOffset: 8 } }], stamp });
     await stream.append({ events: [{ type: "demo/settled", payload: { requestOffset: 9, status: "failed" } }], stamp });
     expect((await later).offset).toBe(3);
-    expect(await codeOf(stream.waitForEvent({ type: "demo/never", timeoutMs: 50 }))).toBe("TIMEOUT");
-    expect(await codeOf(stream.waitForEvent({ type: "demo/never", timeoutMs: STREAM_LIMITS.WAIT_MAX_TIMEOUT_MS + 1 }))).toBe(
-      "INVALID_ARGUMENT",
-    );
+    await expectCode(stream.waitForEvent({ type: "demo/never", timeoutMs: 50 }), "TIMEOUT");
+    await expectCode(stream.waitForEvent({ type: "demo/never", timeoutMs: STREAM_LIMITS.WAIT_MAX_TIMEOUT_MS + 1 }), "INVALID_ARGUMENT");
   });
 });
 
@@ -235,7 +225,7 @@ describe("limits and bad input change nothing", () => {
   ])("%s is INVALID_ARGUMENT", async (_name, events) => {
     const stream = freshStream();
     await stream.append({ events: [{ type: "demo/first" }], stamp });
-    expect(await codeOf(stream.append({ events: events as never[], stamp }))).toBe("INVALID_ARGUMENT");
+    await expectCode(stream.append({ events: events as never[], stamp }), "INVALID_ARGUMENT");
     expect(await stream.head()).toBe(1);
     expect((await stream.getEvents({})).length).toBe(1);
   });
@@ -269,9 +259,9 @@ describe("bulk JSON reads", () => {
   test("READ_JSON_MAX_LIMIT bounds a page; type filters are refused", async () => {
     const stream = freshStream();
     await stream.append({ events: [{ type: "demo/a" }], stamp });
-    expect(await codeOf(stream.getEventsPacked({ limit: 10_001 }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.getEventsPacked({ types: ["demo/a"] }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.getEventsPacked({ afterOffset: -3 }))).toBe("INVALID_ARGUMENT");
+    await expectCode(stream.getEventsPacked({ limit: 10_001 }), "INVALID_ARGUMENT");
+    await expectCode(stream.getEventsPacked({ types: ["demo/a"] }), "INVALID_ARGUMENT");
+    await expectCode(stream.getEventsPacked({ afterOffset: -3 }), "INVALID_ARGUMENT");
     expect(unpackEvents(await stream.getEventsPacked({ limit: 10_000 }))).toHaveLength(1);
   });
 });
@@ -285,7 +275,7 @@ describe("object limits", () => {
   test("LIVE_SUBSCRIBERS_MAX bounds live subscribers; replacing a key does not count twice", async () => {
     const stream = freshStream();
     for (let i = 0; i < LIVE_SUBSCRIBERS_MAX; i++) await stream.subscribe({ key: `s${i}`, callback: () => undefined });
-    expect(await codeOf(stream.subscribe({ key: "one-too-many", callback: () => undefined }))).toBe("INVALID_ARGUMENT");
+    await expectCode(stream.subscribe({ key: "one-too-many", callback: () => undefined }), "INVALID_ARGUMENT");
     await stream.subscribe({ key: "s0", callback: () => undefined });
     expect((await stream.info()).liveSubscribers).toBe(LIVE_SUBSCRIBERS_MAX);
   });
@@ -295,14 +285,14 @@ describe("object limits", () => {
     const stream = streamStub(env.STREAM, `${projectId}:/test`);
     const platform = { ...stamp, platform: "context" };
     await stream.append({ events: Array.from({ length: SUBSCRIPTIONS_MAX }, (_, i) => subscriptionRow(projectId, i)), stamp: platform });
-    expect(await codeOf(stream.append({ events: [subscriptionRow(projectId, SUBSCRIPTIONS_MAX)], stamp: platform }))).toBe("INVALID_ARGUMENT");
+    await expectCode(stream.append({ events: [subscriptionRow(projectId, SUBSCRIPTIONS_MAX)], stamp: platform }), "INVALID_ARGUMENT");
     expect(await stream.head()).toBe(SUBSCRIPTIONS_MAX);
   });
 
   test("bad subscribe input is INVALID_ARGUMENT", async () => {
     const stream = freshStream();
-    expect(await codeOf(stream.subscribe({ afterOffset: -1, callback: () => undefined }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.subscribe({ key: "", callback: () => undefined }))).toBe("INVALID_ARGUMENT");
-    expect(await codeOf(stream.subscribe({ key: "k".repeat(257), callback: () => undefined }))).toBe("INVALID_ARGUMENT");
+    await expectCode(stream.subscribe({ afterOffset: -1, callback: () => undefined }), "INVALID_ARGUMENT");
+    await expectCode(stream.subscribe({ key: "", callback: () => undefined }), "INVALID_ARGUMENT");
+    await expectCode(stream.subscribe({ key: "k".repeat(257), callback: () => undefined }), "INVALID_ARGUMENT");
   });
 });

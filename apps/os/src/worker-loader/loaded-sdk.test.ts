@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "iterate/types";
-import { codeOf } from "../../test/error-code.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { buildWorker } from "./worker-build.ts";
+import { expectCode } from "iterate/stream/test-support";
 
 // oxlint-disable typescript/no-explicit-any -- dynamic workers are dynamic by design
 
@@ -77,8 +77,8 @@ describe("iterate/worker in loaded code", () => {
     const root = await rootItx();
     const worker: any = await root.workers.get({ source: { files } });
     const facet: any = await root.workers.get({ source: { files }, durableObject: { className: "Tally", key: "tally-1" } });
-    expect(await codeOf(worker.getItx())).toMatch(/does not implement the method "getItx"/);
-    expect(await codeOf(facet.getItx())).toMatch(/does not implement the method "getItx"/);
+    await expect(worker.getItx()).rejects.toThrow(/does not implement the method "getItx"/);
+    await expect(facet.getItx()).rejects.toThrow(/does not implement the method "getItx"/);
   });
 
   test("without an ITX binding getItx() throws UNAVAILABLE", { timeout: 120_000 }, async () => {
@@ -90,6 +90,6 @@ describe("iterate/worker in loaded code", () => {
       env: {},
     }));
     const entrypoint: any = worker.getEntrypoint();
-    expect(await codeOf(entrypoint.where())).toBe("UNAVAILABLE");
+    await expectCode(entrypoint.where(), "UNAVAILABLE");
   });
 });

@@ -11,7 +11,8 @@ import { errorCode } from "../../errors/index.ts";
  * expect(refused.message).toContain("written only by the platform");
  */
 export async function expectCode(
-  promise: PromiseLike<unknown> | (() => unknown),
+  /** A promise (or a value a stub's call may answer directly), or a function to call. */
+  promise: unknown,
   code: ErrorCode | readonly ErrorCode[],
   label?: string,
 ): Promise<CodedError> {
@@ -20,7 +21,7 @@ export async function expectCode(
   const where = label === undefined ? "" : ` (${label})`;
   let outcome: unknown;
   try {
-    outcome = await (typeof promise === "function" ? promise() : promise);
+    outcome = await (typeof promise === "function" ? (promise as () => unknown)() : promise);
   } catch (error) {
     const actual = errorCode(error);
     if (actual !== undefined && codes.includes(actual)) return error as CodedError;
