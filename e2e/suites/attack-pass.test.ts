@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { withItx } from "iterate/client";
+import { connectItx, withItx } from "iterate/client";
 import { adminSession, rejection, target } from "../harness/os.ts";
 import { newProject, projectItx } from "../harness/projects.ts";
 
@@ -9,6 +9,7 @@ import { newProject, projectItx } from "../harness/projects.ts";
 // property it probes; a failing test is a finding.
 
 const E = "events.iterate.com";
+const base64url = (bytes: Buffer) => bytes.toString("base64url");
 const LLM = { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" };
 
 async function sourcesOf(itx: any, path: string, type: string): Promise<Array<Record<string, unknown>>> {
@@ -111,13 +112,13 @@ export class Mole extends DurableObject {
   });
 });
 
-describe("attack pass: jails", () => {
-  /** Makes `path` a bare jail from outside it. */
-  async function jail(itx: any, path: string): Promise<void> {
-    await itx.extend({ path });
-    await itx.cd(path).provideCapability({ path: [], capability: null });
-  }
+/** Makes `path` a bare jail from outside it. */
+async function jail(itx: any, path: string): Promise<void> {
+  await itx.extend({ path });
+  await itx.cd(path).provideCapability({ path: [], capability: null });
+}
 
+describe("attack pass: jails", () => {
   // docs/security.md, Jails: "The jail's stream refuses every writer but the platform". The Stream
   // folds the null row into its core state (stream-core.ts), but reduceStreamCore answers
   // `{ subscriptions }` for every subscription-configured row, dropping `jailed` and `appendGranted`:
@@ -130,6 +131,33 @@ describe("attack pass: jails", () => {
     // The capability host still folds the null row (its code is still confined); the stream must too.
     const after = await rejection(itx.cd("/agents/jailed").append({ type: "demo/in-after", payload: { from: "anyone" } }));
     expect(after.code).toBe("PERMISSION_DENIED");
+  });
+
+  // docs/security.md, Jails: code running as the jail "reaches only the jail's grants"; the grantable
+  // built-ins are append, getEvents, readEvents, waitForEvent and fetch, and `secrets` is never
+  // grantable. Yet a jail granted only `fetch` spends every secret of the project: the egress pipe
+  // substitutes `getSecret(...)` placeholders for any origin (egress/egress-pipe.ts sendThroughPipe
+  // looks materials up by project, checking only the URL allowlist), so untrusted code given network
+  // access sends the project's keys to every URL they are allowed for (an LLM key to its API, say).
+  test("a jail granted only fetch does not send the project's secret material", async () => {
+    const { startEchoServer } = await import("../harness/echo-server.ts");
+    const echo = await startEchoServer();
+    try {
+      using itx = await projectItx("atk-jail-secret");
+      const material = "sk-atk-jail-material-0123456789";
+      await itx.secrets.get("/secrets/key").update({ material, egress: { urls: [`${echo.url}/`] } });
+      const cell = await itx.extend({ path: "/jails/net" });
+      await itx.cd("/jails/net").provideCapability({ name: "fetch", capability: { type: "built-in" } });
+      await itx.cd("/jails/net").provideCapability({ path: [], capability: null });
+      // The jail really is one: secrets answers NOT_FOUND to its code.
+      const secretsCode = await cell.run(`async (itx) => { try { await itx.secrets.get("/secrets/key").__describe(); return "reached"; } catch (error) { return error.code; } }`);
+      expect(secretsCode).toBe("NOT_FOUND");
+      await cell.run(`async () => { try { await fetch("${echo.url}/spend", { headers: { authorization: 'Bearer getSecret("/secrets/key")' } }); } catch {} }`);
+      const sent = echo.received.filter((request) => request.url === "/spend").map((request) => request.headers.authorization);
+      expect(sent.join(" ")).not.toContain(material);
+    } finally {
+      await echo.close();
+    }
   });
 
   test("probe (holds): a bare jail's own code cannot reach out through a describe, super, or a call on an ancestor's mount name", async () => {
@@ -221,7 +249,45 @@ export default class extends WorkerEntrypoint {
   });
 });
 
+/** Signs a token payload the way auth/bearer-token.ts does, with this OS's admin secret. */
+async function mintToken(payload: Record<string, unknown>): Promise<string> {
+  const { createHmac } = await import("node:crypto");
+  const body = base64url(Buffer.from(JSON.stringify(payload)));
+  const signature = base64url(createHmac("sha256", `iterate bearer tokens v1:${target().adminSecret}`).update(body).digest());
+  return `itk_${body}.${signature}`;
+}
+
 describe("attack pass: bearer tokens", () => {
+  test('probe (holds): a token whose principal is named "admin" is no admin', async () => {
+    const mine = await newProject("atk-named-admin");
+    const theirs = await newProject("atk-admins-own");
+    const { baseUrl } = target();
+    using admin: any = adminSession();
+    const { token } = await admin.tokens.issue({ principal: "admin", projectIds: [mine.slug], ttlSeconds: 600 });
+    using posing: any = connectItx({ baseUrl, auth: { type: "bearer", token } });
+    expect((await posing.__describe()).principal).toMatchObject({ kind: "impersonated", id: "admin" });
+    expect((await rejection(posing.streams.get("/tokens").getEvents({}))).code).toBe("NOT_FOUND");
+    expect((await rejection(posing.tokens.list())).code).toBe("PERMISSION_DENIED");
+    expect((await rejection(posing.projects.get(theirs.projectId).whoami())).code).toBe("NOT_FOUND");
+    expect((await posing.projects.list()).map((row: any) => row.id)).toEqual([mine.projectId]);
+  });
+
+  test("probe (holds): a well-signed token without an id, or expired, does not authenticate", async () => {
+    const { slug, projectId } = await newProject("atk-legacy");
+    const { baseUrl } = target();
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    // The minting itself is right: the same payload with an id (and issued) is what tokens.issue makes.
+    for (const [label, payload] of [
+      ["no id", { sub: "legacy", projectIds: [projectId], exp }],
+      ["id not a string", { jti: 7, sub: "legacy", projectIds: [projectId], exp }],
+      ["expired", { jti: "tok_aaaaaaaaaaaaaaaaaaac", sub: "legacy", projectIds: [projectId], exp: 1 }],
+      ["no projectIds", { jti: "tok_aaaaaaaaaaaaaaaaaaad", sub: "legacy", exp }],
+    ] as const) {
+      using itx: any = withItx({ baseUrl, token: await mintToken(payload), context: slug });
+      expect((await rejection(itx.whoami())).code, label).toBe("UNAUTHENTICATED");
+    }
+  });
+
   // docs/security.md, Tokens: tokens.list() "shows every issued token" and revoke(tokenId) makes
   // "the token's next authenticate fail" ("recorded before it exists anywhere else, so every token
   // that can verify can be listed and revoked", tokens-rpc-target.ts). authenticate() checks only
@@ -231,14 +297,10 @@ describe("attack pass: bearer tokens", () => {
   // OS on the default secret; a registry restored from an older backup) verifies, is not listed,
   // and cannot be revoked: revoke() answers { revoked: false } and records nothing.
   test("a token the registry never issued does not authenticate (it could be neither listed nor revoked)", async () => {
-    const { createHmac } = await import("node:crypto");
     const { slug, projectId } = await newProject("atk-unlisted");
-    const { baseUrl, adminSecret } = target();
-    const b64 = (bytes: Buffer) => bytes.toString("base64url");
+    const { baseUrl } = target();
     const tokenId = "tok_aaaaaaaaaaaaaaaaaaab";
-    const body = b64(Buffer.from(JSON.stringify({ jti: tokenId, sub: "ghost", projectIds: [projectId], exp: Math.floor(Date.now() / 1000) + 600 })));
-    const signature = b64(createHmac("sha256", `iterate bearer tokens v1:${adminSecret}`).update(body).digest());
-    const token = `itk_${body}.${signature}`;
+    const token = await mintToken({ jti: tokenId, sub: "ghost", projectIds: [projectId], exp: Math.floor(Date.now() / 1000) + 600 });
     using admin: any = adminSession();
     expect((await admin.tokens.list()).map((row: any) => row.tokenId)).not.toContain(tokenId);
     expect(await admin.tokens.revoke(tokenId)).toEqual({ revoked: false });
