@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { connectItx, withItx } from "iterate/client";
-import { adminSession, rejection, target } from "../harness/os.ts";
+import { adminSession, target } from "../harness/os.ts";
+import { expectCode } from "iterate/stream/test-support";
 import { newProject, projectItx } from "../harness/projects.ts";
 
 // oxlint-disable typescript/no-explicit-any -- probes walk dynamic paths on purpose
@@ -89,6 +90,7 @@ describe("attack pass: provenance", () => {
     await itx.extend({ path: "/victim" });
     const attacker = await itx.extend({ path: "/attacker" });
     const answered = await attacker.run(`async (itx) => {
+      try {
       await itx.cd("/victim").provideCapability({
         name: "mole",
         capability: { type: "rpc", worker: { type: "source", source: {
@@ -105,7 +107,8 @@ export class Mole extends DurableObject {
 }\` },
         } } },
       });
-      try { return await itx.cd("/victim").mole.act(); } catch (error) { return error.code ?? String(error.message); }
+      return await itx.cd("/victim").mole.act();
+      } catch (error) { return error.code ?? String(error.message); }
     }`);
     expect(answered).not.toBe("/victim");
     expect((await sourcesOf(itx, "/victim", "demo/by-mole")).map((source) => source.origin)).not.toContain("/victim");
@@ -126,11 +129,10 @@ describe("attack pass: jails", () => {
   test("a jail's stream stays closed to writers after a processor subscription is added to it", async () => {
     using itx = await projectItx("atk-jail-sub");
     await jail(itx, "/agents/jailed");
-    expect((await rejection(itx.cd("/agents/jailed").append({ type: "demo/in-before" }))).code).toBe("PERMISSION_DENIED");
+    await expectCode(itx.cd("/agents/jailed").append({ type: "demo/in-before" }), "PERMISSION_DENIED");
     await itx.agents.get("/agents/jailed").create({ llm: LLM });
     // The capability host still folds the null row (its code is still confined); the stream must too.
-    const after = await rejection(itx.cd("/agents/jailed").append({ type: "demo/in-after", payload: { from: "anyone" } }));
-    expect(after.code).toBe("PERMISSION_DENIED");
+    await expectCode(itx.cd("/agents/jailed").append({ type: "demo/in-after", payload: { from: "anyone" } }), "PERMISSION_DENIED");
   });
 
   // docs/security.md, Jails: code running as the jail "reaches only the jail's grants"; the grantable
@@ -197,7 +199,7 @@ describe("attack pass: idempotency keys and stamps", () => {
     using itx = await projectItx("atk-keys");
     const keys = ["itx/created", "agent/created", "itx/subscription-configured:agent", "agent/run-requested:9", "token/revoked:tok_aaaaaaaaaaaaaaaaaaaa", "project/created", "secret/set", "repo/x", "scheduler/x", "schedule/x"];
     for (const key of keys) {
-      expect((await rejection(itx.cd("/agents/squat").append({ type: "demo/squat", idempotencyKey: key }))).code, key).toBe("PERMISSION_DENIED");
+      await expectCode(itx.cd("/agents/squat").append({ type: "demo/squat", idempotencyKey: key }), "PERMISSION_DENIED", key);
     }
     const refused = await itx.extend({ path: "/kid" }).then((kid: any) =>
       kid.run(`async (itx) => {
@@ -266,9 +268,9 @@ describe("attack pass: bearer tokens", () => {
     const { token } = await admin.tokens.issue({ principal: "admin", projectIds: [mine.slug], ttlSeconds: 600 });
     using posing: any = connectItx({ baseUrl, auth: { type: "bearer", token } });
     expect((await posing.__describe()).principal).toMatchObject({ kind: "impersonated", id: "admin" });
-    expect((await rejection(posing.streams.get("/tokens").getEvents({}))).code).toBe("NOT_FOUND");
-    expect((await rejection(posing.tokens.list())).code).toBe("PERMISSION_DENIED");
-    expect((await rejection(posing.projects.get(theirs.projectId).whoami())).code).toBe("NOT_FOUND");
+    await expectCode(posing.streams.get("/tokens").getEvents({}), "NOT_FOUND");
+    await expectCode(posing.tokens.list(), "PERMISSION_DENIED");
+    await expectCode(posing.projects.get(theirs.projectId).whoami(), "NOT_FOUND");
     expect((await posing.projects.list()).map((row: any) => row.id)).toEqual([mine.projectId]);
   });
 
@@ -284,7 +286,7 @@ describe("attack pass: bearer tokens", () => {
       ["no projectIds", { jti: "tok_aaaaaaaaaaaaaaaaaaad", sub: "legacy", exp }],
     ] as const) {
       using itx: any = withItx({ baseUrl, token: await mintToken(payload), context: slug });
-      expect((await rejection(itx.whoami())).code, label).toBe("UNAUTHENTICATED");
+      await expectCode(itx.whoami(), "UNAUTHENTICATED", label);
     }
   });
 

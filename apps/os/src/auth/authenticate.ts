@@ -2,7 +2,7 @@ import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { verifyToken } from "./bearer-token.ts";
-import { isRevoked } from "./token-registry.ts";
+import { registryStatus } from "./token-registry.ts";
 import { secretsEqual } from "./constant-time.ts";
 import { parseCredentials } from "./credentials.ts";
 
@@ -26,11 +26,11 @@ export async function authenticate(env: Env, input: unknown): Promise<Authentica
       await requireAdminSecret(env, credentials.secret);
       return { principal: { kind: "impersonated", id: credentials.principal, projectIds: [...new Set(credentials.projectIds)] } };
     case "bearer": {
-      const verified = await verifyToken(env.ITERATE_ADMIN_SECRET, credentials.token);
-      if (await isRevoked(env, verified.tokenId)) {
-        throw new ItxError("UNAUTHENTICATED", "bearer token has been revoked", { details: { reason: "revoked" } });
-      }
-      return verified;
+      const { principal, tokenId, expiresAt } = await verifyToken(env.ITERATE_ADMIN_SECRET, credentials.token);
+      const status = await registryStatus(env, { tokenId, principal: principal.id, projectIds: principal.projectIds, expiresAt });
+      if (status === "revoked") throw new ItxError("UNAUTHENTICATED", "bearer token has been revoked", { details: { reason: "revoked" } });
+      if (status === "unknown") throw new ItxError("UNAUTHENTICATED", "bearer token is not valid for this deployment", { details: { reason: "rejected" } });
+      return { principal, tokenId };
     }
     case "operator-session":
       // No operator grants are issued by this deployment yet: every one is unknown.

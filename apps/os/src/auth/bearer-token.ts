@@ -37,7 +37,10 @@ const rejected = (why: string) => new ItxError("UNAUTHENTICATED", `bearer token 
  * verifies: base64url without padding whose unused low bits are zero, so one token has one text.
  * Revocation is the caller's to check (token-registry.ts).
  */
-export async function verifyToken(adminSecret: string | undefined, token: string): Promise<{ principal: Principal; tokenId: string }> {
+export async function verifyToken(
+  adminSecret: string | undefined,
+  token: string,
+): Promise<{ principal: Principal & { kind: "impersonated" }; tokenId: string; expiresAt: number }> {
   if (!adminSecret) throw rejected("cannot be checked: this deployment has no admin secret");
   const match = /^itk_([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match) throw rejected("is not valid for this deployment");
@@ -58,7 +61,7 @@ export async function verifyToken(adminSecret: string | undefined, token: string
   if (typeof payload.jti !== "string" || typeof payload.sub !== "string" || !Array.isArray(payload.projectIds)) {
     throw rejected("was issued before tokens could be revoked; issue a new one");
   }
-  return { principal: { kind: "impersonated", id: payload.sub, projectIds: payload.projectIds }, tokenId: payload.jti };
+  return { principal: { kind: "impersonated", id: payload.sub, projectIds: payload.projectIds }, tokenId: payload.jti, expiresAt: payload.exp };
 }
 
 /** Validates what an admin asks a token for. `projectIds` may name projects by id or slug; the session resolves them. */

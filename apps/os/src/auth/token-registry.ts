@@ -63,9 +63,28 @@ export async function recordRevoked(env: Env, tokenId: string, by: string): Prom
   return true;
 }
 
-export async function isRevoked(env: Env, tokenId: string): Promise<boolean> {
-  const fact = await registry(env).getByIdempotencyKey(`token/revoked:${tokenId}`);
-  return fact !== null && fact.type === TOKEN_REVOKED && fact.source.platform === AUTH_WRITER;
+/**
+ * What the registry says of a verified token: "issued" only when this deployment recorded issuing
+ * exactly it (same principal, projects and expiry) and has not revoked it. A token signed with the
+ * same admin secret elsewhere (another deployment, a restored backup) is "unknown": it could be
+ * neither listed nor revoked here, so it does not authenticate.
+ */
+export async function registryStatus(
+  env: Env,
+  token: { tokenId: string; principal: string; projectIds: string[]; expiresAt: number },
+): Promise<"issued" | "revoked" | "unknown"> {
+  const [issued, revoked] = await Promise.all([
+    registry(env).getByIdempotencyKey(`token/issued:${token.tokenId}`),
+    registry(env).getByIdempotencyKey(`token/revoked:${token.tokenId}`),
+  ]);
+  if (revoked !== null && revoked.type === TOKEN_REVOKED && revoked.source.platform === AUTH_WRITER) return "revoked";
+  if (issued === null || issued.type !== TOKEN_ISSUED || issued.source.platform !== AUTH_WRITER) return "unknown";
+  const record = issued.payload as Partial<IssuedToken>;
+  const same =
+    record.principal === token.principal &&
+    record.expiresAt === token.expiresAt &&
+    JSON.stringify(record.projectIds) === JSON.stringify(token.projectIds);
+  return same ? "issued" : "unknown";
 }
 
 /** Every token the deployment issued, newest first, with its revocation if any. */

@@ -78,6 +78,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const types = optionalText(request.types, "types", TYPES_MAX_LENGTH, "TYPES_MAX_LENGTH");
     const state = await this.#state();
     this.#refuseOwnJailCode(state, request.caller);
+    this.#refuseStrangers(state, request.caller, "provide on");
     if (row.special === "null" && this.#path === "/") throw new ItxError("INVALID_ARGUMENT", "the project's root context cannot be a jail");
     if (!state.mounts[pathKey(path)] && Object.keys(state.mounts).length >= MOUNTS_MAX) {
       throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${MOUNTS_MAX} capabilities`, { details: { limit: "MOUNTS_MAX" } });
@@ -118,6 +119,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     }
     const state = await this.#state();
     this.#refuseOwnJailCode(state, request.caller);
+    this.#refuseStrangers(state, request.caller, "revoke on");
     const mount = state.mounts[pathKey(path)];
     if (!mount || (request.providedAtOffset !== undefined && mount.providedAtOffset !== request.providedAtOffset)) return false;
     const payload: Record<string, unknown> = { path, providedAtOffset: mount.providedAtOffset };
@@ -296,6 +298,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
         remainder,
         args,
         caller,
+        provider: mount.provider,
         depth: depth + 1,
       });
     }
@@ -334,6 +337,15 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (origin === "/") return undefined;
     if (origin === this.#path) return confinementOfState(await this.#state(), this.#path);
     return (await hostStub(this.env, this.#projectId, origin).confinement()) ?? undefined;
+  }
+
+  // Authority flows down the tree: code acting as this context or one of its ancestors may change
+  // its rows (a mount runs code as, or in the name of, whoever calls it here); a sibling may not.
+  #refuseStrangers(state: ItxState, caller: Caller, what: string): void {
+    if (caller.origin === this.#path || this.#ancestors(state).includes(caller.origin)) return;
+    throw new ItxError("PERMISSION_DENIED", `code acting as ${caller.origin} cannot ${what} ${this.#path}: only the context itself and its ancestors can`, {
+      details: { reason: "not-an-ancestor" },
+    });
   }
 
   // A jail's own code never changes its rows: only code acting as another context does.

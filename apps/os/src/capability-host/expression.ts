@@ -55,8 +55,10 @@ export function parseExpression(capability: unknown, mountPath: readonly string[
 }
 
 /**
- * Replays a recipe against the context's own itx (origin: the context that holds the mount),
- * then applies the call: the remainder of the path and the call's arguments.
+ * Replays a recipe against the itx of the context that holds the mount, acting as whoever provided
+ * it (like a live capability, which runs in its provider's process with the provider's authority),
+ * then applies the call: the remainder of the path and the call's arguments. A mount recorded
+ * without its provider acts as the caller. The caller's reaction chain goes on through the replay.
  */
 export async function replayExpression(input: {
   env: Env;
@@ -66,15 +68,18 @@ export async function replayExpression(input: {
   remainder: string[];
   args: unknown[];
   caller: Caller;
+  provider: { principal?: string; origin?: string };
   depth: number;
 }): Promise<unknown> {
+  const acting = input.provider.origin === undefined ? input.caller : { principal: input.provider.principal ?? input.caller.principal, origin: input.provider.origin };
   let value: unknown = new ItxRpcTarget({
     env: input.env,
-    principal: input.caller.principal,
+    principal: acting.principal,
     projectId: input.projectId,
     path: input.path,
-    origin: input.path,
+    origin: acting.origin,
     depth: input.depth,
+    ...(input.caller.reaction ? { reaction: input.caller.reaction } : {}),
   });
   for (const [index, step] of input.steps.entries()) {
     const last = index === input.steps.length - 1;

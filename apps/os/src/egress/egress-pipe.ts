@@ -28,6 +28,8 @@ export interface EgressScope {
   /** The context whose code sent the request. */
   origin: string;
   principal: string;
+  /** Set when that code runs in a jail: it may send requests (when granted fetch) but spends no secret. */
+  jailed?: boolean;
 }
 
 /**
@@ -66,6 +68,11 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
     texts.push(body);
   }
   const paths = [...new Set(texts.flatMap(placeholdersIn))];
+  if (paths.length > 0 && scope.jailed) {
+    throw new ItxError("EGRESS_REFUSED", `code in the jail ${scope.origin} cannot send secrets; a jail's grants name no secret`, {
+      details: { reason: "jail" },
+    });
+  }
   const materials = new Map<string, string>();
   for (const path of paths) {
     const stub = env.SECRET.getByName(`${scope.projectId}:${path}`) as unknown as Pick<SecretDurableObject, "use">;

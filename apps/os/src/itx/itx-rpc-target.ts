@@ -354,7 +354,7 @@ export class ItxRpcTarget extends RpcTarget {
     if (!(await relay((await this.#host()).provides(["fetch"])))) {
       this.#guard("fetch"); // a jail's own fetch mount is its grant; the pipe needs a built-in grant
       const projectId = await resolveProjectId(this.#scope);
-      return sendThroughPipe(this.#scope.env, { projectId, origin: this.#scope.origin, principal: this.#scope.principal }, request);
+      return sendThroughPipe(this.#scope.env, this.#egressScope(projectId), request);
     }
     try {
       return (await this.invokeCapability({ path: ["fetch"], args: [copy()] })) as Response;
@@ -362,10 +362,14 @@ export class ItxRpcTarget extends RpcTarget {
       if (errorCode(error) === "NOT_FOUND" && (error as { details?: { unresolved?: string } }).details?.unresolved === "fetch") {
         this.#guard("fetch");
         const projectId = await resolveProjectId(this.#scope);
-        return sendThroughPipe(this.#scope.env, { projectId, origin: this.#scope.origin, principal: this.#scope.principal }, request);
+        return sendThroughPipe(this.#scope.env, this.#egressScope(projectId), request);
       }
       throw error;
     }
+  }
+
+  #egressScope(projectId: string) {
+    return { projectId, origin: this.#scope.origin, principal: this.#scope.principal, ...(this.#scope.confinement ? { jailed: true } : {}) };
   }
 
   // Code running as a jail reaches only the built-ins the jail grants; anything else is not there.

@@ -89,7 +89,7 @@ export function reduceStreamCore(state: StreamCoreState, event: StreamEvent): St
   const subscriptions = { ...state.subscriptions };
   if (subscription === null) delete subscriptions[key];
   else subscriptions[key] = subscription;
-  return { subscriptions };
+  return { ...state, subscriptions };
 }
 
 // Only the two rows that decide who may write here; every other capability row is the host's business.

@@ -52,9 +52,18 @@ export class EgressEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
  * loads, so two scopes (or two rounds of a reaction chain) must never share one.
  */
 export function isolateScopeKey(props: IsolateProps): string {
-  const reaction = props.reaction ? `${props.reaction.round}@${props.reaction.began}` : "";
-  const jail = props.confinement ? `jail(${props.confinement.grants.join(",")})` : "";
-  return `${props.projectId}:${props.origin}:${props.path ?? props.origin}:${props.principal}:${reaction}:${jail}`;
+  // The depth is part of the authority: an isolate's env carries it, and CALL_DEPTH_MAX counts it
+  // down, so code that calls itself must get a fresh isolate per hop. A JSON tuple keeps fields
+  // apart whatever they spell (a principal may contain ":").
+  return JSON.stringify([
+    props.projectId,
+    props.origin,
+    props.path ?? props.origin,
+    props.principal,
+    props.depth,
+    props.reaction ? [props.reaction.began, props.reaction.round] : null,
+    props.confinement ? props.confinement.grants : null,
+  ]);
 }
 
 function scopeOf(env: Env, props: IsolateProps): ItxScope {
