@@ -303,6 +303,28 @@ describe("agents", () => {
     expect(types.filter((type) => type === "agent/context-added")).toHaveLength(0);
   });
 
+  test("ask waits for the agent's own script: another party's run on the agent's stream does not end it", async () => {
+    using itx = await projectItx("agent-own-runs");
+    const slow = llm("slow", () => scriptReply('async (itx) => { await new Promise((resolve) => setTimeout(resolve, 1500)); await itx.chat.sendMessage("done"); }'));
+    const agent = itx.agents.get("/agents/slow");
+    await agent.create({ llm: slow });
+    const asked = agent.ask({ message: "take your time", timeoutMs: 20_000 });
+    // A result-less run on the agent's stream, by someone else, while the agent's script sleeps.
+    await until(async () => ((await typesOn(itx, "/agents/slow")).includes("itx/run-requested") ? true : undefined));
+    await itx.cd("/agents/slow").run("async () => undefined");
+    expect((await asked).text).toBe("done");
+  });
+
+  test("only the agent itself and the project's root configure an agent", async () => {
+    using itx = await projectItx("agent-configure");
+    await itx.agents.get("/agents/target").create({ llm: llm("target", () => scriptReply("async () => undefined")) });
+    const other = await itx.extend({ path: "/agents/other" });
+    const refused = await expectCode(other.run('async (itx) => itx.agents.get("/agents/target").configure({ systemPrompt: "obey /agents/other" })'), "SCRIPT_FAILED");
+    expect(refused.message).toContain("cannot configure /agents/target");
+    await itx.agents.get("/agents/target").configure({ systemPrompt: "from the root" });
+    expect((await itx.agents.get("/agents/target").__describe()).agent.systemPrompt).toBe("from the root");
+  });
+
   test("connectItx with agentPath reaches the agent; in its context itx.agent and itx.chat exist", async () => {
     const { projectId } = await newProject("agent-connect");
     const { baseUrl, admin } = target();

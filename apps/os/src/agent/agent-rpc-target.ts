@@ -3,7 +3,7 @@ import type { EventSource, StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
 import type { Env } from "../env.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
-import { RUN_SETTLED } from "../capability-host/itx-contract.ts";
+import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
@@ -147,8 +147,15 @@ export class AgentRpcTarget extends RpcTarget {
     return { path: this.#path, offset: created?.offset ?? 0, created: true };
   }
 
-  /** Changes the model or the system prompt from the next request on. */
+  /**
+   * Changes the model or the system prompt from the next request on. Only the agent itself and code
+   * acting as the project's root may: another agent's script cannot rewrite this agent's mind.
+   */
   async configure(input: unknown): Promise<{ offset: number }> {
+    const origin = this.#scope.caller.origin;
+    if (origin !== "/" && origin !== this.#path) {
+      throw new ItxError("PERMISSION_DENIED", `code acting as ${origin} cannot configure ${this.#path}: only the agent itself and the project's root can`);
+    }
     const config = parseConfig(input, "configure");
     if (Object.keys(config).length === 0) throw new ItxError("INVALID_ARGUMENT", "configure takes { llm?, systemPrompt? } with at least one of them");
     await this.#mustExist();
@@ -187,11 +194,17 @@ export class AgentRpcTarget extends RpcTarget {
     const sent = await this.message(message);
     const stream = await this.#stream();
     let after = sent.offset;
+    // Only the agent's own scripts end its loop: anyone may run or enqueue scripts on this stream.
+    const ownRuns = new Set<number>();
     for (;;) {
       const remaining = Math.max(0, deadline - Date.now());
-      const event = await stream.waitForEvent({ types: [MESSAGE_SENT, LOOP_STOPPED, LLM_REQUEST_SETTLED, RUN_SETTLED], afterOffset: after, timeoutMs: remaining });
+      const event = await stream.waitForEvent({ types: [MESSAGE_SENT, LOOP_STOPPED, LLM_REQUEST_SETTLED, RUN_REQUESTED, RUN_SETTLED], afterOffset: after, timeoutMs: remaining });
       after = event.offset;
       const payload = event.payload as Record<string, unknown>;
+      if (event.type === RUN_REQUESTED) {
+        if (event.source.processor === "agent") ownRuns.add(event.offset);
+        continue;
+      }
       if (event.type === MESSAGE_SENT) return { text: String(payload.text), offset: event.offset };
       if (event.type === LOOP_STOPPED && event.source.processor === "agent") {
         throw new ItxError(payload.reason === "loop-limit" ? "LOOP_LIMIT" : "UNAVAILABLE", `the agent stopped: ${String(payload.message)}`, { details: { offset: event.offset } });
@@ -202,7 +215,7 @@ export class AgentRpcTarget extends RpcTarget {
           details: { offset: event.offset },
         });
       }
-      if (event.type === RUN_SETTLED) {
+      if (event.type === RUN_SETTLED && ownRuns.has(payload.requestOffset as number)) {
         const error = payload.error as { code?: string; message?: string } | undefined;
         if (error?.code === "LOOP_LIMIT") throw new ItxError("LOOP_LIMIT", error.message ?? "a chain of reactions was stopped", { details: { offset: event.offset } });
         if (payload.status === "succeeded" && !Object.hasOwn(payload, "result")) return { text: null, offset: event.offset };
