@@ -189,7 +189,7 @@ async function waitUntilReady(baseUrl: string, child: ChildProcess, timeoutMs: n
 }
 
 async function killGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   try {
     process.kill(-child.pid, "SIGTERM");

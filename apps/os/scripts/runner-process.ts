@@ -8,6 +8,7 @@ import { stripTypeScriptTypes } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
+import { UNTRUSTED_LIMITS } from "../src/worker-loader/untrusted-limits.ts";
 
 const WORKER_PATH = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "runner", "runner-worker.ts");
 
@@ -30,6 +31,7 @@ const runner = new Miniflare(
         modules: [{ type: "ESModule", path: "runner-worker.js", contents }],
         compatibilityDate: "2026-08-01",
         workerLoaders: { LOADER: {} },
+        bindings: { DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS },
         // The OS, through the dev registry: loaded code's env.ITX and fetch() call back into it.
         serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" } },
       },

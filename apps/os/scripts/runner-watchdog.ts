@@ -1,7 +1,7 @@
 // Node-only: starts the local runner (runner-process.ts) and keeps it alive. workerd enforces no
 // CPU or memory limit on Loader isolates locally, so untrusted code runs in this separate process:
-// when it stops answering /health for RUNNER_HANG_MS (code that never yields), asks to be recycled
-// (code that outlived its deadline), or dies (V8 "Reached heap limit"), the watchdog kills its
+// when it stops answering /health for RUNNER_HANG_MS (code that never yields) or dies (V8
+// "Reached heap limit"), the watchdog kills its
 // process group, drops its dev-registry entry and starts a new one. The OS's calls in flight fail
 // at once and are settled with a code; new calls wait for the new runner (RUNNER_WAIT_MS).
 import { spawn, type ChildProcess } from "node:child_process";
@@ -42,6 +42,9 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
   let restarts = 0;
   let stopped = false;
   let replacing = false;
+  const forward = (chunk: Buffer) => {
+    for (const line of chunk.toString().split("\n")) if (line.trim() !== "") log(`[runner] ${line}`);
+  };
 
   const start = async () => {
     // A killed runner leaves its registry entry; a new one would not register until it is 90 s stale.
@@ -66,9 +69,6 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
       },
     });
     child = started;
-    const forward = (chunk: Buffer) => {
-      for (const line of chunk.toString().split("\n")) if (line.trim() !== "") log(`[runner] ${line}`);
-    };
     started.stdout?.on("data", forward);
     started.stderr?.on("data", forward);
     started.once("exit", (code, signal) => {
@@ -101,8 +101,9 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
   log(`[watchdog] runner up at ${url}`);
 
   const watch = async () => {
-    while (!stopped) {
+    for (;;) {
       await sleep(UNTRUSTED_LIMITS.RUNNER_HEALTH_INTERVAL_MS);
+      if (stopped) return;
       if (stopped || replacing) continue;
       const health = await askHealth(url, UNTRUSTED_LIMITS.RUNNER_HANG_MS);
       if (stopped || replacing || health.ok) continue;
@@ -139,7 +140,7 @@ async function askHealth(url: string, timeoutMs: number): Promise<{ ok: true } |
   try {
     const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(timeoutMs) });
     const text = await response.text();
-    return response.ok ? { ok: true } : { ok: false, reason: `asked to be replaced (${text})` };
+    return response.ok ? { ok: true } : { ok: false, reason: `answered /health with ${response.status} (${text.slice(0, 100)})` };
   } catch {
     return { ok: false, reason: `did not answer /health within ${timeoutMs} ms (RUNNER_HANG_MS)` };
   }

@@ -39,17 +39,22 @@ export interface RunnerCallbacks {
   egress(token: LentToken, request: Request): Promise<Response>;
 }
 
-/** How a call into the runner ended. Failures travel as values, so their codes survive the hop. */
-export type RunnerAnswer = { ok: true; value: unknown } | { ok: false; error: { message: string; code?: string } };
+/**
+ * How a call into the runner ended. Failures travel as values, so their codes survive the hop;
+ * `deadline` marks the runner's own deadline (TIMEOUT), apart from code that threw a TIMEOUT.
+ */
+export type RunnerAnswer =
+  | { ok: true; value: unknown }
+  | { ok: false; error: { message: string; code?: string }; deadline?: true }
+  /** Nothing ran: this runner is draining before its replacement; ask again (the next runner answers). */
+  | { ok: false; refused: true; error: { message: string } };
 
 /** The runner's entrypoint as the OS sees it through its RUNNER binding. */
 export interface RunnerApi {
-  /** Runs a prepared script module's `run(itx)`. */
-  runScript(load: RunnerLoad, itx: unknown, token: LentToken): Promise<RunnerAnswer>;
-  /** Calls a member of an entrypoint of a loaded isolate. */
-  invoke(load: RunnerLoad, call: RunnerCall, token: LentToken): Promise<RunnerAnswer>;
-  /** Answers at once: the OS asks it after a runner died, before it sends work to the next one. */
+  /** Runs a prepared script module's `run(itx)`; answers a deadline failure past `timeoutMs`. */
+  runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
+  /** Calls a member of an entrypoint of a loaded isolate; answers a deadline failure past `timeoutMs`. */
+  invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
+  /** Answers at once (throws while draining): the OS asks it after a runner died, before it sends work to the next one. */
   ping(): string;
-  /** Asks the watchdog to replace this runner (its /health fails from now on): code that outlived its deadline dies with it. */
-  recycle(reason: string): void;
 }

@@ -8,6 +8,8 @@ import { WorkerEntrypoint, exports } from "cloudflare:workers";
 import type { LentToken, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, RunnerLoad } from "./runner-protocol.ts";
 
 interface RunnerEnv {
+  /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
+  DRAIN_MAX_MS: number;
   LOADER: WorkerLoader;
   /** The OS's RunnerCallbackEntrypoint (through the dev registry). */
   OS: Service & RunnerCallbacks;
@@ -16,9 +18,6 @@ interface RunnerEnv {
 // Loopback entrypoints of this Worker (ctx.exports). Typed here: the platform's global types
 // describe the OS Worker's exports, not the runner's.
 const loopback = exports as unknown as Record<"ScopeItxEntrypoint" | "ScopeEgressEntrypoint", (options: { props: { id: string } }) => Fetcher>;
-
-/** Set by `recycle`: /health fails from then on, and the watchdog replaces this process. */
-let recycling: string | undefined;
 
 // The tokens lent by calls in flight, by isolate id. An isolate serves concurrent calls of one
 // scope (its id names the scope), so any token lent for that id is the right one. Tokens are plain
@@ -31,32 +30,65 @@ function tokenOf(id: string): LentToken {
   return token;
 }
 
-async function within(id: string, token: LentToken, work: () => Promise<unknown>): Promise<RunnerAnswer> {
+// Calls in flight, and since when this runner drains. A call that outlived its deadline may have
+// left code running (a timer chain yields, so the watchdog's hang check never fires for it): the
+// runner then takes no new calls, lets the others finish (at most RUNNER_DRAIN_MAX_MS), and fails
+// /health, so that the watchdog replaces it and the leftover code dies with it.
+let inFlight = 0;
+let drainingSince: number | undefined;
+
+function drained(drainMaxMs: number): boolean {
+  return drainingSince !== undefined && (inFlight === 0 || Date.now() - drainingSince > drainMaxMs);
+}
+
+const REFUSED: RunnerAnswer = { ok: false, refused: true, error: { message: "this runner is draining before its replacement" } };
+
+// Runs one call with its token lent, until its deadline. Answering at the deadline ends this
+// call's request context, and with it the call into the loaded isolate: timers it left behind
+// (a setTimeout chain) are cancelled, and its itx and egress are gone (the token is taken back).
+// Code that never yields is not stopped by this: the watchdog kills the process for it.
+async function within(id: string, token: LentToken, timeoutMs: number, work: () => Promise<unknown>): Promise<RunnerAnswer> {
+  if (drainingSince !== undefined) return REFUSED;
+  inFlight++;
   let tokens = lent.get(id);
   if (!tokens) lent.set(id, (tokens = new Set()));
   tokens.add(token);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<RunnerAnswer>((done) => {
+    timer = setTimeout(() => done({ ok: false, deadline: true, error: { code: "TIMEOUT", message: `ran past its ${timeoutMs} ms deadline and was stopped` } }), timeoutMs);
+  });
+  const answer = work().then(
+    (value): RunnerAnswer => ({ ok: true, value }),
+    (error: unknown): RunnerAnswer => {
+      const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+      return { ok: false, error: { message: typeof message === "string" ? message : String(error), ...(typeof code === "string" ? { code } : {}) } };
+    },
+  );
   try {
-    return { ok: true, value: await work() };
-  } catch (error) {
-    const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
-    return { ok: false, error: { message: typeof message === "string" ? message : String(error), ...(typeof code === "string" ? { code } : {}) } };
+    const outcome = await Promise.race([answer, deadline]);
+    if (!outcome.ok && "deadline" in outcome) drainingSince ??= Date.now();
+    return outcome;
   } finally {
+    inFlight--;
+    if (timer !== undefined) clearTimeout(timer);
     tokens.delete(token);
     if (tokens.size === 0) lent.delete(id);
   }
 }
 
 export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
-  async runScript(load: RunnerLoad, itx: unknown, token: LentToken): Promise<RunnerAnswer> {
+  async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
+    if (drainingSince !== undefined) return REFUSED;
     const worker = this.#load(load);
     // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
-    return within(load.id, token, () => (worker.getEntrypoint() as any).run(itx));
+    return within(load.id, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx));
   }
 
-  async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken): Promise<RunnerAnswer> {
+  async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
+    if (drainingSince !== undefined) return REFUSED;
     const worker = this.#load(load);
     const entry = worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
-    return within(load.id, token, async () => {
+    return within(load.id, token, timeoutMs, async () => {
       let parent: unknown = entry;
       for (const segment of call.path.slice(0, -1)) parent = (parent as Record<string, unknown>)[segment];
       // Called as a method, never through Function.prototype.apply: on an RPC stub `apply` would be
@@ -66,11 +98,8 @@ export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements Run
   }
 
   ping(): string {
+    if (drainingSince !== undefined) throw new Error("this runner is draining before its replacement");
     return "pong";
-  }
-
-  recycle(reason: string): void {
-    recycling ??= reason;
   }
 
   #load(load: RunnerLoad): WorkerStub {
@@ -100,9 +129,12 @@ export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: str
 }
 
 export default {
-  async fetch(request: Request): Promise<Response> {
+  async fetch(request: Request, env: RunnerEnv): Promise<Response> {
     const { pathname } = new URL(request.url);
-    if (pathname === "/health") return recycling === undefined ? new Response("ok") : new Response(`recycling: ${recycling}`, { status: 503 });
+    if (pathname === "/health") {
+      if (drained(env.DRAIN_MAX_MS)) return new Response("drained: a call outlived its deadline, and code it left may still run", { status: 503 });
+      return new Response(drainingSince === undefined ? "ok" : "draining");
+    }
     return new Response("the iterate runner: nothing to see here", { status: 404 });
   },
 } satisfies ExportedHandler<RunnerEnv>;

@@ -46,28 +46,36 @@ export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements R
 
 /**
  * Makes one call into the runner and answers what the loaded code answered (failures as values).
+ * The runner keeps the call's deadline itself (its answer ends the call, and the timers the code
+ * left with it); the OS waits RUNNER_DEADLINE_GRACE_MS longer, for a runner too busy to answer.
  * Throws a coded error when the code did not answer:
- * - TIMEOUT past `deadlineMs`; the runner is then recycled, because code that outlived its
- *   deadline may still be running there (a timer chain yields, so nothing else would stop it);
+ * - TIMEOUT past the deadline;
  * - RESOURCE_EXHAUSTED when the runner died under the call (the watchdog killed it for holding
  *   the CPU past RUNNER_HANG_MS, or V8 stopped it at its heap limit); never retried;
  * - UNAVAILABLE when no runner was reachable for RUNNER_WAIT_MS (nothing started).
  */
 export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBinding) => Promise<RunnerAnswer>, deadlineMs: number, what: string): Promise<RunnerAnswer> {
   const started = Date.now();
-  const deadline = started + deadlineMs;
-  if (runnerDied) await waitForRunner(runner, started, deadline);
+  const deadline = started + deadlineMs + UNTRUSTED_LIMITS.RUNNER_DEADLINE_GRACE_MS;
   for (let attempt = 0; ; attempt++) {
+    if (runnerReplaced) await waitForRunner(runner, started, deadline);
     const waitedMs = Date.now() - started;
     const outcome = await withDeadline(call(runner), deadline - Date.now());
-    if (outcome.kind === "answered") return outcome.answer;
-    if (outcome.kind === "timeout") {
-      runner.recycle(`${what} ran past its ${deadlineMs} ms deadline`).catch(() => undefined);
+    if (outcome.kind === "timeout" || (outcome.kind === "answered" && !outcome.answer.ok && "deadline" in outcome.answer)) {
+      // A runner that answered a deadline drains and is replaced: later calls wait for the next one.
+      runnerReplaced = true;
       throw new ItxError("TIMEOUT", `${what} ran past its ${deadlineMs} ms deadline and was stopped`, { details: { timeoutMs: deadlineMs } });
     }
+    if (outcome.kind === "answered" && !outcome.answer.ok && "refused" in outcome.answer) {
+      // Nothing ran: the runner drains before its replacement. Wait for the next one.
+      runnerReplaced = true;
+      if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS) throw new ItxError("UNAVAILABLE", `the runner that runs untrusted code is being replaced (waited ${waitedMs} ms)`);
+      continue;
+    }
+    if (outcome.kind === "answered") return outcome.answer;
     const message = errorMessage(outcome.error);
     if (!isUnreachable(message)) {
-      runnerDied = true;
+      runnerReplaced = true;
       throw new ItxError(
         "RESOURCE_EXHAUSTED",
         `${what} was stopped: the runner it ran in died (code there held the CPU past ${UNTRUSTED_LIMITS.RUNNER_HANG_MS} ms without yielding, or exhausted memory); it is not run again (${message.slice(0, 120)})`,
@@ -80,9 +88,9 @@ export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBin
   }
 }
 
-// Set when a call saw the runner die: until one answers again, calls first make sure the new
-// runner is up (a call sent to the dead one could not tell "never started" from "died running").
-let runnerDied = false;
+// Set when a call saw the runner die or start draining: until one answers again, calls first make
+// sure the next runner is up (a call sent to a dead one cannot tell "never started" from "died running").
+let runnerReplaced = false;
 
 async function waitForRunner(runner: RunnerBinding, started: number, deadline: number): Promise<void> {
   for (let attempt = 0; ; attempt++) {
@@ -91,7 +99,7 @@ async function waitForRunner(runner: RunnerBinding, started: number, deadline: n
       Math.min(deadline - Date.now(), 1_000),
     );
     if (outcome.kind === "answered") {
-      runnerDied = false;
+      runnerReplaced = false;
       return;
     }
     const waitedMs = Date.now() - started;
@@ -104,13 +112,13 @@ async function waitForRunner(runner: RunnerBinding, started: number, deadline: n
 
 /** Runs a prepared script module's `run(itx)` in the runner. */
 export function runnerRunScript(env: Env, runner: RunnerBinding, load: RunnerLoad, props: IsolateProps, timeoutMs: number): Promise<RunnerAnswer> {
-  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, isolateItx(env, props), token), timeoutMs, "the script"));
+  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, isolateItx(env, props), token, timeoutMs), timeoutMs, "the script"));
 }
 
 /** Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its code. */
 export async function runnerInvoke(env: Env, runner: RunnerBinding, load: RunnerLoad, call: RunnerCall, props: IsolateProps): Promise<unknown> {
   const what = `the call of ${call.path.join(".")}`;
-  const answer = await lending(props, (token) => callRunner(runner, (stub) => stub.invoke(load, call, token), UNTRUSTED_LIMITS.CALL_TIMEOUT_MS, what));
+  const answer = await lending(props, (token) => callRunner(runner, (stub) => stub.invoke(load, call, token, UNTRUSTED_LIMITS.CALL_TIMEOUT_MS), UNTRUSTED_LIMITS.CALL_TIMEOUT_MS, what));
   if (answer.ok) return answer.value;
   throw answerError(answer.error);
 }

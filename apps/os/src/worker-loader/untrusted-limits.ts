@@ -17,10 +17,21 @@ export const UNTRUSTED_LIMITS = {
    */
   CALL_TIMEOUT_MS: 30_000,
   /**
+   * How much longer than a call's own deadline the OS waits for the runner's answer (the runner
+   * keeps the deadline itself): a runner too busy to answer in time is being killed anyway.
+   */
+  RUNNER_DEADLINE_GRACE_MS: 1_000,
+  /**
    * How long a call waits for a runner that is not reachable (restarting after a kill, ~2.5 s)
    * before it fails with UNAVAILABLE. Nothing has started in the runner while it waits.
    */
   RUNNER_WAIT_MS: 15_000,
+  /**
+   * After a call outlived its deadline (code it left may still run: a timer chain yields, so the
+   * hang check never fires), the runner takes no new calls and is replaced once its other calls
+   * end, or after this long at most, when the calls still in flight are stopped with it.
+   */
+  RUNNER_DRAIN_MAX_MS: 10_000,
   /** How often the watchdog asks the runner for /health. */
   RUNNER_HEALTH_INTERVAL_MS: 250,
   /**
