@@ -102,15 +102,17 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   const runDir = mkdtempSync(join(tmpdir(), "iterate-os-run-"));
   const registry = join(runDir, "registry");
   mkdirSync(registry);
+  // The runner starts beside wrangler (each takes seconds); the OS is ready when both are.
+  const runnerStarting: Promise<RunnerWatchdog | undefined> = options.inProcessLoader
+    ? Promise.resolve(undefined)
+    : startRunnerWatchdog({
+        registry,
+        service: RUNNER_SERVICE,
+        osService: OS_SERVICE,
+        log: (line) => (options.inheritOutput ? console.log(line) : record(`${line}\n`)),
+      });
+  runnerStarting.catch(() => undefined);
   let runner: RunnerWatchdog | undefined;
-  if (!options.inProcessLoader) {
-    runner = await startRunnerWatchdog({
-      registry,
-      service: RUNNER_SERVICE,
-      osService: OS_SERVICE,
-      log: (line) => (options.inheritOutput ? console.log(line) : record(`${line}\n`)),
-    });
-  }
   const configPath = join(runDir, "wrangler.json");
   writeFileSync(configPath, JSON.stringify(localConfig(!options.inProcessLoader), null, 2));
   const args = [
@@ -146,8 +148,9 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     if (temporaryState) rmSync(persistTo, { recursive: true, force: true });
   };
   try {
-    await waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 60_000);
+    [runner] = await Promise.all([runnerStarting, waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 60_000)]);
   } catch (error) {
+    runner = await runnerStarting.catch(() => undefined);
     await stop();
     throw new Error(`local OS did not start: ${(error as Error).message}\n--- wrangler output ---\n${output}`, { cause: error });
   }

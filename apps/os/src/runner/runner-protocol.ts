@@ -55,6 +55,6 @@ export interface RunnerApi {
   runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
   /** Calls a member of an entrypoint of a loaded isolate; answers a deadline failure past `timeoutMs`. */
   invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
-  /** Answers at once (throws while draining): the OS asks it after a runner died, before it sends work to the next one. */
-  ping(): string;
+  /** Answers at once: the OS asks it after a runner died or drained, before it sends work to the next one. */
+  ping(): "ready" | "draining";
 }

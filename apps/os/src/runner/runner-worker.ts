@@ -97,9 +97,8 @@ export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements Run
     });
   }
 
-  ping(): string {
-    if (drainingSince !== undefined) throw new Error("this runner is draining before its replacement");
-    return "pong";
+  ping(): "ready" | "draining" {
+    return drainingSince === undefined ? "ready" : "draining";
   }
 
   #load(load: RunnerLoad): WorkerStub {

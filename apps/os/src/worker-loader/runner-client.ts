@@ -95,10 +95,10 @@ let runnerReplaced = false;
 async function waitForRunner(runner: RunnerBinding, started: number, deadline: number): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const outcome = await withDeadline(
-      runner.ping().then((): RunnerAnswer => ({ ok: true, value: null })),
+      runner.ping().then((state): RunnerAnswer => ({ ok: true, value: state })),
       Math.min(deadline - Date.now(), 1_000),
     );
-    if (outcome.kind === "answered") {
+    if (outcome.kind === "answered" && outcome.answer.ok && outcome.answer.value === "ready") {
       runnerReplaced = false;
       return;
     }
