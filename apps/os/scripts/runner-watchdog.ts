@@ -1,18 +1,18 @@
 // Node-only: starts the local runner (runner-process.ts) and keeps it alive. workerd enforces no
-// CPU or memory limit on Loader isolates locally, so untrusted code runs in this separate process:
-// when it stops answering /health for RUNNER_HANG_MS (code that never yields) or dies (V8
-// "Reached heap limit"), the watchdog kills its
-// process group, drops its dev-registry entry and starts a new one. The OS's calls in flight fail
-// at once and are settled with a code; new calls wait for the new runner (RUNNER_WAIT_MS).
+// CPU or memory limit on Loader isolates locally, so untrusted code runs in this separate process.
+// When the runner does not answer /health within RUNNER_HANG_MS (code that never yields, or V8
+// stopped at its heap limit), answers it with a failure (it drained after a missed deadline),
+// holds more than RUNNER_RSS_MAX_MB, or exits, the watchdog kills its process group, drops its
+// dev-registry entry and starts a new one. The OS's calls in flight fail at once and are settled
+// with a code; new calls wait for the new runner (RUNNER_WAIT_MS).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UNTRUSTED_LIMITS } from "../src/worker-loader/untrusted-limits.ts";
 
 const RUNNER_PROCESS = join(dirname(fileURLToPath(import.meta.url)), "runner-process.ts");
-const PRLIMIT = ["/usr/bin/prlimit", "/bin/prlimit"].find((path) => existsSync(path));
 
 export interface RunnerWatchdogOptions {
   /** The dev registry the OS's `wrangler dev` reads (WRANGLER_REGISTRY_PATH). */
@@ -51,9 +51,7 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
     rmSync(join(registry, service), { force: true });
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    const node = [process.execPath, RUNNER_PROCESS];
-    const command = PRLIMIT ? [PRLIMIT, `--as=${UNTRUSTED_LIMITS.RUNNER_ADDRESS_SPACE_BYTES}`, "--", ...node] : node;
-    const started = spawn(command[0] as string, command.slice(1), {
+    const started = spawn(process.execPath, [RUNNER_PROCESS], {
       // Its own process group, so a kill takes workerd with it; its temporary files stay in the OS's folder.
       detached: true,
       cwd: dirname(registry),
@@ -105,7 +103,8 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
       await sleep(UNTRUSTED_LIMITS.RUNNER_HEALTH_INTERVAL_MS);
       if (stopped) return;
       if (stopped || replacing) continue;
-      const health = await askHealth(url, UNTRUSTED_LIMITS.RUNNER_HANG_MS);
+      const rssMb = child?.pid === undefined ? 0 : residentMb(child.pid);
+      const health = rssMb > UNTRUSTED_LIMITS.RUNNER_RSS_MAX_MB ? { ok: false as const, reason: `held ${rssMb} MB (RUNNER_RSS_MAX_MB)` } : await askHealth(url, UNTRUSTED_LIMITS.RUNNER_HANG_MS);
       if (stopped || replacing || health.ok) continue;
       log(`[watchdog] runner ${health.reason}: killing it`);
       await replace();
@@ -134,6 +133,22 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
       rmSync(join(registry, service), { force: true });
     },
   };
+}
+
+/** Resident memory of a process and its descendants, in MB (0 where /proc is not there to read). */
+function residentMb(pid: number): number {
+  let kb = 0;
+  const visit = (id: number) => {
+    try {
+      const status = readFileSync(`/proc/${id}/status`, "utf8");
+      kb += Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+      for (const child of readFileSync(`/proc/${id}/task/${id}/children`, "utf8").split(" ")) if (child.trim() !== "") visit(Number(child));
+    } catch {
+      // gone, or no /proc here
+    }
+  };
+  visit(pid);
+  return Math.round(kb / 1024);
 }
 
 async function askHealth(url: string, timeoutMs: number): Promise<{ ok: true } | { ok: false; reason: string }> {

@@ -48,9 +48,10 @@ export const UNTRUSTED_LIMITS = {
    */
   RUNNER_HEAP_MB: 512,
   /**
-   * Address space of the runner process (prlimit --as, when the machine has prlimit): a last
-   * bound on memory outside V8's heap (array buffers, wasm). V8 reserves address space generously,
-   * so this is large; it stops a runaway allocation long before it takes the machine.
+   * Resident memory the runner's processes may hold together (MB), read from /proc by the watchdog
+   * with each health poll: past it the runner is replaced. It bounds what the heap limit does not
+   * (many isolates, array buffers). An address-space cap (prlimit --as) cannot do this: every
+   * isolate reserves gigabytes of address space, and the runner died at its ~20th isolate under 64 GiB.
    */
-  RUNNER_ADDRESS_SPACE_BYTES: 64 * 1024 ** 3,
+  RUNNER_RSS_MAX_MB: 2_048,
 } as const;
