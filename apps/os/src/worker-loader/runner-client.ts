@@ -56,11 +56,11 @@ export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements R
  */
 export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBinding) => Promise<RunnerAnswer>, deadlineMs: number, what: string): Promise<RunnerAnswer> {
   const started = Date.now();
-  const deadline = started + deadlineMs + UNTRUSTED_LIMITS.RUNNER_DEADLINE_GRACE_MS;
   for (let attempt = 0; ; attempt++) {
-    if (runnerReplaced) await waitForRunner(runner, started, deadline);
+    // Waiting for a runner does not count against the call's own deadline: nothing runs meanwhile.
+    if (runnerReplaced) await waitForRunner(runner, started);
     const waitedMs = Date.now() - started;
-    const outcome = await withDeadline(call(runner), deadline - Date.now());
+    const outcome = await withDeadline(call(runner), deadlineMs + UNTRUSTED_LIMITS.RUNNER_DEADLINE_GRACE_MS);
     if (outcome.kind === "timeout" || (outcome.kind === "answered" && !outcome.answer.ok && "deadline" in outcome.answer)) {
       // A runner that answered a deadline drains and is replaced: later calls wait for the next one.
       runnerReplaced = true;
@@ -81,7 +81,7 @@ export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBin
         `${what} was stopped: the runner it ran in died (code there held the CPU past ${UNTRUSTED_LIMITS.RUNNER_HANG_MS} ms without yielding, or exhausted memory); it is not run again (${message.slice(0, 120)})`,
       );
     }
-    if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS || Date.now() >= deadline) {
+    if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS) {
       throw new ItxError("UNAVAILABLE", `the runner that runs untrusted code is not reachable (waited ${waitedMs} ms): ${message.slice(0, 200)}`);
     }
     await new Promise((done) => setTimeout(done, Math.min(100 * 2 ** attempt, 1_000)));
@@ -92,18 +92,18 @@ export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBin
 // sure the next runner is up (a call sent to a dead one cannot tell "never started" from "died running").
 let runnerReplaced = false;
 
-async function waitForRunner(runner: RunnerBinding, started: number, deadline: number): Promise<void> {
+async function waitForRunner(runner: RunnerBinding, started: number): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const outcome = await withDeadline(
       runner.ping().then((state): RunnerAnswer => ({ ok: true, value: state })),
-      Math.min(deadline - Date.now(), 1_000),
+      1_000,
     );
     if (outcome.kind === "answered" && outcome.answer.ok && outcome.answer.value === "ready") {
       runnerReplaced = false;
       return;
     }
     const waitedMs = Date.now() - started;
-    if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS || Date.now() >= deadline) {
+    if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS) {
       throw new ItxError("UNAVAILABLE", `the runner that runs untrusted code is restarting and did not answer within ${waitedMs} ms`);
     }
     await new Promise((done) => setTimeout(done, Math.min(100 * 2 ** attempt, 500)));
