@@ -25,6 +25,8 @@ export interface RunnerWatchdogOptions {
   log(line: string): void;
   /** How long to wait for a (re)started runner's first answer. */
   readyTimeoutMs?: number;
+  /** The resident-memory cap (default UNTRUSTED_LIMITS.RUNNER_RSS_MAX_MB); tests lower it. */
+  rssMaxMb?: number;
 }
 
 export interface RunnerWatchdog {
@@ -37,6 +39,7 @@ export interface RunnerWatchdog {
 /** Starts the runner and answers once it is healthy; from then on it is watched. */
 export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promise<RunnerWatchdog> {
   const { registry, service, log } = options;
+  const rssMaxMb = options.rssMaxMb ?? UNTRUSTED_LIMITS.RUNNER_RSS_MAX_MB;
   let child: ChildProcess | undefined;
   let url = "";
   let restarts = 0;
@@ -104,7 +107,7 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
       if (stopped) return;
       if (stopped || replacing) continue;
       const rssMb = child?.pid === undefined ? 0 : residentMb(child.pid);
-      const health = rssMb > UNTRUSTED_LIMITS.RUNNER_RSS_MAX_MB ? { ok: false as const, reason: `held ${rssMb} MB (RUNNER_RSS_MAX_MB)` } : await askHealth(url, UNTRUSTED_LIMITS.RUNNER_HANG_MS);
+      const health = rssMb > rssMaxMb ? { ok: false as const, reason: `held ${rssMb} MB (RUNNER_RSS_MAX_MB)` } : await askHealth(url, UNTRUSTED_LIMITS.RUNNER_HANG_MS);
       if (stopped || replacing || health.ok) continue;
       log(`[watchdog] runner ${health.reason}: killing it`);
       await replace();
