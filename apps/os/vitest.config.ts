@@ -11,7 +11,13 @@ export default defineConfig({
       remoteBindings: false,
       // Loaded isolates call back through these loopback entrypoints (ctx.exports); the plugin
       // does not find exports re-exported by the test worker on its own.
-      additionalExports: { ItxEntrypoint: "WorkerEntrypoint", EgressEntrypoint: "WorkerEntrypoint" },
+      additionalExports: {
+        ItxEntrypoint: "WorkerEntrypoint",
+        EgressEntrypoint: "WorkerEntrypoint",
+        RunnerEntrypoint: "WorkerEntrypoint",
+        ScopeItxEntrypoint: "WorkerEntrypoint",
+        ScopeEgressEntrypoint: "WorkerEntrypoint",
+      },
       miniflare: {
         bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret" },
         durableObjects: {

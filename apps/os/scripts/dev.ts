@@ -43,10 +43,19 @@ Authenticate with the admin secret ${fromEnv ? "from ITERATE_ADMIN_SECRET" : `"$
 Press Ctrl-C to stop.
 `);
 
+let stopping = false;
 const shutdown = async () => {
+  if (stopping) return;
+  stopping = true;
+  // Stops wrangler, then the runner and its watchdog.
   await os.stop();
   process.exit(0);
 };
 process.on("SIGINT", shutdown);
 process.on("SIGTERM", shutdown);
-os.process.on("exit", (code) => process.exit(code ?? 1));
+// wrangler ended by itself: take the runner down with it.
+os.process.on("exit", (code) => {
+  if (stopping) return;
+  stopping = true;
+  void os.stop().finally(() => process.exit(code ?? 1));
+});

@@ -1,12 +1,14 @@
-// Node-only: starts and stops a local OS (wrangler dev on workerd). Used by `pnpm dev`, the e2e
-// harness and the benchmarks, so all three run the OS exactly the same way.
+// Node-only: starts and stops a local OS (wrangler dev on workerd) and its runner (untrusted code
+// in a second workerd process, watched by runner-watchdog.ts). Used by `pnpm dev`, the e2e harness
+// and the benchmarks, so all three run the OS exactly the same way.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startRunnerWatchdog, type RunnerWatchdog } from "./runner-watchdog.ts";
 
 /** The admin secret `pnpm dev` uses when ITERATE_ADMIN_SECRET is unset. Local use only. */
 export const LOCAL_ADMIN_SECRET = "iterate-local-admin-secret";
@@ -33,6 +35,11 @@ export interface LocalOsOptions {
   inheritOutput?: boolean;
   /** How long to wait for the first answer. */
   readyTimeoutMs?: number;
+  /**
+   * Run untrusted code in the OS's own process, as the workerd tests do (default false: in the
+   * runner). Only for measuring what the runner costs; the OS is then as exposed as before.
+   */
+  inProcessLoader?: boolean;
 }
 
 export interface LocalOs {
@@ -42,11 +49,18 @@ export interface LocalOs {
   /** Everything wrangler and workerd printed (when output is not inherited). */
   logPath: string;
   process: ChildProcess;
+  /** The runner's watchdog (absent with `inProcessLoader`). */
+  runner?: RunnerWatchdog;
   /** Stops wrangler and workerd; removes the state folder when it was temporary. */
   stop(): Promise<void>;
 }
 
 const OS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The runner's service name; each local OS has a dev registry of its own, so it never clashes. */
+export const RUNNER_SERVICE = "iterate-runner";
+/** The OS Worker's name (wrangler.jsonc), which the runner calls back. */
+const OS_SERVICE = "iterate-os";
 
 export const QUIET_WRANGLER_ENV = {
   WRANGLER_SEND_METRICS: "false",
@@ -77,9 +91,35 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     ...options.vars,
   };
   const wranglerBin = join(dirname(createRequire(join(OS_DIR, "package.json")).resolve("wrangler")), "..", "bin", "wrangler.js");
+  let output = "";
+  const logPath = join(mkdtempSync(join(tmpdir(), "iterate-os-log-")), "os.log");
+  const log = createWriteStream(logPath);
+  const record = (chunk: Buffer | string) => {
+    log.write(chunk);
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  // The runner and the OS find each other in a dev registry of this OS's own.
+  const runDir = mkdtempSync(join(tmpdir(), "iterate-os-run-"));
+  const registry = join(runDir, "registry");
+  mkdirSync(registry);
+  // The runner starts beside wrangler (each takes seconds); the OS is ready when both are.
+  const runnerStarting: Promise<RunnerWatchdog | undefined> = options.inProcessLoader
+    ? Promise.resolve(undefined)
+    : startRunnerWatchdog({
+        registry,
+        service: RUNNER_SERVICE,
+        osService: OS_SERVICE,
+        log: (line) => (options.inheritOutput ? console.log(line) : record(`${line}\n`)),
+      });
+  runnerStarting.catch(() => undefined);
+  let runner: RunnerWatchdog | undefined;
+  const configPath = join(runDir, "wrangler.json");
+  writeFileSync(configPath, JSON.stringify(localConfig(!options.inProcessLoader), null, 2));
   const args = [
     wranglerBin,
     "dev",
+    "--config",
+    configPath,
     "--ip",
     "127.0.0.1",
     "--port",
@@ -93,35 +133,47 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   ];
   const child = spawn(process.execPath, args, {
     cwd: OS_DIR,
-    env: { ...process.env, ...QUIET_WRANGLER_ENV },
+    env: { ...process.env, ...QUIET_WRANGLER_ENV, WRANGLER_REGISTRY_PATH: registry },
     stdio: options.inheritOutput ? "inherit" : ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  let output = "";
-  const logPath = join(mkdtempSync(join(tmpdir(), "iterate-os-log-")), "os.log");
-  const log = createWriteStream(logPath);
-  const record = (chunk: Buffer) => {
-    log.write(chunk);
-    output = (output + chunk.toString()).slice(-20_000);
-  };
   child.stdout?.on("data", record);
   child.stderr?.on("data", record);
   const baseUrl = `http://127.0.0.1:${port}`;
   const stop = async () => {
     await killGroup(child);
+    await runner?.stop();
     log.end();
+    rmSync(runDir, { recursive: true, force: true });
     if (temporaryState) rmSync(persistTo, { recursive: true, force: true });
   };
   try {
-    await waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 60_000);
+    [runner] = await Promise.all([runnerStarting, waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 60_000)]);
   } catch (error) {
+    runner = await runnerStarting.catch(() => undefined);
     await stop();
     throw new Error(`local OS did not start: ${(error as Error).message}\n--- wrangler output ---\n${output}`, { cause: error });
   }
   if (secretsKey === LOCAL_SECRETS_KEY) {
     console.log(`local OS at ${baseUrl}: ITERATE_SECRETS_KEY is unset, so secrets are encrypted under the local default key (local use only, never a deployment)`);
   }
-  return { baseUrl, adminSecret, persistTo, logPath, process: child, stop };
+  return { baseUrl, adminSecret, persistTo, logPath, process: child, ...(runner ? { runner } : {}), stop };
+}
+
+/**
+ * The OS's wrangler.jsonc as the local OS runs it: with `RUNNER`, the service binding to the
+ * runner's entrypoint. The deployment has no such binding and loads untrusted code in its own
+ * Loader, where Cloudflare enforces the limits.
+ */
+function localConfig(withRunner: boolean): Record<string, unknown> {
+  // wrangler.jsonc's comments are whole lines (`//`); nothing else in it needs JSONC.
+  const text = readFileSync(join(OS_DIR, "wrangler.jsonc"), "utf8")
+    .split("\n")
+    .filter((line) => !line.trim().startsWith("//"))
+    .join("\n");
+  const { $schema: _schema, main, ...config } = JSON.parse(text) as Record<string, unknown>;
+  const services = withRunner ? [{ binding: "RUNNER", service: RUNNER_SERVICE, entrypoint: "RunnerEntrypoint" }] : [];
+  return { ...config, main: join(OS_DIR, String(main)), services };
 }
 
 async function waitUntilReady(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {
@@ -140,7 +192,7 @@ async function waitUntilReady(baseUrl: string, child: ChildProcess, timeoutMs: n
 }
 
 async function killGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   try {
     process.kill(-child.pid, "SIGTERM");

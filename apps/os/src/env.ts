@@ -3,6 +3,7 @@ import type { StreamDurableObject } from "./stream/stream-durable-object.ts";
 import type { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 import type { SecretDurableObject } from "./secret/secret-durable-object.ts";
 import type { AgentDurableObject } from "./agent/agent-durable-object.ts";
+import type { RunnerBinding } from "./worker-loader/runner-client.ts";
 
 /** The bindings and variables of the OS Worker (see wrangler.jsonc). */
 export interface Env {
@@ -22,6 +23,12 @@ export interface Env {
   /** Private destinations egress may reach: "" none, "loopback" this machine, "1" all, or a comma list of hosts. */
   EGRESS_ALLOW_PRIVATE_ADDRESSES?: string;
   LOADER: WorkerLoader;
+  /**
+   * The runner: a separate workerd process that loads untrusted code, bound only by the local OS
+   * (apps/os/scripts/local-os.ts), where workerd enforces no CPU or memory limit. Absent in a
+   * deployment and in the workerd tests: untrusted code then loads through LOADER, with `limits`.
+   */
+  RUNNER?: RunnerBinding;
   /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */
   AGENT_PROCESSORS: DurableObjectNamespace<AgentDurableObject>;
   /** Workers AI: bound only in a Cloudflare deployment (agents' `workers-ai` provider). */

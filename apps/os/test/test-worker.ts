@@ -4,3 +4,5 @@ export * from "../src/worker.ts";
 export { default } from "../src/worker.ts";
 export { TallyProcessorHost } from "./tally-processor.ts";
 export { EchoProcessorHost } from "./echo-processor.ts";
+// The runner's entrypoints, so that run-script.test.ts can speak its protocol over a loopback binding.
+export { RunnerEntrypoint, ScopeEgressEntrypoint, ScopeItxEntrypoint } from "../src/runner/runner-worker.ts";

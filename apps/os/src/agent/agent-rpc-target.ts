@@ -205,6 +205,9 @@ export class AgentRpcTarget extends RpcTarget {
         if (event.source.processor === "agent") ownRuns.add(event.offset);
         continue;
       }
+      // A settled fact of a turn that began before this message (its run settled after the message
+      // landed) ends that earlier turn, not this one.
+      if ((event.type === RUN_SETTLED || event.type === LLM_REQUEST_SETTLED) && typeof payload.requestOffset === "number" && payload.requestOffset < sent.offset) continue;
       if (event.type === MESSAGE_SENT) return { text: String(payload.text), offset: event.offset };
       if (event.type === LOOP_STOPPED && event.source.processor === "agent") {
         throw new ItxError(payload.reason === "loop-limit" ? "LOOP_LIMIT" : "UNAVAILABLE", `the agent stopped: ${String(payload.message)}`, { details: { offset: event.offset } });

@@ -26,7 +26,8 @@ import {
 import { callLive, disconnectedError, isDisconnectError, liveShapeOf, releaseLive, retainLive } from "./live-capability.ts";
 import { ResolutionHints, ResolutionWatchers } from "./resolution-hints.ts";
 import { parseExpression, replayExpression } from "./expression.ts";
-import { callMembers, loadSource, parseSourceAddress } from "./source-capability.ts";
+import { callMembers, loadSource, parseSourceAddress, sourceLoad } from "./source-capability.ts";
+import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
 import { runScript } from "../worker-loader/run-script.ts";
 import { loadBuilt } from "../worker-loader/dynamic-workers.ts";
 import { DurableWorkerRpcTarget } from "../worker-loader/durable-worker-rpc-target.ts";
@@ -323,8 +324,15 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const durable = source.exportType === "durable-object";
     const origin = durable ? this.#path : caller.origin;
     const confinement = await this.#confinementOf(origin);
-    const props = { principal: caller.principal, projectId: this.#projectId, origin, depth: depth + 1 };
-    const worker = await loadSource(this.env, source, confinement ? { ...props, confinement } : props);
+    const base = { principal: caller.principal, projectId: this.#projectId, origin, depth: depth + 1 };
+    const props = confinement ? { ...base, confinement } : base;
+    // Locally a stateless source runs in the runner process; a durable one must be a facet of this
+    // object, so it loads here (docs/decisions/0007-untrusted-code-in-a-runner-process.md).
+    if (!durable && this.env.RUNNER) {
+      const call = { ...(source.entrypoint === undefined ? {} : { entrypoint: source.entrypoint }), path: remainder, args };
+      return invokeInRunner(this.env, this.env.RUNNER, await sourceLoad(source, props), call, props);
+    }
+    const worker = await loadSource(this.env, source, props);
     if (!durable) return callMembers(worker.getEntrypoint(source.entrypoint), remainder, args);
     if (!source.entrypoint) throw new ItxError("INVALID_ARGUMENT", "a durable-object source names its class in entrypoint");
     const className = source.entrypoint;

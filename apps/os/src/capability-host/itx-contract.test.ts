@@ -1,6 +1,19 @@
 import { describe, expect, test } from "vitest";
-import { reduceProcessor } from "iterate/stream/test-support";
-import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ITX_CREATED, ItxCore, confinementOfState, longestProvidedPrefix } from "./itx-contract.ts";
+import { ProcessorEngine } from "iterate/stream/processor";
+import { connectEngine, fakeClock, memoryStorage, memoryStream, reduceProcessor, settle } from "iterate/stream/test-support";
+import {
+  CAPABILITY_DISCONNECTED,
+  CAPABILITY_PROVIDED,
+  CAPABILITY_REVOKED,
+  INTERRUPTED_RUN_ERROR,
+  ITX_CREATED,
+  ItxCore,
+  RUN_REQUESTED,
+  RUN_SETTLED,
+  confinementOfState,
+  longestProvidedPrefix,
+  type EnqueuedRunner,
+} from "./itx-contract.ts";
 
 const provide = (path: string[], extra: Record<string, unknown> = {}) => ({
   type: CAPABILITY_PROVIDED,
@@ -73,5 +86,48 @@ describe("the itx core contract", () => {
   test("re-reducing the same events gives the same table", () => {
     const events = [provide(["a"]), provide(["b"]), { type: CAPABILITY_REVOKED, payload: { path: ["a"] } }];
     expect(reduceProcessor(new ItxCore(), events)).toEqual(reduceProcessor(new ItxCore(), events));
+  });
+
+  test("an enqueued run whose host died mid-run settles failed with RESOURCE_EXHAUSTED and never starts again (a poison pill)", async () => {
+    const stream = memoryStream({ source: { principal: "admin", origin: "/" } });
+    const storage = memoryStorage();
+    const clock = fakeClock();
+    const started: string[] = [];
+    const incarnation = (runner: EnqueuedRunner) => {
+      const engine = new ProcessorEngine({ stream, storage, clock, processors: [new ItxCore(runner)] });
+      return { engine, connection: connectEngine(stream, engine) };
+    };
+    // The first host starts the run, and the run never ends: it hangs the host, which is restarted.
+    const first = incarnation(async (run) => {
+      started.push(run.script);
+      return new Promise(() => {});
+    });
+    await first.engine.start();
+    await stream.append({ type: RUN_REQUESTED, payload: { script: "async () => { while (true) {} }", enqueued: true } });
+    for (let i = 0; i < 100 && started.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(started).toHaveLength(1);
+    first.connection.disconnect();
+    first.engine.stop();
+
+    const second = incarnation(async (run) => {
+      started.push(run.script);
+      return { status: "succeeded", result: "ran again" };
+    });
+    await second.engine.start();
+    await settle(second.engine);
+    expect(started).toHaveLength(1);
+    const settled = stream.events.filter((event) => event.type === RUN_SETTLED);
+    expect(settled.map((event) => event.payload)).toEqual([{ requestOffset: 1, status: "failed", error: INTERRUPTED_RUN_ERROR }]);
+    expect((await second.engine.snapshot("core")).state).toMatchObject({ runs: {} });
+  });
+
+  test("an enqueued run that settles in its first start is settled by its runner's outcome", async () => {
+    const stream = memoryStream({ source: { principal: "admin", origin: "/" } });
+    const engine = new ProcessorEngine({ stream, storage: memoryStorage(), clock: fakeClock(), processors: [new ItxCore(async () => ({ status: "succeeded", result: 7 }))] });
+    connectEngine(stream, engine);
+    await engine.start();
+    await stream.append({ type: RUN_REQUESTED, payload: { script: "async () => 7", enqueued: true } });
+    await settle(engine);
+    expect(stream.events.filter((event) => event.type === RUN_SETTLED).map((event) => event.payload)).toEqual([{ requestOffset: 1, status: "succeeded", result: 7 }]);
   });
 });

@@ -63,7 +63,7 @@ export type Mount = z.infer<typeof mountSchema>;
 
 const runRequestedSchema = z.strictObject({
   script: z.string().min(1).max(64_000),
-  /** Set: the context's own processor runs it (at least once). Unset: the caller runs it inline. */
+  /** Set: the context's own processor runs it (at most once). Unset: the caller runs it inline. */
   enqueued: z.boolean().optional(),
 });
 
@@ -124,9 +124,20 @@ export type ItxState = ReturnType<typeof ItxContract.initialState>;
 export type EnqueuedRunner = (run: OpenRun) => Promise<{ status: "succeeded"; result?: unknown } | { status: "failed"; error: { code: string; message: string } }>;
 
 /**
+ * What an enqueued run settles as when an earlier start of it never finished: its host died (or
+ * was restarted) mid-run, which is what a script that hangs or crashes the runtime looks like. It
+ * is never started again, so a poison pill cannot take the host down on every restart.
+ */
+export const INTERRUPTED_RUN_ERROR = {
+  code: "RESOURCE_EXHAUSTED",
+  message: "an earlier start of this enqueued run never finished (its host stopped mid-run); it is settled failed instead of run again",
+} as const;
+
+/**
  * The fold of a context's own events, and the driver of its enqueued runs: at the head, each open
- * run gets one background driver, whose claim revives it if the host dies; its settled fact is
- * keyed by the request, so a rerun lands once.
+ * run gets one background driver, whose claim revives it if the host dies. A run is started at
+ * most once: a revived claim (attempt > 1) settles the run failed (INTERRUPTED_RUN_ERROR) instead
+ * of running it again. Its settled fact is keyed by the request, so it lands once.
  */
 export class ItxCore extends StreamProcessor<typeof ItxContract> {
   readonly contract = ItxContract;
@@ -141,8 +152,8 @@ export class ItxCore extends StreamProcessor<typeof ItxContract> {
     const runner = this.#runner;
     if (!runner || !delivery.caughtUp) return;
     for (const run of Object.values(state.runs)) {
-      await runInBackground(`run:${run.requestOffset}`, async ({ append }) => {
-        const outcome = await runner(run);
+      await runInBackground(`run:${run.requestOffset}`, async ({ append, attempt }) => {
+        const outcome = attempt > 1 ? { status: "failed" as const, error: { ...INTERRUPTED_RUN_ERROR } } : await runner(run);
         await append({
           type: RUN_SETTLED,
           payload: { requestOffset: run.requestOffset, ...outcome },

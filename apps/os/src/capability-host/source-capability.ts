@@ -6,6 +6,8 @@ import { contentHash } from "../worker-loader/content-hash.ts";
 import { isolateScopeKey, type IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
 import { RESERVED_PATH_SEGMENTS } from "./capability-path.ts";
 import { sourceSchema, type CapabilitySource } from "./itx-contract.ts";
+import type { RunnerLoad } from "../runner/runner-protocol.ts";
+import { UNTRUSTED_LIMITS } from "../worker-loader/untrusted-limits.ts";
 
 /** Bytes of source one capability may carry: it is stored in its capability-provided event. */
 export const SOURCE_MAX_BYTES = 131_072;
@@ -43,15 +45,28 @@ export function parseSourceAddress(capability: Record<string, unknown>): Capabil
  * extension catches what an inherited capability sends.
  */
 export async function loadSource(env: Env, source: CapabilitySource, props: IsolateProps): Promise<WorkerStub> {
-  const id = `source:${await contentHash(JSON.stringify(source), 16)}:${isolateScopeKey(props)}`;
-  return env.LOADER.get(id, () => ({
+  const load = await sourceLoad(source, props);
+  return env.LOADER.get(load.id, () => ({
+    compatibilityDate: load.compatibilityDate,
+    mainModule: load.mainModule,
+    modules: load.modules,
+    env: { ITX: exports.ItxEntrypoint({ props }) },
+    globalOutbound: exports.EgressEntrypoint({ props }),
+    limits: load.limits,
+  }));
+}
+
+/** What loads a source capability's isolate for one origin, here or in the runner. */
+export async function sourceLoad(source: CapabilitySource, props: IsolateProps): Promise<RunnerLoad> {
+  return {
+    id: `source:${await contentHash(JSON.stringify(source), 16)}:${isolateScopeKey(props)}`,
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: source.mainModule,
     // Loaded code may `import { IterateEntrypoint } from "iterate/worker"`: the deployment's own SDK.
     modules: { "iterate/worker": { js: ITERATE_WORKER_MODULE }, ...source.modules },
-    env: { ITX: exports.ItxEntrypoint({ props }) },
-    globalOutbound: exports.EgressEntrypoint({ props }),
-  }));
+    limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS },
+    itxBinding: true,
+  };
 }
 
 /** Replays the rest of a call path onto an entrypoint's (or facet's) real members. */

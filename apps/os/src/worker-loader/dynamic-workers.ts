@@ -5,6 +5,9 @@ import { relay } from "../api/relay.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
 import { buildWorker, parseWorkerSource, type BuiltWorker } from "./worker-build.ts";
+import { RunnerIsolateRpcTarget } from "./runner-isolate-rpc-target.ts";
+import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
+import type { RunnerLoad } from "../runner/runner-protocol.ts";
 
 /** Longest durable worker key: it names a facet of the context's object. */
 export const DURABLE_WORKER_KEY_MAX_LENGTH = 128;
@@ -48,12 +51,18 @@ export class WorkersRpcTarget extends RpcTarget {
     }
     if (entrypoint !== undefined && (typeof entrypoint !== "string" || entrypoint.length > 128)) throw new ItxError("INVALID_ARGUMENT", "entrypoint names an export");
     if (props !== undefined && (typeof props !== "object" || props === null || Array.isArray(props))) throw new ItxError("INVALID_ARGUMENT", "props is an object");
+    const call = { ...(entrypoint === undefined ? {} : { entrypoint: entrypoint as string }), ...(props === undefined ? {} : { props: props as Record<string, unknown> }) };
+    const runner = this.#scope.env.RUNNER;
+    if (runner) return new RunnerIsolateRpcTarget(this.#scope.env, runner, builtLoad(built, isolate), call, isolate);
     const worker = loadBuilt(this.#scope.env, built, isolate);
-    return worker.getEntrypoint(entrypoint as string | undefined, props === undefined ? undefined : { props: props as Record<string, unknown> });
+    return worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
   }
 }
 
-/** Loads a built worker into an isolate whose ITX and egress belong to `isolate.origin`. */
+/**
+ * Loads a built worker into an isolate of this Worker whose ITX and egress belong to
+ * `isolate.origin`: a deployment's stateless workers, and durable workers' facets everywhere.
+ */
 export function loadBuilt(env: Env, built: BuiltWorker, isolate: IsolateProps): WorkerStub {
   return env.LOADER.get(`worker:${built.hash}:${isolateScopeKey(isolate)}`, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
@@ -61,7 +70,19 @@ export function loadBuilt(env: Env, built: BuiltWorker, isolate: IsolateProps): 
     modules: built.modules,
     env: { ITX: exports.ItxEntrypoint({ props: isolate }) },
     globalOutbound: exports.EgressEntrypoint({ props: isolate }),
+    limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS },
   }));
+}
+
+function builtLoad(built: BuiltWorker, isolate: IsolateProps): RunnerLoad {
+  return {
+    id: `worker:${built.hash}:${isolateScopeKey(isolate)}`,
+    compatibilityDate: COMPATIBILITY_DATE,
+    mainModule: built.mainModule,
+    modules: built.modules,
+    limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS },
+    itxBinding: true,
+  };
 }
 
 function parseDurable(value: unknown): { className: string; key: string } {

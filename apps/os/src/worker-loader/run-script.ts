@@ -7,14 +7,23 @@ import { isolateItx, isolateScopeKey, type IsolateProps } from "./loopback-entry
 import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LIMITS } from "./script-limits.ts";
 import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
+import { answerError, runnerRunScript, type RunnerBinding } from "./runner-client.ts";
+import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 
 /** How a run ended. `result` is absent when the script returned undefined. */
 export type ScriptOutcome =
   | { status: "succeeded"; result?: unknown }
   | { status: "failed"; error: { code: FailureCode; message: string } };
 
-/** A run fails with SCRIPT_FAILED, TIMEOUT, or LOOP_LIMIT when a runaway chain of reactions stopped it. */
-type FailureCode = "SCRIPT_FAILED" | "TIMEOUT" | "LOOP_LIMIT";
+/**
+ * A run fails with SCRIPT_FAILED, TIMEOUT, LOOP_LIMIT when a runaway chain of reactions stopped
+ * it, RESOURCE_EXHAUSTED when it was stopped for holding the CPU or memory (its runner died under
+ * it), or UNAVAILABLE when no runner could take it.
+ */
+type FailureCode = "SCRIPT_FAILED" | "TIMEOUT" | "LOOP_LIMIT" | "RESOURCE_EXHAUSTED" | "UNAVAILABLE";
+
+/** Failures the platform decides (not the script), kept with their own code. */
+const PLATFORM_FAILURES: ReadonlySet<string> = new Set(["TIMEOUT", "RESOURCE_EXHAUSTED", "UNAVAILABLE"]);
 
 const COMPATIBILITY_DATE = "2026-08-01";
 
@@ -75,15 +84,47 @@ async function runPrepared(
   script: { hash: string; module: string },
   timeoutMs: number,
 ): Promise<ScriptOutcome> {
-  const worker = env.LOADER.get(`script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`, () => ({
+  const id = `script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`;
+  try {
+    const answer = (env.RUNNER ? await inRunner(env, env.RUNNER, id, script.module, props, timeoutMs) : await inProcess(env, id, script.module, props, timeoutMs)) as {
+      undefined?: true;
+      json?: string;
+    };
+    if (answer.undefined) return { status: "succeeded" };
+    const json = answer.json ?? "null";
+    if (json.length > SCRIPT_LIMITS.RESULT_MAX_BYTES) {
+      return failed("SCRIPT_FAILED", `the script returned ${json.length} bytes of JSON; at most ${SCRIPT_LIMITS.RESULT_MAX_BYTES} are kept (RESULT_MAX_BYTES)`);
+    }
+    return { status: "succeeded", result: JSON.parse(json) };
+  } catch (error) {
+    if (error instanceof ItxError && PLATFORM_FAILURES.has(error.code)) return failed(error.code as FailureCode, errorMessage(error));
+    // A chain of reactions stopped inside the script keeps its code, so what reacts to the run's
+    // outcome (an agent's loop) can tell a runaway from an ordinary failure.
+    const loopLimited = errorCode(error) === "LOOP_LIMIT" || errorMessage(error).includes("[LOOP_LIMIT]");
+    return failed(loopLimited ? "LOOP_LIMIT" : "SCRIPT_FAILED", describeFailure(error));
+  }
+}
+
+// Locally: in the runner process, which the watchdog kills when the script holds it.
+async function inRunner(env: Env, runner: RunnerBinding, id: string, module: string, props: IsolateProps, timeoutMs: number): Promise<unknown> {
+  const load = { id, compatibilityDate: COMPATIBILITY_DATE, mainModule: "script.js", modules: { "script.js": module }, limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS }, itxBinding: false };
+  const answer = await runnerRunScript(env, runner, load, props, timeoutMs);
+  if (!answer.ok) throw answerError(answer.error);
+  return answer.value;
+}
+
+// A deployment (and the workerd tests): in this Worker's own Loader, where Cloudflare enforces
+// `limits`. The deadline here only stops waiting; the CPU limit is what stops the isolate.
+async function inProcess(env: Env, id: string, module: string, props: IsolateProps, timeoutMs: number): Promise<unknown> {
+  const worker = env.LOADER.get(id, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "script.js",
-    modules: { "script.js": script.module },
+    modules: { "script.js": module },
     // No bindings: the script's itx arrives with each call (below), saving the isolate a call
     // back into the Worker to fetch it; its fetch still goes out through the origin's egress.
     env: {},
     globalOutbound: exports.EgressEntrypoint({ props }),
-    limits: { cpuMs: SCRIPT_LIMITS.CPU_MS },
+    limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS },
   }));
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -92,19 +133,7 @@ async function runPrepared(
   try {
     // oxlint-disable-next-line typescript/no-explicit-any -- the loaded module's entrypoint is ours, typed by scriptModule
     const entry = worker.getEntrypoint() as any;
-    const answer = (await Promise.race([entry.run(isolateItx(env, props)), deadline])) as { undefined?: true; json?: string };
-    if (answer.undefined) return { status: "succeeded" };
-    const json = answer.json ?? "null";
-    if (json.length > SCRIPT_LIMITS.RESULT_MAX_BYTES) {
-      return failed("SCRIPT_FAILED", `the script returned ${json.length} bytes of JSON; at most ${SCRIPT_LIMITS.RESULT_MAX_BYTES} are kept (RESULT_MAX_BYTES)`);
-    }
-    return { status: "succeeded", result: JSON.parse(json) };
-  } catch (error) {
-    if (error instanceof ItxError && error.code === "TIMEOUT") return failed("TIMEOUT", errorMessage(error));
-    // A chain of reactions stopped inside the script keeps its code, so what reacts to the run's
-    // outcome (an agent's loop) can tell a runaway from an ordinary failure.
-    const loopLimited = errorCode(error) === "LOOP_LIMIT" || errorMessage(error).includes("[LOOP_LIMIT]");
-    return failed(loopLimited ? "LOOP_LIMIT" : "SCRIPT_FAILED", describeFailure(error));
+    return await Promise.race([entry.run(isolateItx(env, props)), deadline]);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }

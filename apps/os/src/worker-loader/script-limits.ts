@@ -4,8 +4,6 @@ export const SCRIPT_LIMITS = {
   SOURCE_MAX_LENGTH: 64_000,
   /** Wall-clock time one run may take before it ends with TIMEOUT. */
   TIMEOUT_MS: 30_000,
-  /** CPU time one run may use (the Loader's own limit; an infinite loop ends here). */
-  CPU_MS: 5_000,
   /** Bytes of JSON a script may return: the result is stored in the run-settled event. */
   RESULT_MAX_BYTES: 131_072,
 } as const;

@@ -24,6 +24,11 @@ export const ERROR_CODES = {
   SCRIPT_FAILED: "SCRIPT_FAILED",
   /** A wait ran past its deadline. */
   TIMEOUT: "TIMEOUT",
+  /**
+   * Untrusted code used up what it may use (CPU, memory) or its isolate, runner or host died
+   * under it. The code was stopped and is not run again automatically.
+   */
+  RESOURCE_EXHAUSTED: "RESOURCE_EXHAUSTED",
   /** The caller is authenticated but the operation needs more authority (reported as such only where existence is not secret). */
   PERMISSION_DENIED: "PERMISSION_DENIED",
   /** Stored state is larger than a named limit allows (for example a processor checkpoint). */

@@ -51,8 +51,11 @@ export class BackgroundWork {
     this.#options = options;
   }
 
-  /** Claims `key` for `slug` and runs `work`, unless it is already live here or was given up. */
-  start(slug: string, key: string, work: () => Promise<void>): Promise<BackgroundStart> {
+  /**
+   * Claims `key` for `slug` and runs `work`, unless it is already live here or was given up.
+   * `work` is told which start this is: above 1, every earlier start died with its host.
+   */
+  start(slug: string, key: string, work: (attempt: number) => Promise<void>): Promise<BackgroundStart> {
     if (this.#stopped) return Promise.reject(stoppedError());
     const id = liveId(slug, key);
     if (this.#live.has(id)) return Promise.resolve("running");
@@ -67,7 +70,7 @@ export class BackgroundWork {
     return answer.promise;
   }
 
-  async #run(slug: string, key: string, work: () => Promise<void>, answer: (start: BackgroundStart) => void) {
+  async #run(slug: string, key: string, work: (attempt: number) => Promise<void>, answer: (start: BackgroundStart) => void) {
     const { storage, clock } = this.#options;
     let claim = parseClaim(await storage.get(claimKey(slug, key)));
     if (claim?.status === "running") claim = await this.#recordDeath(claim);
@@ -82,7 +85,7 @@ export class BackgroundWork {
     await storage.put(claimKey(slug, key), { slug, key, attempts, nextAttemptAt: clock.now(), status: "running" });
     answer("started");
     try {
-      await work();
+      await work(attempts);
     } catch (error) {
       this.#options.onError({ slug, key, error });
     }

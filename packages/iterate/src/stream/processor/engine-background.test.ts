@@ -29,10 +29,12 @@ class Jobs extends StreamProcessor<typeof JobsContract> {
   readonly contract = JobsContract;
   readonly answers: BackgroundStart[] = [];
   readonly #effect: Effect;
+  readonly #attempts: number[];
 
-  constructor(effect: Effect) {
+  constructor(effect: Effect, attempts: number[]) {
     super();
     this.#effect = effect;
+    this.#attempts = attempts;
   }
 
   override reduce({ event, state }: ReduceArgs<typeof JobsContract>) {
@@ -43,7 +45,8 @@ class Jobs extends StreamProcessor<typeof JobsContract> {
   override async processEvent({ state, delivery, runInBackground }: ProcessEventArgs<typeof JobsContract>) {
     if (!delivery.caughtUp) return;
     for (const requestOffset of state.open) {
-      const answer = await runInBackground(`job:${requestOffset}`, async ({ append }) => {
+      const answer = await runInBackground(`job:${requestOffset}`, async ({ append, attempt }) => {
+        this.#attempts.push(attempt);
         await this.#effect(requestOffset);
         await append({ type: FINISHED, payload: { requestOffset }, idempotencyKey: `jobs/finished:${requestOffset}` });
       });
@@ -85,8 +88,8 @@ interface Host {
 }
 
 /** One incarnation of a host: an engine fed by the stream, over shared storage and clock. */
-function host(stream: MemoryStream, storage: MemoryStorage, clock: FakeClock, effect: Effect): Host {
-  const jobs = new Jobs(effect);
+function host(stream: MemoryStream, storage: MemoryStorage, clock: FakeClock, effect: Effect, attempts: number[] = []): Host {
+  const jobs = new Jobs(effect, attempts);
   const givenUp: BackgroundClaim[] = [];
   const errors: unknown[] = [];
   const engine = new ProcessorEngine({
@@ -180,6 +183,22 @@ describe("runInBackground", () => {
     expect(control.calls).toEqual([1, 1]);
     expect(stream.events.filter((event) => event.type === FINISHED)).toHaveLength(1);
     expect(storage.claims("jobs")).toEqual([]);
+  });
+
+  it("tells the work which start it is: 1 at first, 2 after its host died mid-run", async () => {
+    const { stream, storage, clock } = world();
+    const attempts: number[] = [];
+    const first = host(stream, storage, clock, () => new Promise<void>(() => {}), attempts);
+    await first.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await until(() => attempts.length === 1);
+    first.die();
+
+    const second = host(stream, storage, clock, () => Promise.resolve(), attempts);
+    await second.engine.start();
+    await settle(second.engine);
+    expect(attempts).toEqual([1, 2]);
+    expect(stream.events.filter((event) => event.type === FINISHED)).toHaveLength(1);
   });
 
   it("bounds revivals: backoff doubles, and after maxBackgroundDeaths the claim is given up", async () => {

@@ -211,8 +211,8 @@ export class ProcessorRunner {
         waitFor.push(promise);
       },
       runInBackground: (key, work) => {
-        const started: Promise<BackgroundStart> = background.start(this.slug, key, () =>
-          work({ state: () => this.latestState(), append: (...inputs) => this.append(inputs, reaction), now: () => clock.now() }),
+        const started: Promise<BackgroundStart> = background.start(this.slug, key, (attempt) =>
+          work({ state: () => this.latestState(), append: (...inputs) => this.append(inputs, reaction), now: () => clock.now(), attempt }),
         );
         if (open) waitFor.push(started);
         // Outside a pass nobody else waits for it; a processor that drops the promise must not crash the host.

@@ -17,6 +17,12 @@ export interface BackgroundInput<State, Emitted> {
   /** Appends events the contract emits, stamped with `source.processor`; one call is one commit. */
   append(...events: Emitted[]): Promise<StreamEvent[]>;
   now(): number;
+  /**
+   * Which start of this work this is under its claim: 1 the first time; more when every earlier
+   * start died with its host before it settled. Work that must not run twice (a script that may
+   * have hung the host) settles itself failed instead of starting again.
+   */
+  attempt: number;
 }
 
 /** How `runInBackground` answered. */

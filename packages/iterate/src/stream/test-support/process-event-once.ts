@@ -64,7 +64,7 @@ export async function processEventOnce<C extends AnyProcessorContract>(
     blockProcessorWhile: (promise) => void blockers.push(promise),
     runInBackground: async (key, run): Promise<BackgroundStart> => {
       if (work.some((item) => item.key === key)) return "running";
-      work.push({ key, run: (current) => run({ state: () => current, append: (...inputs) => append(inputs), now: () => clock.now() }) });
+      work.push({ key, run: (current) => run({ state: () => current, append: (...inputs) => append(inputs), now: () => clock.now(), attempt: 1 }) });
       return "started";
     },
   };

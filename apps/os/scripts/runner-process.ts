@@ -1,0 +1,52 @@
+// Node-only: the local runner's process. One workerd (started through the Miniflare API, which
+// answers a hop in ~2 ms where a second `wrangler dev` takes 4-5) running src/runner/runner-worker.ts,
+// registered in the OS's dev registry so that the OS's RUNNER binding reaches it. The watchdog
+// (runner-watchdog.ts) starts it in a process group of its own and kills the group when it hangs.
+//   node runner-process.ts   (RUNNER_PORT, RUNNER_REGISTRY, RUNNER_SERVICE, RUNNER_OS_SERVICE from the environment)
+import { readFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
+import { UNTRUSTED_LIMITS } from "../src/worker-loader/untrusted-limits.ts";
+
+const WORKER_PATH = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "runner", "runner-worker.ts");
+
+const port = Number(process.env.RUNNER_PORT);
+const registry = process.env.RUNNER_REGISTRY;
+const service = process.env.RUNNER_SERVICE;
+const osService = process.env.RUNNER_OS_SERVICE;
+if (!Number.isInteger(port) || !registry || !service || !osService) {
+  console.error("runner-process: RUNNER_PORT, RUNNER_REGISTRY, RUNNER_SERVICE and RUNNER_OS_SERVICE must be set");
+  process.exit(2);
+}
+
+// The runner Worker imports only `cloudflare:workers` and types, so stripping its types is its build.
+const contents = stripTypeScriptTypes(readFileSync(WORKER_PATH, "utf8"));
+const runner = new Miniflare(
+  convertV4MiniflareOptions({
+    workers: [
+      {
+        name: service,
+        modules: [{ type: "ESModule", path: "runner-worker.js", contents }],
+        compatibilityDate: "2026-08-01",
+        workerLoaders: { LOADER: {} },
+        bindings: { DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS },
+        // The OS, through the dev registry: loaded code's env.ITX and fetch() call back into it.
+        serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" } },
+      },
+    ],
+    host: "127.0.0.1",
+    port,
+    unsafeDevRegistryPath: registry,
+  }),
+);
+await runner.ready;
+console.log(`runner ${service} ready on 127.0.0.1:${port} (pid ${process.pid})`);
+
+const stop = async () => {
+  await runner.dispose();
+  process.exit(0);
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

@@ -1,0 +1,60 @@
+// What the OS Worker and the runner Worker (runner-worker.ts, a separate workerd process locally)
+// say to each other. Types only: both sides import it, and the runner is loaded without a bundler.
+
+/** Code to load into a Loader isolate of the runner, under `id` (cached there by id). */
+export interface RunnerLoad {
+  /** The isolate's id: names its code and its authority (scope), so two scopes never share one. */
+  id: string;
+  compatibilityDate: string;
+  mainModule: string;
+  modules: Record<string, string | { js: string }>;
+  /** Passed as the Loader's `limits` (enforced by Cloudflare in a deployment). */
+  limits: { cpuMs: number };
+  /** Give the isolate `env.ITX` (dynamic workers, source capabilities); scripts get their itx as an argument. */
+  itxBinding: boolean;
+}
+
+/** A call of a member of an entrypoint of a loaded isolate. */
+export interface RunnerCall {
+  entrypoint?: string;
+  props?: Record<string, unknown>;
+  /** Member path on the entrypoint, already checked by the OS (no reserved names). */
+  path: string[];
+  args: unknown[];
+}
+
+/**
+ * The authority of one call, lent by the OS for exactly as long as the call runs: a random token
+ * the OS maps to the call's scope. The loaded isolate's `env.ITX.get()` and bare `fetch()` reach the
+ * OS's `RunnerCallbackEntrypoint` with it; code still running after its call ended finds no token
+ * and is refused. The token never enters the isolate (it sits in the runner's own entrypoint props).
+ */
+export type LentToken = string;
+
+/** The OS's entrypoint the runner calls back through (its OS binding). */
+export interface RunnerCallbacks {
+  /** The itx the call's scope acts through. */
+  itx(token: LentToken): unknown;
+  /** The call's scope's egress: `itx.fetch` of its origin. */
+  egress(token: LentToken, request: Request): Promise<Response>;
+}
+
+/**
+ * How a call into the runner ended. Failures travel as values, so their codes survive the hop;
+ * `deadline` marks the runner's own deadline (TIMEOUT), apart from code that threw a TIMEOUT.
+ */
+export type RunnerAnswer =
+  | { ok: true; value: unknown }
+  | { ok: false; error: { message: string; code?: string }; deadline?: true }
+  /** Nothing ran: this runner is draining before its replacement; ask again (the next runner answers). */
+  | { ok: false; refused: true; error: { message: string } };
+
+/** The runner's entrypoint as the OS sees it through its RUNNER binding. */
+export interface RunnerApi {
+  /** Runs a prepared script module's `run(itx)`; answers a deadline failure past `timeoutMs`. */
+  runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
+  /** Calls a member of an entrypoint of a loaded isolate; answers a deadline failure past `timeoutMs`. */
+  invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
+  /** Answers at once: the OS asks it after a runner died or drained, before it sends work to the next one. */
+  ping(): "ready" | "draining";
+}

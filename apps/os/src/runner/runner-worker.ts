@@ -1,0 +1,139 @@
+// The runner: a Worker of its own that loads untrusted code into Loader isolates, run locally in a
+// separate workerd process (apps/os/scripts/runner-process.ts) that a watchdog restarts. Whatever
+// that code does (an endless loop, a backtracking regex, filling the heap), it holds or crashes
+// this process only; the OS calls it over a service binding and keeps its own deadline.
+//
+// Loaded without a bundler (types are stripped): import nothing but `cloudflare:workers` and types.
+import { WorkerEntrypoint, exports } from "cloudflare:workers";
+import type { LentToken, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, RunnerLoad } from "./runner-protocol.ts";
+
+interface RunnerEnv {
+  /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
+  DRAIN_MAX_MS: number;
+  LOADER: WorkerLoader;
+  /** The OS's RunnerCallbackEntrypoint (through the dev registry). */
+  OS: Service & RunnerCallbacks;
+}
+
+// Loopback entrypoints of this Worker (ctx.exports). Typed here: the platform's global types
+// describe the OS Worker's exports, not the runner's.
+const loopback = exports as unknown as Record<"ScopeItxEntrypoint" | "ScopeEgressEntrypoint", (options: { props: { id: string } }) => Fetcher>;
+
+// The tokens lent by calls in flight, by isolate id. An isolate serves concurrent calls of one
+// scope (its id names the scope), so any token lent for that id is the right one. Tokens are plain
+// strings: an RPC stub received by one call cannot be used from another call's request context.
+const lent = new Map<string, Set<LentToken>>();
+
+function tokenOf(id: string): LentToken {
+  const token = lent.get(id)?.values().next().value;
+  if (token === undefined) throw new Error(`no call is in flight for this isolate (${id.split(":")[0]}): its authority ended with its call`);
+  return token;
+}
+
+// Calls in flight, and since when this runner drains. A call that outlived its deadline may have
+// left code running (a timer chain yields, so the watchdog's hang check never fires for it): the
+// runner then takes no new calls, lets the others finish (at most RUNNER_DRAIN_MAX_MS), and fails
+// /health, so that the watchdog replaces it and the leftover code dies with it.
+let inFlight = 0;
+let drainingSince: number | undefined;
+
+function drained(drainMaxMs: number): boolean {
+  return drainingSince !== undefined && (inFlight === 0 || Date.now() - drainingSince > drainMaxMs);
+}
+
+const REFUSED: RunnerAnswer = { ok: false, refused: true, error: { message: "this runner is draining before its replacement" } };
+
+// Runs one call with its token lent, until its deadline. Answering at the deadline ends this
+// call's request context, and with it the call into the loaded isolate: timers it left behind
+// (a setTimeout chain) are cancelled, and its itx and egress are gone (the token is taken back).
+// Code that never yields is not stopped by this: the watchdog kills the process for it.
+async function within(id: string, token: LentToken, timeoutMs: number, work: () => Promise<unknown>): Promise<RunnerAnswer> {
+  if (drainingSince !== undefined) return REFUSED;
+  inFlight++;
+  let tokens = lent.get(id);
+  if (!tokens) lent.set(id, (tokens = new Set()));
+  tokens.add(token);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<RunnerAnswer>((done) => {
+    timer = setTimeout(() => done({ ok: false, deadline: true, error: { code: "TIMEOUT", message: `ran past its ${timeoutMs} ms deadline and was stopped` } }), timeoutMs);
+  });
+  const answer = work().then(
+    (value): RunnerAnswer => ({ ok: true, value }),
+    (error: unknown): RunnerAnswer => {
+      const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+      return { ok: false, error: { message: typeof message === "string" ? message : String(error), ...(typeof code === "string" ? { code } : {}) } };
+    },
+  );
+  try {
+    const outcome = await Promise.race([answer, deadline]);
+    if (!outcome.ok && "deadline" in outcome) drainingSince ??= Date.now();
+    return outcome;
+  } finally {
+    inFlight--;
+    if (timer !== undefined) clearTimeout(timer);
+    tokens.delete(token);
+    if (tokens.size === 0) lent.delete(id);
+  }
+}
+
+export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
+  async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
+    if (drainingSince !== undefined) return REFUSED;
+    const worker = this.#load(load);
+    // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
+    return within(load.id, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx));
+  }
+
+  async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
+    if (drainingSince !== undefined) return REFUSED;
+    const worker = this.#load(load);
+    const entry = worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
+    return within(load.id, token, timeoutMs, async () => {
+      let parent: unknown = entry;
+      for (const segment of call.path.slice(0, -1)) parent = (parent as Record<string, unknown>)[segment];
+      // Called as a method, never through Function.prototype.apply: on an RPC stub `apply` would be
+      // one more remote property, and the stub itself would travel as an argument.
+      return (parent as Record<string, ((...args: unknown[]) => unknown) | undefined>)[call.path.at(-1) ?? ""]?.(...call.args);
+    });
+  }
+
+  ping(): "ready" | "draining" {
+    return drainingSince === undefined ? "ready" : "draining";
+  }
+
+  #load(load: RunnerLoad): WorkerStub {
+    return this.env.LOADER.get(load.id, () => ({
+      compatibilityDate: load.compatibilityDate,
+      mainModule: load.mainModule,
+      modules: load.modules,
+      env: load.itxBinding ? { ITX: loopback.ScopeItxEntrypoint({ props: { id: load.id } }) } : {},
+      globalOutbound: loopback.ScopeEgressEntrypoint({ props: { id: load.id } }),
+      limits: load.limits,
+    }));
+  }
+}
+
+/** A loaded isolate's `env.ITX`: `get()` answers the itx its call in flight was lent. */
+export class ScopeItxEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: string }> {
+  get(): unknown {
+    return this.env.OS.itx(tokenOf(this.ctx.props.id));
+  }
+}
+
+/** A loaded isolate's `globalOutbound`: its bare `fetch()` is its scope's egress, in the OS. */
+export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: string }> {
+  override async fetch(request: Request): Promise<Response> {
+    return this.env.OS.egress(tokenOf(this.ctx.props.id), request);
+  }
+}
+
+export default {
+  async fetch(request: Request, env: RunnerEnv): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (pathname === "/health") {
+      if (drained(env.DRAIN_MAX_MS)) return new Response("drained: a call outlived its deadline, and code it left may still run", { status: 503 });
+      return new Response(drainingSince === undefined ? "ok" : "draining");
+    }
+    return new Response("the iterate runner: nothing to see here", { status: 404 });
+  },
+} satisfies ExportedHandler<RunnerEnv>;

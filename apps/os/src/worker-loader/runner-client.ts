@@ -1,0 +1,155 @@
+import { WorkerEntrypoint, exports } from "cloudflare:workers";
+import { ItxError, errorMessage } from "iterate/errors";
+import type { Env } from "../env.ts";
+import type { LentToken, RunnerAnswer, RunnerCall, RunnerCallbacks, RunnerLoad } from "../runner/runner-protocol.ts";
+import type { RunnerEntrypoint } from "../runner/runner-worker.ts";
+import { isolateItx, type IsolateProps } from "./loopback-entrypoints.ts";
+import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
+
+/** The OS's binding to the runner (set only by the local OS: apps/os/scripts/local-os.ts). */
+export type RunnerBinding = Service<RunnerEntrypoint>;
+
+// The scopes lent to calls in flight in the runner, by token. Plain data: the callback that reads
+// one runs in a request context of its own.
+const lent = new Map<LentToken, IsolateProps>();
+
+/** Lends `props` for the length of `work`: the runner's callbacks for that call name the token. */
+async function lending<T>(props: IsolateProps, work: (token: LentToken) => Promise<T>): Promise<T> {
+  const token = crypto.randomUUID() + crypto.randomUUID();
+  lent.set(token, props);
+  try {
+    return await work(token);
+  } finally {
+    lent.delete(token);
+  }
+}
+
+function borrowed(token: unknown): IsolateProps {
+  const props = typeof token === "string" ? lent.get(token) : undefined;
+  if (!props) throw new ItxError("PERMISSION_DENIED", "this code's call has ended: its itx and egress ended with it");
+  return props;
+}
+
+/**
+ * What the runner calls back: the loaded code's `env.ITX.get()` and bare `fetch()`, scoped to the
+ * call that lent the token. The same roads an isolate of this Worker takes (ItxEntrypoint, EgressEntrypoint).
+ */
+export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements RunnerCallbacks {
+  itx(token: LentToken): unknown {
+    return isolateItx(this.env, borrowed(token));
+  }
+
+  egress(token: LentToken, request: Request): Promise<Response> {
+    return exports.EgressEntrypoint({ props: borrowed(token) }).fetch(request);
+  }
+}
+
+/**
+ * Makes one call into the runner and answers what the loaded code answered (failures as values).
+ * The runner keeps the call's deadline itself (its answer ends the call, and the timers the code
+ * left with it); the OS waits RUNNER_DEADLINE_GRACE_MS longer, for a runner too busy to answer.
+ * Throws a coded error when the code did not answer:
+ * - TIMEOUT past the deadline;
+ * - RESOURCE_EXHAUSTED when the runner died under the call (the watchdog killed it for holding
+ *   the CPU past RUNNER_HANG_MS, or V8 stopped it at its heap limit); never retried;
+ * - UNAVAILABLE when no runner was reachable for RUNNER_WAIT_MS (nothing started).
+ */
+export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBinding) => Promise<RunnerAnswer>, deadlineMs: number, what: string): Promise<RunnerAnswer> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    // Waiting for a runner does not count against the call's own deadline: nothing runs meanwhile.
+    if (runnerReplaced) await waitForRunner(runner, started);
+    const waitedMs = Date.now() - started;
+    const outcome = await withDeadline(call(runner), deadlineMs + UNTRUSTED_LIMITS.RUNNER_DEADLINE_GRACE_MS);
+    if (outcome.kind === "timeout" || (outcome.kind === "answered" && !outcome.answer.ok && "deadline" in outcome.answer)) {
+      // A runner that answered a deadline drains and is replaced: later calls wait for the next one.
+      runnerReplaced = true;
+      throw new ItxError("TIMEOUT", `${what} ran past its ${deadlineMs} ms deadline and was stopped`, { details: { timeoutMs: deadlineMs } });
+    }
+    if (outcome.kind === "answered" && !outcome.answer.ok && "refused" in outcome.answer) {
+      // Nothing ran: the runner drains before its replacement. Wait for the next one.
+      runnerReplaced = true;
+      if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS) throw new ItxError("UNAVAILABLE", `the runner that runs untrusted code is being replaced (waited ${waitedMs} ms)`);
+      continue;
+    }
+    if (outcome.kind === "answered") return outcome.answer;
+    const message = errorMessage(outcome.error);
+    if (!isUnreachable(message)) {
+      runnerReplaced = true;
+      throw new ItxError(
+        "RESOURCE_EXHAUSTED",
+        `${what} was stopped: the runner it ran in died (code there held the CPU past ${UNTRUSTED_LIMITS.RUNNER_HANG_MS} ms without yielding, or exhausted memory); it is not run again (${message.slice(0, 120)})`,
+      );
+    }
+    if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS) {
+      throw new ItxError("UNAVAILABLE", `the runner that runs untrusted code is not reachable (waited ${waitedMs} ms): ${message.slice(0, 200)}`);
+    }
+    await new Promise((done) => setTimeout(done, Math.min(100 * 2 ** attempt, 1_000)));
+  }
+}
+
+// Set when a call saw the runner die or start draining: until one answers again, calls first make
+// sure the next runner is up (a call sent to a dead one cannot tell "never started" from "died running").
+let runnerReplaced = false;
+
+async function waitForRunner(runner: RunnerBinding, started: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await withDeadline(
+      runner.ping().then((state): RunnerAnswer => ({ ok: true, value: state })),
+      1_000,
+    );
+    if (outcome.kind === "answered" && outcome.answer.ok && outcome.answer.value === "ready") {
+      runnerReplaced = false;
+      return;
+    }
+    const waitedMs = Date.now() - started;
+    if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS) {
+      throw new ItxError("UNAVAILABLE", `the runner that runs untrusted code is restarting and did not answer within ${waitedMs} ms`);
+    }
+    await new Promise((done) => setTimeout(done, Math.min(100 * 2 ** attempt, 500)));
+  }
+}
+
+/** Runs a prepared script module's `run(itx)` in the runner. */
+export function runnerRunScript(env: Env, runner: RunnerBinding, load: RunnerLoad, props: IsolateProps, timeoutMs: number): Promise<RunnerAnswer> {
+  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, isolateItx(env, props), token, timeoutMs), timeoutMs, "the script"));
+}
+
+/** Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its code. */
+export async function runnerInvoke(env: Env, runner: RunnerBinding, load: RunnerLoad, call: RunnerCall, props: IsolateProps): Promise<unknown> {
+  const what = `the call of ${call.path.join(".")}`;
+  const answer = await lending(props, (token) => callRunner(runner, (stub) => stub.invoke(load, call, token, UNTRUSTED_LIMITS.CALL_TIMEOUT_MS), UNTRUSTED_LIMITS.CALL_TIMEOUT_MS, what));
+  if (answer.ok) return answer.value;
+  throw answerError(answer.error);
+}
+
+/** A failure the loaded code raised, as an Error carrying its code (when it had one). */
+export function answerError(error: { message: string; code?: string }): Error {
+  return Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code });
+}
+
+type Outcome = { kind: "answered"; answer: RunnerAnswer } | { kind: "failed"; error: unknown } | { kind: "timeout" };
+
+async function withDeadline(promise: Promise<RunnerAnswer>, ms: number): Promise<Outcome> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<Outcome>((done) => {
+    timer = setTimeout(() => done({ kind: "timeout" }), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        (answer): Outcome => ({ kind: "answered", answer }),
+        (error: unknown): Outcome => ({ kind: "failed", error }),
+      ),
+      timeout,
+    ]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+// A call that never reached a runner (none registered yet, or its address is gone) can wait for
+// the next one; a call that was in flight when the runner died cannot, or a poison pill would run again.
+function isUnreachable(message: string): boolean {
+  return /^Worker "[^"]+" not found\. Make sure it is running locally|couldn't find a local dev session|ECONNREFUSED|connection refused/i.test(message);
+}

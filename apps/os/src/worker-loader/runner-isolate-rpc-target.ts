@@ -1,0 +1,44 @@
+import { RpcTarget } from "cloudflare:workers";
+import { ItxError } from "iterate/errors";
+import type { Env } from "../env.ts";
+import { RESERVED_PATH_SEGMENTS } from "../capability-host/capability-path.ts";
+import { installInvokeFallback } from "../itx/invoke-fallback.ts";
+import type { RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
+import type { IsolateProps } from "./loopback-entrypoints.ts";
+import { runnerInvoke, type RunnerBinding } from "./runner-client.ts";
+
+/**
+ * A handle on a stateless dynamic worker that lives in the runner: a stub on an isolate of another
+ * process cannot be handed out, so every method called on this target (`fetch` included) is one
+ * call into the runner, lending the worker its context's itx and egress for that call.
+ */
+export class RunnerIsolateRpcTarget extends RpcTarget {
+  readonly #env: Env;
+  readonly #runner: RunnerBinding;
+  readonly #load: RunnerLoad;
+  readonly #call: Omit<RunnerCall, "path" | "args">;
+  readonly #props: IsolateProps;
+
+  constructor(env: Env, runner: RunnerBinding, load: RunnerLoad, call: Omit<RunnerCall, "path" | "args">, props: IsolateProps) {
+    super();
+    this.#env = env;
+    this.#runner = runner;
+    this.#load = load;
+    this.#call = call;
+    this.#props = props;
+  }
+
+  invokeCapability(input: { path: string[]; args: unknown[] }): Promise<unknown> {
+    return invokeInRunner(this.#env, this.#runner, this.#load, { ...this.#call, path: input.path, args: input.args }, this.#props);
+  }
+}
+installInvokeFallback(RunnerIsolateRpcTarget);
+
+/** Calls `call.path` on an entrypoint loaded in the runner, after the checks `callMembers` makes in process. */
+export function invokeInRunner(env: Env, runner: RunnerBinding, load: RunnerLoad, call: RunnerCall, props: IsolateProps): Promise<unknown> {
+  if (call.path.length === 0) throw new ItxError("NOT_FOUND", "call one of this capability's methods");
+  for (const segment of call.path) {
+    if (RESERVED_PATH_SEGMENTS.has(segment)) throw new ItxError("INVALID_ARGUMENT", `"${segment}" is reserved`);
+  }
+  return runnerInvoke(env, runner, load, call, props);
+}

@@ -1,0 +1,79 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { startRunnerWatchdog, type RunnerWatchdog } from "../../apps/os/scripts/runner-watchdog.ts";
+import { UNTRUSTED_LIMITS } from "../../apps/os/src/worker-loader/untrusted-limits.ts";
+
+// The runner's watchdog on its own, without an OS: it replaces a runner that stops answering,
+// one that exits, and one past its memory cap, and drops the dead runner's registry entry.
+
+let watchdog: RunnerWatchdog | undefined;
+let folder = "";
+
+afterEach(async () => {
+  await watchdog?.stop();
+  watchdog = undefined;
+  rmSync(folder, { recursive: true, force: true });
+});
+
+async function start(rssMaxMb?: number): Promise<{ lines: string[]; registry: string }> {
+  folder = mkdtempSync(join(tmpdir(), "iterate-watchdog-"));
+  const registry = join(folder, "registry");
+  mkdirSync(registry);
+  const lines: string[] = [];
+  watchdog = await startRunnerWatchdog({ registry, service: "test-runner", osService: "test-os", log: (line) => lines.push(line), ...(rssMaxMb === undefined ? {} : { rssMaxMb }) });
+  return { lines, registry };
+}
+
+// The runner's workerd: the child of the runner's Node process, whose pid the runner prints
+// (its `ready` line may arrive just after the watchdog saw it answer).
+async function runnerOf(lines: string[], readyLines = 1): Promise<number> {
+  const ready = () => lines.filter((line) => line.includes("ready on"));
+  await until(() => ready().length >= readyLines, 5_000);
+  return Number(/\(pid (\d+)\)/.exec(ready().at(-1) ?? "")?.[1]);
+}
+
+async function workerdOf(lines: string[], readyLines = 1): Promise<number> {
+  const node = await runnerOf(lines, readyLines);
+  return Number(execFileSync("pgrep", ["-P", String(node)]).toString().trim().split("\n")[0]);
+}
+
+async function until(check: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+  expect(check()).toBe(true);
+}
+
+describe("the runner watchdog", () => {
+  test("replaces a runner that does not answer /health within RUNNER_HANG_MS, and registers the new one", { timeout: 60_000 }, async () => {
+    const { lines, registry } = await start();
+    const frozen = await workerdOf(lines);
+    const stoppedAt = Date.now();
+    process.kill(frozen, "SIGSTOP");
+    await until(() => watchdog?.restarts === 1, 20_000);
+    const detected = lines.find((line) => line.includes("RUNNER_HANG_MS"));
+    expect(detected).toBeDefined();
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(UNTRUSTED_LIMITS.RUNNER_HANG_MS);
+    // The new runner registered under the same name (the dead one's entry was dropped first).
+    await until(() => existsSync(join(registry, "test-runner")), 5_000);
+    expect(JSON.parse(readFileSync(join(registry, "test-runner"), "utf8"))).toHaveProperty("defaultEntrypointService");
+    expect(await workerdOf(lines, 2)).not.toBe(frozen);
+  });
+
+  test("replaces a runner that exits", { timeout: 60_000 }, async () => {
+    const { lines } = await start();
+    // The whole runner dies at once (its process group), as when V8 aborts it.
+    process.kill(-(await runnerOf(lines)), "SIGKILL");
+    await until(() => watchdog?.restarts === 1, 20_000);
+    expect(lines.some((line) => line.includes("runner exited (SIGKILL)"))).toBe(true);
+  });
+
+  test("replaces a runner past its resident-memory cap", { timeout: 60_000 }, async () => {
+    // A cap no runner fits under: it is replaced at the first poll.
+    const { lines } = await start(1);
+    await until(() => (watchdog?.restarts ?? 0) >= 1, 20_000);
+    expect(lines.some((line) => /held \d+ MB \(RUNNER_RSS_MAX_MB\)/.test(line))).toBe(true);
+  });
+});
