@@ -34,6 +34,34 @@ export function codedSync<T>(work: () => T): Coded<T> {
   }
 }
 
+/** The key of a coded failure answered in place of a value (see `answerCoded`). */
+const FAILURE = "__itxCodedFailure";
+
+/**
+ * For methods whose values may be anything, RPC stubs included: the value itself on success (so
+ * nothing about it changes), or `{ __itxCodedFailure: { code, message, details? } }` for an expected
+ * failure. `throwCoded` on the other side turns the latter back into the ItxError.
+ */
+export async function answerCoded<T>(work: () => Promise<T>): Promise<T | { [FAILURE]: Extract<Coded<T>, { ok: false }>["error"] }> {
+  try {
+    return await work();
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === undefined) throw error;
+    const details = (error as { details?: Record<string, unknown> }).details;
+    return { [FAILURE]: { code, message: errorMessage(error), ...(details ? { details } : {}) } };
+  }
+}
+
+/** The value `answerCoded` answered, or its failure thrown as an ItxError. */
+export function throwCoded<T>(answer: unknown): T {
+  if (typeof answer === "object" && answer !== null && FAILURE in answer) {
+    const { code, message, details } = (answer as Record<typeof FAILURE, { code: ErrorCode; message: string; details?: Record<string, unknown> }>)[FAILURE];
+    throw new ItxError(code, message, details ? { details } : undefined);
+  }
+  return answer as T;
+}
+
 /** The value, or the ItxError the other side meant to throw. */
 export function unwrapCoded<T>(result: Coded<T>): T {
   if (result.ok) return result.value;

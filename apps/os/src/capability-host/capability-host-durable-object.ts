@@ -8,6 +8,10 @@ import { parseCallPath, pathKey } from "./capability-path.ts";
 import type { Caller, CapabilityDescription, HostDescription, InvokeRequest, ProvideRequest } from "./capability-host-api.ts";
 import { stampOf } from "./capability-host-api.ts";
 import { hostStub } from "./host-stub.ts";
+import { answerCoded } from "../api/coded-result.ts";
+
+/** An expected failure answered as a value (`hostStub` throws it again on the caller's side). */
+type CodedFailure = { __itxCodedFailure: { code: string; message: string } };
 import { parseRow, type Confinement } from "./jail.ts";
 import {
   CAPABILITY_DISCONNECTED,
@@ -72,7 +76,11 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   }
 
   /** Mounts a capability at a path of this context: appends the fact, then folds it before answering. */
-  async provide(request: ProvideRequest): Promise<{ path: string[]; providedAtOffset: number; kind: Mount["kind"] }> {
+  provide(request: ProvideRequest): Promise<{ path: string[]; providedAtOffset: number; kind: Mount["kind"] } | CodedFailure> {
+    return answerCoded(() => this.#provide(request));
+  }
+
+  async #provide(request: ProvideRequest): Promise<{ path: string[]; providedAtOffset: number; kind: Mount["kind"] }> {
     const row = parseRow({ path: request.path }, request.capability);
     const path = row.path;
     const instructions = optionalText(request.instructions, "instructions", INSTRUCTIONS_MAX_LENGTH, "INSTRUCTIONS_MAX_LENGTH");
@@ -113,7 +121,11 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   }
 
   /** Removes a mount (only the one provided at `providedAtOffset`, when given). Answers whether one was removed. */
-  async revoke(request: { path: unknown; providedAtOffset?: number; caller: Caller }): Promise<boolean> {
+  revoke(request: { path: unknown; providedAtOffset?: number; caller: Caller }): Promise<boolean | CodedFailure> {
+    return answerCoded(() => this.#revoke(request));
+  }
+
+  async #revoke(request: { path: unknown; providedAtOffset?: number; caller: Caller }): Promise<boolean> {
     const path = parseCallPath(request.path);
     if (request.providedAtOffset !== undefined && !Number.isSafeInteger(request.providedAtOffset)) {
       throw new ItxError("INVALID_ARGUMENT", "providedAtOffset must be an integer");
@@ -148,7 +160,11 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
    * Calls a capability. The longest provided prefix of the path in this table wins and gets the
    * remainder; a miss goes to the nearest ancestor that holds a prefix (see `#ownerOf`).
    */
-  async invoke(request: InvokeRequest): Promise<unknown> {
+  invoke(request: InvokeRequest): Promise<unknown | CodedFailure> {
+    return answerCoded(() => this.#invoke(request));
+  }
+
+  async #invoke(request: InvokeRequest): Promise<unknown> {
     const path = parseCallPath(request.path);
     if (path.length === 0) throw new ItxError("INVALID_ARGUMENT", "invoke needs a non-empty path");
     if (!Array.isArray(request.args)) throw new ItxError("INVALID_ARGUMENT", "args must be an array");
@@ -179,7 +195,11 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
    * A stateful dynamic worker: its DurableObject class as a facet of this context's object under
    * `key`, with its own SQLite. The same key reaches the same facet (and state) again.
    */
-  async durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget> {
+  durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget | CodedFailure> {
+    return answerCoded(() => this.#durableWorker(input));
+  }
+
+  async #durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget> {
     // A facet lives on and acts as this context, so only code acting as this context may start or reach one.
     if (input.isolate.origin !== this.#path) {
       throw new ItxError("PERMISSION_DENIED", `a durable worker acts as ${this.#path}: reach it from code acting as that context, not from ${input.isolate.origin}`);

@@ -9,6 +9,13 @@ describe("expectCode", () => {
     expect((await expectCode(() => { throw new ItxError("TIMEOUT", "late"); }, "TIMEOUT")).code).toBe("TIMEOUT");
   });
 
+  test("a callable thenable (a Workers RPC promise) is awaited, not called", async () => {
+    const rpcLike = Object.assign(() => {
+      throw new Error("called");
+    }, { then: (_resolve: unknown, reject: (error: unknown) => void) => reject(new ItxError("NOT_FOUND", "gone")) });
+    expect((await expectCode(rpcLike, "NOT_FOUND")).message).toContain("gone");
+  });
+
   test("fails on success, on another code, and on an uncoded error", async () => {
     await expect(expectCode(Promise.resolve(42), "NOT_FOUND")).rejects.toThrow("expected NOT_FOUND, but it succeeded with 42");
     await expect(expectCode(Promise.reject(new ItxError("TIMEOUT", "late")), "NOT_FOUND", "probe")).rejects.toThrow("expected NOT_FOUND (probe), got TIMEOUT: [TIMEOUT] late");

@@ -21,7 +21,9 @@ export async function expectCode(
   const where = label === undefined ? "" : ` (${label})`;
   let outcome: unknown;
   try {
-    outcome = await (typeof promise === "function" ? (promise as () => unknown)() : promise);
+    // A Workers RPC promise is callable (for pipelining) and thenable: await anything thenable.
+    const thenable = (typeof promise === "object" || typeof promise === "function") && promise !== null && typeof (promise as { then?: unknown }).then === "function";
+    outcome = await (!thenable && typeof promise === "function" ? (promise as () => unknown)() : promise);
   } catch (error) {
     const actual = errorCode(error);
     if (actual !== undefined && codes.includes(actual)) return error as CodedError;
