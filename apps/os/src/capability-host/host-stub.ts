@@ -25,7 +25,7 @@ export function hostStub(env: Env, projectId: string, path: string): CapabilityH
     invoke: async (request) => throwCoded(await stub.invoke(request)),
     durableWorker: async (input) => throwCoded(await stub.durableWorker(input)),
     resolve: (input) => stub.resolve(input),
-    provides: (path) => stub.provides(path),
+    provides: (capabilityPath) => stub.provides(capabilityPath),
     describeOwn: () => stub.describeOwn(),
     describeChain: () => stub.describeChain(),
     birth: () => stub.birth(),
