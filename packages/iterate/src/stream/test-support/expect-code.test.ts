@@ -11,10 +11,11 @@ describe("expectCode", () => {
 
   test("a callable thenable (a Workers RPC promise) is awaited, not called", async () => {
     const rejected = Promise.reject(new ItxError("NOT_FOUND", "gone"));
-    // oxlint-disable-next-line unicorn/no-thenable -- a thenable function is exactly what is tested
-    const rpcLike = Object.assign(() => {
+    const called = () => {
       throw new Error("called");
-    }, { then: rejected.then.bind(rejected) });
+    };
+    // oxlint-disable-next-line unicorn/no-thenable -- a thenable function is exactly what is tested
+    const rpcLike = Object.assign(called, { then: rejected.then.bind(rejected) });
     expect((await expectCode(rpcLike, "NOT_FOUND")).message).toContain("gone");
   });
 
