@@ -7,6 +7,7 @@ import type { Env } from "../env.ts";
 import type { Caller, CapabilityDescription, HostDescription } from "../capability-host/capability-host-api.ts";
 import { BUILT_IN_NAMES, parseCallPath } from "../capability-host/capability-path.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
+import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";
 import { StreamCapability, streamStub, type EventPage } from "../stream/stream-capability.ts";
 import { ensureContext } from "./context-lifecycle.ts";
@@ -22,7 +23,7 @@ import { notGranted, parseRow, type Confinement } from "../capability-host/jail.
 import { AgentChatRpcTarget, AgentRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } from "../agent/agent-rpc-target.ts";
 
 /** Everything an itx handle is bound to. Fixed when the handle is minted; never taken from input. */
-export interface ItxScope {
+export interface HandleScope {
   env: Env;
   principal: string;
   /** A lookup for handles minted by `projects.get`: every call awaits it (and a failed lookup is retried). */
@@ -44,17 +45,15 @@ export interface ItxScope {
 /** Built-ins that arrive with later domains: present (so a mount can never take the name) but not yet usable. */
 const LATER = ["worker", "repos", "repo", "scheduler", "ai", "mcp", "openapi", "examples", "processor"];
 
-const RUN_REQUESTED = "events.iterate.com/itx/run-requested";
-const RUN_SETTLED = "events.iterate.com/itx/run-settled";
 
 /**
  * A handle on one context. Built-ins are members of this class; every other property is a path
  * whose call is one `invokeCapability` on the context's capability host (see invoke-fallback.ts).
  */
 export class ItxRpcTarget extends RpcTarget {
-  readonly #scope: ItxScope;
+  readonly #scope: HandleScope;
 
-  constructor(scope: ItxScope) {
+  constructor(scope: HandleScope) {
     super();
     this.#scope = scope;
   }
@@ -452,9 +451,9 @@ installInvokeFallback(CapabilityHostRpcTarget);
 
 /** `itx.streams`: the streams of this handle's project, written with this handle's origin. */
 class ProjectStreams extends RpcTarget {
-  readonly #scope: ItxScope;
+  readonly #scope: HandleScope;
 
-  constructor(scope: ItxScope) {
+  constructor(scope: HandleScope) {
     super();
     this.#scope = scope;
   }
@@ -553,11 +552,11 @@ function parseTimeout(value: unknown): number {
 }
 
 /** What a handle's writes are stamped with. */
-export function stampOfScope(scope: ItxScope): EventSource {
+export function stampOfScope(scope: HandleScope): EventSource {
   return { principal: scope.principal, origin: scope.origin, ...(scope.reaction ? { reaction: scope.reaction } : {}) };
 }
 
-function isolateScope(scope: ItxScope): { principal: string; origin: string; reaction?: Reaction; confinement?: Confinement } {
+function isolateScope(scope: HandleScope): { principal: string; origin: string; reaction?: Reaction; confinement?: Confinement } {
   return {
     principal: scope.principal,
     origin: scope.origin,
@@ -566,7 +565,7 @@ function isolateScope(scope: ItxScope): { principal: string; origin: string; rea
   };
 }
 
-export function resolveProjectId(scope: ItxScope): Promise<string> {
+export function resolveProjectId(scope: HandleScope): Promise<string> {
   const { projectId } = scope;
   return typeof projectId === "function" ? projectId() : Promise.resolve(projectId);
 }

@@ -2,7 +2,7 @@ import { WorkerEntrypoint } from "cloudflare:workers";
 import type { Reaction } from "iterate/types";
 import type { Env } from "../env.ts";
 import type { Confinement } from "../capability-host/jail.ts";
-import { ItxRpcTarget, type ItxScope } from "../itx/itx-rpc-target.ts";
+import { ItxRpcTarget, type HandleScope } from "../itx/itx-rpc-target.ts";
 
 /**
  * What a loaded isolate is bound to: fixed by the platform when it builds the isolate's env, never
@@ -66,7 +66,7 @@ export function isolateScopeKey(props: IsolateProps): string {
   ]);
 }
 
-function scopeOf(env: Env, props: IsolateProps): ItxScope {
+function scopeOf(env: Env, props: IsolateProps): HandleScope {
   const { principal, projectId, origin, depth, reaction, confinement } = props;
   return { env, principal, projectId, path: props.path ?? origin, origin, depth, ...(reaction ? { reaction } : {}), ...(confinement ? { confinement } : {}) };
 }
