@@ -50,3 +50,10 @@ const stop = async () => {
 };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
+
+// The runner lives only as long as the OS that started it: when that process is gone (killed
+// without the chance to stop us), this one is re-parented, and stops rather than linger.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void stop();
+}, 1_000).unref();
