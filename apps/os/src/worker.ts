@@ -9,7 +9,7 @@ export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
 export { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 export { EgressEntrypoint, ItxEntrypoint } from "./worker-loader/loopback-entrypoints.ts";
-export { RunnerCallbackEntrypoint } from "./worker-loader/runner-client.ts";
+export { RunnerCallbackEntrypoint } from "./worker-loader/loopback-entrypoints.ts";
 export { SecretDurableObject } from "./secret/secret-durable-object.ts";
 export { AgentDurableObject } from "./agent/agent-durable-object.ts";
 

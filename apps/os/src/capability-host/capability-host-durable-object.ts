@@ -36,7 +36,8 @@ import { runScript } from "../worker-loader/run-script.ts";
 import { loadBuilt } from "../worker-loader/dynamic-workers.ts";
 import { DurableWorkerRpcTarget } from "../worker-loader/durable-worker-rpc-target.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
-import type { IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
+import type { IsolateProps } from "../worker-loader/isolate-props.ts";
+import { isolateItx } from "../itx/itx-rpc-target.ts";
 
 /** How many hosts one call may pass through (delegation, expressions calling capabilities). */
 export const CALL_DEPTH_MAX = 32;
@@ -61,7 +62,8 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     }
     const confinement = await this.#confinementOf(run.origin);
     const props = { principal: run.principal, projectId: this.#projectId, origin: run.origin, path: this.#path, depth: 0, reaction: run.reaction };
-    return runScript(this.env, confinement ? { ...props, confinement } : props, run.script);
+    const scoped = confinement ? { ...props, confinement } : props;
+    return runScript(this.env, scoped, isolateItx(this.env, scoped), run.script);
   });
   readonly #projectId: string;
   readonly #path: string;

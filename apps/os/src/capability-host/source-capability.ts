@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { ITERATE_WORKER_MODULE } from "iterate/sdk";
 import { contentHash } from "../worker-loader/content-hash.ts";
-import { isolateScopeKey, type IsolateProps } from "../worker-loader/loopback-entrypoints.ts";
+import { isolateScopeKey, type IsolateProps } from "../worker-loader/isolate-props.ts";
 import { RESERVED_PATH_SEGMENTS } from "./capability-path.ts";
 import { sourceSchema, type CapabilitySource } from "./itx-contract.ts";
 import type { RunnerLoad } from "../runner/runner-protocol.ts";

@@ -19,6 +19,7 @@ import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
 import { SCRIPT_LIMITS } from "../worker-loader/script-limits.ts";
+import type { IsolateProps } from "../worker-loader/isolate-props.ts";
 import { notGranted, parseRow, type Confinement } from "../capability-host/jail.ts";
 import { AgentChatRpcTarget, AgentRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } from "../agent/agent-rpc-target.ts";
 
@@ -247,9 +248,11 @@ export class ItxRpcTarget extends RpcTarget {
     // both in one delivery.
     const requested = await relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true }));
     const requestOffset = requested.offsets[0] ?? 0;
+    const props: IsolateProps = { ...isolateScope(this.#scope), path, projectId, depth: (this.#scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
     const outcome = await runScript(
       this.#scope.env,
-      { ...isolateScope(this.#scope), path, projectId, depth: (this.#scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) },
+      props,
+      isolateItx(this.#scope.env, props),
       source,
       timeoutMs,
     );
@@ -549,6 +552,12 @@ function parseTimeout(value: unknown): number {
     throw new ItxError("INVALID_ARGUMENT", `timeoutMs is an integer from 1 to ${SCRIPT_LIMITS.TIMEOUT_MS}`, { details: { limit: "TIMEOUT_MS" } });
   }
   return value;
+}
+
+/** The itx that code loaded for `props` acts through, as `env.ITX.get()` answers it there. */
+export function isolateItx(env: Env, props: IsolateProps): ItxRpcTarget {
+  const { principal, projectId, origin, depth, reaction, confinement } = props;
+  return new ItxRpcTarget({ env, principal, projectId, path: props.path ?? origin, origin, depth, ...(reaction ? { reaction } : {}), ...(confinement ? { confinement } : {}) });
 }
 
 /** What a handle's writes are stamped with. */

@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { relay } from "../api/relay.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
-import { isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
+import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";
 import { buildWorker, parseWorkerSource, type BuiltWorker } from "./worker-build.ts";
 import { RunnerIsolateRpcTarget } from "./runner-isolate-rpc-target.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";

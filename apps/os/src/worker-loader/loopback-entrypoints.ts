@@ -1,25 +1,13 @@
-import { WorkerEntrypoint } from "cloudflare:workers";
-import type { Reaction } from "iterate/types";
+import { WorkerEntrypoint, exports } from "cloudflare:workers";
 import type { Env } from "../env.ts";
-import type { Confinement } from "../capability-host/jail.ts";
-import { ItxRpcTarget, type HandleScope } from "../itx/itx-rpc-target.ts";
+import { isolateItx, type ItxRpcTarget } from "../itx/itx-rpc-target.ts";
+import type { LentToken, RunnerCallbacks } from "../runner/runner-protocol.ts";
+import type { IsolateProps } from "./isolate-props.ts";
+import { borrowed } from "./runner-client.ts";
 
-/**
- * What a loaded isolate is bound to: fixed by the platform when it builds the isolate's env, never
- * by the isolate. `origin` is the context whose code runs there.
- */
-export interface IsolateProps {
-  principal: string;
-  projectId: string;
-  origin: string;
-  /** The context the code's itx fronts (its chain, its stream); the origin's own when absent. */
-  path?: string;
-  /** Set when the origin is a jail: the code reaches only what the jail grants (capability-host/jail.ts). */
-  confinement?: Confinement;
-  depth: number;
-  /** Set when the code runs in reaction to an event: its writes carry the chain one round on. */
-  reaction?: Reaction;
-}
+// The Worker's loopback entrypoints: how code loaded into isolates (here, or in the runner) reaches
+// the OS. Each builds the itx its props (or the props its token lends) allow, and nothing more.
+
 
 /**
  * `env.ITX` inside loaded isolates: `get()` answers an itx scoped to the origin context. A live
@@ -32,10 +20,6 @@ export class ItxEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
   }
 }
 
-/** The itx that code loaded for `props` acts through: scoped to its origin, as `env.ITX.get()` answers. */
-export function isolateItx(env: Env, props: IsolateProps): ItxRpcTarget {
-  return new ItxRpcTarget(scopeOf(env, props));
-}
 
 /**
  * Every loaded isolate's `globalOutbound`: a bare `fetch()` there is `itx.fetch` of its origin
@@ -43,30 +27,20 @@ export function isolateItx(env: Env, props: IsolateProps): ItxRpcTarget {
  */
 export class EgressEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
   override async fetch(request: Request): Promise<Response> {
-    return new ItxRpcTarget(scopeOf(this.env, this.ctx.props)).fetch(request);
+    return isolateItx(this.env, this.ctx.props).fetch(request);
   }
 }
 
 /**
- * The part of a Loader isolate's id that names its authority. An isolate's env is fixed when it
- * loads, so two scopes (or two rounds of a reaction chain) must never share one.
+ * What the runner calls back: the loaded code's `env.ITX.get()` and bare `fetch()`, scoped to the
+ * call that lent the token. The same roads an isolate of this Worker takes (ItxEntrypoint, EgressEntrypoint).
  */
-export function isolateScopeKey(props: IsolateProps): string {
-  // The depth is part of the authority: an isolate's env carries it, and CALL_DEPTH_MAX counts it
-  // down, so code that calls itself must get a fresh isolate per hop. A JSON tuple keeps fields
-  // apart whatever they spell (a principal may contain ":").
-  return JSON.stringify([
-    props.projectId,
-    props.origin,
-    props.path ?? props.origin,
-    props.principal,
-    props.depth,
-    props.reaction ? [props.reaction.began, props.reaction.round] : null,
-    props.confinement ? props.confinement.grants : null,
-  ]);
-}
+export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements RunnerCallbacks {
+  itx(token: LentToken): unknown {
+    return isolateItx(this.env, borrowed(token));
+  }
 
-function scopeOf(env: Env, props: IsolateProps): HandleScope {
-  const { principal, projectId, origin, depth, reaction, confinement } = props;
-  return { env, principal, projectId, path: props.path ?? origin, origin, depth, ...(reaction ? { reaction } : {}), ...(confinement ? { confinement } : {}) };
+  egress(token: LentToken, request: Request): Promise<Response> {
+    return exports.EgressEntrypoint({ props: borrowed(token) }).fetch(request);
+  }
 }

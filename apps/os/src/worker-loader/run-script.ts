@@ -3,7 +3,7 @@ import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { watchMaterials, type MaterialWatch } from "../egress/materials-in-use.ts";
 import { scrubJsonValue, scrubPatterns, scrubText } from "../egress/secret-scrub.ts";
-import { isolateItx, isolateScopeKey, type IsolateProps } from "./loopback-entrypoints.ts";
+import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";
 import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LIMITS } from "./script-limits.ts";
 import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
@@ -43,7 +43,8 @@ export function parseScriptSource(source: unknown): string {
 }
 
 /**
- * Runs `async (itx) => { ... }` in a Worker Loader isolate. Its only ways out are the itx it is
+ * Runs `async (itx) => { ... }` in a Worker Loader isolate, handing it `itx` (the caller builds it
+ * from `props`: see `isolateItx`). Its only ways out are the itx it is
  * called with (scoped to the origin context) and its global fetch, which is the origin's egress. The
  * isolate is cached by source and scope: the same script in another scope gets its own isolate,
  * so no isolate ever holds two scopes' authority.
@@ -53,12 +54,12 @@ export function parseScriptSource(source: unknown): string {
  * and keys and in a failure's message (see materials-in-use.ts). The outcome is what run-settled
  * stores and `itx.run` answers, so both are clean.
  */
-export async function runScript(env: Env, props: IsolateProps, source: string, timeoutMs: number = SCRIPT_LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
+export async function runScript(env: Env, props: IsolateProps, itx: unknown, source: string, timeoutMs: number = SCRIPT_LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
   const script = await preparedScripts.prepare(source);
   if (!script.ok) return failed("SCRIPT_FAILED", script.message);
   const watch = watchMaterials(props);
   try {
-    return scrubOutcome(await runPrepared(env, props, script, timeoutMs), watch);
+    return scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs), watch);
   } finally {
     watch.end();
   }
@@ -81,12 +82,13 @@ function scrubOutcome(outcome: ScriptOutcome, watch: MaterialWatch): ScriptOutco
 async function runPrepared(
   env: Env,
   props: IsolateProps,
+  itx: unknown,
   script: { hash: string; module: string },
   timeoutMs: number,
 ): Promise<ScriptOutcome> {
   const id = `script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`;
   try {
-    const answer = (env.RUNNER ? await inRunner(env, env.RUNNER, id, script.module, props, timeoutMs) : await inProcess(env, id, script.module, props, timeoutMs)) as {
+    const answer = (env.RUNNER ? await inRunner(env.RUNNER, id, script.module, props, itx, timeoutMs) : await inProcess(env, id, script.module, props, itx, timeoutMs)) as {
       undefined?: true;
       json?: string;
     };
@@ -106,16 +108,16 @@ async function runPrepared(
 }
 
 // Locally: in the runner process, which the watchdog kills when the script holds it.
-async function inRunner(env: Env, runner: RunnerBinding, id: string, module: string, props: IsolateProps, timeoutMs: number): Promise<unknown> {
+async function inRunner(runner: RunnerBinding, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number): Promise<unknown> {
   const load = { id, compatibilityDate: COMPATIBILITY_DATE, mainModule: "script.js", modules: { "script.js": module }, limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS }, itxBinding: false };
-  const answer = await runnerRunScript(env, runner, load, props, timeoutMs);
+  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs);
   if (!answer.ok) throw answerError(answer.error);
   return answer.value;
 }
 
 // A deployment (and the workerd tests): in this Worker's own Loader, where Cloudflare enforces
 // `limits`. The deadline here only stops waiting; the CPU limit is what stops the isolate.
-async function inProcess(env: Env, id: string, module: string, props: IsolateProps, timeoutMs: number): Promise<unknown> {
+async function inProcess(env: Env, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number): Promise<unknown> {
   const worker = env.LOADER.get(id, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "script.js",
@@ -133,7 +135,7 @@ async function inProcess(env: Env, id: string, module: string, props: IsolatePro
   try {
     // oxlint-disable-next-line typescript/no-explicit-any -- the loaded module's entrypoint is ours, typed by scriptModule
     const entry = worker.getEntrypoint() as any;
-    return await Promise.race([entry.run(isolateItx(env, props)), deadline]);
+    return await Promise.race([entry.run(itx), deadline]);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }

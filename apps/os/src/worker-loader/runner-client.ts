@@ -1,9 +1,8 @@
-import { WorkerEntrypoint, exports } from "cloudflare:workers";
 import { ItxError, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
-import type { LentToken, RunnerAnswer, RunnerCall, RunnerCallbacks, RunnerLoad } from "../runner/runner-protocol.ts";
+import type { LentToken, RunnerAnswer, RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
 import type { RunnerEntrypoint } from "../runner/runner-worker.ts";
-import { isolateItx, type IsolateProps } from "./loopback-entrypoints.ts";
+import type { IsolateProps } from "./isolate-props.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 
 /** The OS's binding to the runner (set only by the local OS: apps/os/scripts/local-os.ts). */
@@ -24,24 +23,11 @@ async function lending<T>(props: IsolateProps, work: (token: LentToken) => Promi
   }
 }
 
-function borrowed(token: unknown): IsolateProps {
+/** The props lent under `token`, while its call runs; PERMISSION_DENIED after. */
+export function borrowed(token: unknown): IsolateProps {
   const props = typeof token === "string" ? lent.get(token) : undefined;
   if (!props) throw new ItxError("PERMISSION_DENIED", "this code's call has ended: its itx and egress ended with it");
   return props;
-}
-
-/**
- * What the runner calls back: the loaded code's `env.ITX.get()` and bare `fetch()`, scoped to the
- * call that lent the token. The same roads an isolate of this Worker takes (ItxEntrypoint, EgressEntrypoint).
- */
-export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements RunnerCallbacks {
-  itx(token: LentToken): unknown {
-    return isolateItx(this.env, borrowed(token));
-  }
-
-  egress(token: LentToken, request: Request): Promise<Response> {
-    return exports.EgressEntrypoint({ props: borrowed(token) }).fetch(request);
-  }
 }
 
 /**
@@ -110,9 +96,9 @@ async function waitForRunner(runner: RunnerBinding, started: number): Promise<vo
   }
 }
 
-/** Runs a prepared script module's `run(itx)` in the runner. */
-export function runnerRunScript(env: Env, runner: RunnerBinding, load: RunnerLoad, props: IsolateProps, timeoutMs: number): Promise<RunnerAnswer> {
-  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, isolateItx(env, props), token, timeoutMs), timeoutMs, "the script"));
+/** Runs a prepared script module's `run(itx)` in the runner, handing it `itx`. */
+export function runnerRunScript(runner: RunnerBinding, load: RunnerLoad, props: IsolateProps, itx: unknown, timeoutMs: number): Promise<RunnerAnswer> {
+  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs), timeoutMs, "the script"));
 }
 
 /** Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its code. */

@@ -4,7 +4,7 @@ import type { Env } from "../env.ts";
 import { RESERVED_PATH_SEGMENTS } from "../capability-host/capability-path.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
-import type { IsolateProps } from "./loopback-entrypoints.ts";
+import type { IsolateProps } from "./isolate-props.ts";
 import { runnerInvoke, type RunnerBinding } from "./runner-client.ts";
 
 /**
