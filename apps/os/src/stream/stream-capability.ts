@@ -4,7 +4,7 @@ import { ItxError } from "iterate/errors";
 import { validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
 import { relay } from "../api/relay.ts";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
-import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-durable-object.ts";
+import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import type { BatchCallback } from "./live-subscribers.ts";
 
 type MaybePromise<T> = T | Promise<T>;

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { EventSource, Reaction, StreamEvent } from "iterate/types";
+import type { Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS, matchesPayload, validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
 import type { Env } from "../env.ts";
@@ -7,6 +7,7 @@ import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
 import { planAppend } from "./append-plan.ts";
 import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
 import { Journal } from "./journal.ts";
+import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
 import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, loopLimitError } from "./reaction.ts";
 import { STREAM_CORE_TYPES, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
@@ -21,44 +22,6 @@ export const READ_JSON_MAX_LIMIT = 10_000;
 
 /** Longest a held append (`holdDelivery`) waits for the next append before its processors get it anyway. */
 export const DELIVERY_HOLD_MS = 1_000;
-
-export interface AppendRequest {
-  /** The inputs, or one JSON string holding the array (parsed here, inside the size limit). */
-  events: unknown[] | string;
-  expectedOffset?: number;
-  /** "events" (default) answers the stored events; "receipt" only their offsets, for bulk writers. */
-  answer?: "events" | "receipt";
-  /**
-   * The writer appends again shortly (an inline run's request, before its settled fact): hosted
-   * processors receive these events with that next append, or after DELIVERY_HOLD_MS at the
-   * latest, so the pair costs them one delivery instead of two. Waiters and live subscribers are
-   * not held.
-   */
-  holdDelivery?: boolean;
-  /** Trusted: set by the Worker or host that holds this stub, never by the writer. */
-  stamp: EventSource;
-}
-
-/** The compact answer to an append: each input's offset, in order, and the head after the commit. */
-export interface AppendReceipt {
-  offsets: number[];
-  head: number;
-}
-
-export interface SubscribeRequest {
-  key?: string;
-  afterOffset?: number;
-  types?: string[];
-  callback: BatchCallback;
-}
-
-export interface StreamInfo {
-  projectId: string;
-  path: string;
-  head: number;
-  liveSubscribers: number;
-  processors: ReturnType<HostedDelivery["status"]>[];
-}
 
 const CORE_CHECKPOINT_KEY = "core-checkpoint";
 

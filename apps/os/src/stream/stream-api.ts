@@ -1,0 +1,44 @@
+import type { EventSource } from "iterate/types";
+import type { HostedDelivery } from "./hosted-delivery.ts";
+import type { BatchCallback } from "./live-subscribers.ts";
+
+// The Stream Durable Object's request and answer shapes, apart from the object itself, so that
+// its callers (the capability, the stub helpers) depend on these and not on the Durable Object.
+
+export interface AppendRequest {
+  /** The inputs, or one JSON string holding the array (parsed here, inside the size limit). */
+  events: unknown[] | string;
+  expectedOffset?: number;
+  /** "events" (default) answers the stored events; "receipt" only their offsets, for bulk writers. */
+  answer?: "events" | "receipt";
+  /**
+   * The writer appends again shortly (an inline run's request, before its settled fact): hosted
+   * processors receive these events with that next append, or after DELIVERY_HOLD_MS at the
+   * latest, so the pair costs them one delivery instead of two. Waiters and live subscribers are
+   * not held.
+   */
+  holdDelivery?: boolean;
+  /** Trusted: set by the Worker or host that holds this stub, never by the writer. */
+  stamp: EventSource;
+}
+
+/** The compact answer to an append: each input's offset, in order, and the head after the commit. */
+export interface AppendReceipt {
+  offsets: number[];
+  head: number;
+}
+
+export interface SubscribeRequest {
+  key?: string;
+  afterOffset?: number;
+  types?: string[];
+  callback: BatchCallback;
+}
+
+export interface StreamInfo {
+  projectId: string;
+  path: string;
+  head: number;
+  liveSubscribers: number;
+  processors: ReturnType<HostedDelivery["status"]>[];
+}
