@@ -4,11 +4,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startRunnerWatchdog, type RunnerWatchdog } from "./runner-watchdog.ts";
+import { freePort } from "./free-port.ts";
+
+export { freePort };
 
 /** The admin secret `pnpm dev` uses when ITERATE_ADMIN_SECRET is unset. Local use only. */
 export const LOCAL_ADMIN_SECRET = "iterate-local-admin-secret";
@@ -210,15 +212,3 @@ async function killGroup(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Asks the kernel for a port nobody listens on. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}

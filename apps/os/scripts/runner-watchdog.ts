@@ -7,10 +7,10 @@
 // with a code; new calls wait for the new runner (RUNNER_WAIT_MS).
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UNTRUSTED_LIMITS } from "../src/worker-loader/untrusted-limits.ts";
+import { freePort } from "./free-port.ts";
 
 const RUNNER_PROCESS = join(dirname(fileURLToPath(import.meta.url)), "runner-process.ts");
 
@@ -187,14 +187,3 @@ function sleep(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}

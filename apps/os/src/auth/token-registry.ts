@@ -1,4 +1,4 @@
-import type { StreamEvent } from "iterate/types";
+import type { IssuedToken, StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
@@ -34,16 +34,7 @@ export function parseTokenId(tokenId: unknown): string {
   return tokenId;
 }
 
-/** What the registry knows of one token (never the token itself). */
-export interface IssuedToken {
-  tokenId: string;
-  principal: string;
-  projectIds: string[];
-  /** Epoch seconds. */
-  expiresAt: number;
-  issuedAt: string;
-  revokedAt?: string;
-}
+export type { IssuedToken };
 
 export async function recordIssued(env: Env, token: Omit<IssuedToken, "issuedAt" | "revokedAt">, by: string): Promise<void> {
   await registry(env).append({

@@ -1,16 +1,12 @@
 import { RpcTarget } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
+import type { IssuedTokenAnswer } from "iterate/types";
 import type { Env } from "../env.ts";
 import { findProject } from "../project/project-directory.ts";
 import { issueToken, parseTokenRequest } from "./bearer-token.ts";
 import { listIssued, mintTokenId, parseTokenId, recordIssued, recordRevoked, type IssuedToken } from "./token-registry.ts";
 
-/** What `tokens.issue` answers: the token (shown once), its id, and when it expires. */
-export interface IssuedTokenAnswer {
-  token: string;
-  tokenId: string;
-  expiresInSeconds: number;
-}
+export type { IssuedTokenAnswer };
 
 /**
  * `session.tokens` (admin only): bearer tokens for `withItx` and `{ type: "bearer", token }`.
