@@ -82,6 +82,12 @@ export default class extends WorkerEntrypoint {
   async greet(name: string) { return "hello " + name; }
 }`;
 
+const SPIN_DURABLE = `import { DurableObject } from "cloudflare:workers";
+export class Spinner extends DurableObject {
+  count() { const next = (this.ctx.storage.kv.get("n") ?? 0) + 1; this.ctx.storage.kv.put("n", next); return next; }
+  spin() { for (;;) {} }
+}`;
+
 const SPIN_SOURCE = `import { WorkerEntrypoint } from "cloudflare:workers";
 export default class extends WorkerEntrypoint {
   spin() { for (;;) {} }
@@ -169,6 +175,20 @@ describe("hostile code", () => {
     expect(await itx.spinner.greet("cy")).toBe("hello cy");
     expect(await attack("source capability spin", () => itx.spinner.spin())).toBe("RESOURCE_EXHAUSTED");
     expect(await itx.spinner.greet("di")).toBe("hello di");
+  });
+
+  test("durable workers and durable sources that spin end RESOURCE_EXHAUSTED; their state outlives the runner they held", async () => {
+    const ref = { source: { files: { "src/index.ts": SPIN_DURABLE } }, durableObject: { className: "Spinner", key: "spinner" } };
+    expect(await itx.workers.get(ref).count()).toBe(1);
+    expect(await attack("durable worker spin", () => itx.workers.get(ref).spin())).toBe("RESOURCE_EXHAUSTED");
+    // The facet's SQLite is the runner's persisted state: the replaced runner finds the count again.
+    expect(await itx.workers.get(ref).count()).toBe(2);
+
+    const source = { mainModule: "spinner.js", modules: { "spinner.js": SPIN_DURABLE }, entrypoint: "Spinner", exportType: "durable-object" };
+    await itx.provideCapability({ name: "durableSpinner", capability: { type: "rpc", worker: { type: "source", source } } });
+    expect(await itx.durableSpinner.count()).toBe(1);
+    expect(await attack("durable source spin", () => itx.durableSpinner.spin())).toBe("RESOURCE_EXHAUSTED");
+    expect(await itx.durableSpinner.count()).toBe(2);
   });
 
   test("every attack run is settled failed with its code, and the bystander lost nothing", async () => {

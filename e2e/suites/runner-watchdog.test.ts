@@ -23,7 +23,7 @@ async function start(rssMaxMb?: number): Promise<{ lines: string[]; registry: st
   const registry = join(folder, "registry");
   mkdirSync(registry);
   const lines: string[] = [];
-  watchdog = await startRunnerWatchdog({ registry, service: "test-runner", osService: "test-os", log: (line) => lines.push(line), ...(rssMaxMb === undefined ? {} : { rssMaxMb }) });
+  watchdog = await startRunnerWatchdog({ registry, service: "test-runner", osService: "test-os", persistTo: join(folder, "runner-state"), log: (line) => lines.push(line), ...(rssMaxMb === undefined ? {} : { rssMaxMb }) });
   return { lines, registry };
 }
 

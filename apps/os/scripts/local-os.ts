@@ -111,6 +111,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
         registry,
         service: RUNNER_SERVICE,
         osService: OS_SERVICE,
+        persistTo: join(persistTo, "runner"),
         log: (line) => (options.inheritOutput ? console.log(line) : record(`${line}\n`)),
       });
   runnerStarting.catch(() => undefined);

@@ -2,7 +2,7 @@
 // answers a hop in ~2 ms where a second `wrangler dev` takes 4-5) running src/runner/runner-worker.ts,
 // registered in the OS's dev registry so that the OS's RUNNER binding reaches it. The watchdog
 // (runner-watchdog.ts) starts it in a process group of its own and kills the group when it hangs.
-//   node runner-process.ts   (RUNNER_PORT, RUNNER_REGISTRY, RUNNER_SERVICE, RUNNER_OS_SERVICE from the environment)
+//   node runner-process.ts   (RUNNER_PORT, RUNNER_REGISTRY, RUNNER_SERVICE, RUNNER_OS_SERVICE, RUNNER_PERSIST from the environment)
 import { readFileSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";
 import { dirname, join } from "node:path";
@@ -16,8 +16,10 @@ const port = Number(process.env.RUNNER_PORT);
 const registry = process.env.RUNNER_REGISTRY;
 const service = process.env.RUNNER_SERVICE;
 const osService = process.env.RUNNER_OS_SERVICE;
-if (!Number.isInteger(port) || !registry || !service || !osService) {
-  console.error("runner-process: RUNNER_PORT, RUNNER_REGISTRY, RUNNER_SERVICE and RUNNER_OS_SERVICE must be set");
+// Facets' SQLite (durable dynamic workers and sources) is kept here, so a replaced runner finds it.
+const persist = process.env.RUNNER_PERSIST;
+if (!Number.isInteger(port) || !registry || !service || !osService || !persist) {
+  console.error("runner-process: RUNNER_PORT, RUNNER_REGISTRY, RUNNER_SERVICE, RUNNER_OS_SERVICE and RUNNER_PERSIST must be set");
   process.exit(2);
 }
 
@@ -32,6 +34,7 @@ const runner = new Miniflare(
         compatibilityDate: "2026-08-01",
         workerLoaders: { LOADER: {} },
         bindings: { DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS },
+        durableObjects: { FACET_HOSTS: { className: "FacetHostDurableObject", useSQLite: true } },
         // The OS, through the dev registry: loaded code's env.ITX and fetch() call back into it.
         serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" } },
       },
@@ -39,6 +42,7 @@ const runner = new Miniflare(
     host: "127.0.0.1",
     port,
     unsafeDevRegistryPath: registry,
+    resourcePersistencePath: persist,
   }),
 );
 await runner.ready;

@@ -21,6 +21,8 @@ export interface RunnerWatchdogOptions {
   service: string;
   /** The OS Worker's name, which the runner's OS binding names. */
   osService: string;
+  /** The folder the runner keeps its facets' SQLite in (it survives the runner's replacement). */
+  persistTo: string;
   /** Where the runner's output and the watchdog's own lines go. */
   log(line: string): void;
   /** How long to wait for a (re)started runner's first answer. */
@@ -65,6 +67,7 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
         RUNNER_REGISTRY: registry,
         RUNNER_SERVICE: service,
         RUNNER_OS_SERVICE: options.osService,
+        RUNNER_PERSIST: options.persistTo,
         NODE_NO_WARNINGS: "1",
         MINIFLARE_WORKERD_V8_FLAGS: `--max-old-space-size=${UNTRUSTED_LIMITS.RUNNER_HEAP_MB}`,
       },

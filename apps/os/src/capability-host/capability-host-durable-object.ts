@@ -31,9 +31,10 @@ import { callLive, disconnectedError, isDisconnectError, liveShapeOf, releaseLiv
 import { ResolutionHints, ResolutionWatchers } from "./resolution-hints.ts";
 import { parseExpression, replayExpression } from "./expression.ts";
 import { callMembers, loadSource, parseSourceAddress, sourceLoad } from "./source-capability.ts";
-import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
+import { RunnerIsolateRpcTarget, invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
+import type { RunnerFacet } from "../runner/runner-protocol.ts";
 import { runScript } from "../worker-loader/run-script.ts";
-import { loadBuilt } from "../worker-loader/dynamic-workers.ts";
+import { builtLoad, loadBuilt } from "../worker-loader/dynamic-workers.ts";
 import { DurableWorkerRpcTarget } from "../worker-loader/durable-worker-rpc-target.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
@@ -197,19 +198,23 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
    * A stateful dynamic worker: its DurableObject class as a facet of this context's object under
    * `key`, with its own SQLite. The same key reaches the same facet (and state) again.
    */
-  durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget | CodedFailure> {
+  durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget | RunnerIsolateRpcTarget | CodedFailure> {
     return answerCoded(() => this.#durableWorker(input));
   }
 
-  async #durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget> {
+  async #durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget | RunnerIsolateRpcTarget> {
     // A facet lives on and acts as this context, so only code acting as this context may start or reach one.
     if (input.isolate.origin !== this.#path) {
       throw new ItxError("PERMISSION_DENIED", `a durable worker acts as ${this.#path}: reach it from code acting as that context, not from ${input.isolate.origin}`);
     }
     const { confinement: _theirs, ...isolate } = input.isolate;
     const confinement = confinementOfState(await this.#state(), this.#path);
-    const worker = loadBuilt(this.env, input.built, { ...isolate, origin: this.#path, path: this.#path, ...(confinement ? { confinement } : {}) });
-    return new DurableWorkerRpcTarget(this.ctx.facets.get(`worker:${input.key}`, () => ({ class: worker.getDurableObjectClass(input.className) })));
+    const props: IsolateProps = { ...isolate, origin: this.#path, path: this.#path, ...(confinement ? { confinement } : {}) };
+    const key = `worker:${input.key}`;
+    // Locally the facet lives in the runner process (decision 0007): code in it that never yields holds that process, not this one.
+    if (this.env.RUNNER) return new RunnerIsolateRpcTarget(this.env, this.env.RUNNER, builtLoad(input.built, props), { facet: this.#facet(key, input.className) }, props);
+    const worker = loadBuilt(this.env, input.built, props);
+    return new DurableWorkerRpcTarget(this.ctx.facets.get(key, () => ({ class: worker.getDurableObjectClass(input.className) })));
   }
 
   /**
@@ -341,25 +346,30 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   }
 
   // Stateless sources run in an isolate of the calling origin; durable-object sources are facets
-  // of this context's object, one per mount, each with its own SQLite.
+  // of this context (hosted by its object, or locally by the runner), one per mount, each with its own SQLite.
   async #callSource(mount: Mount, source: CapabilitySource, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
     const durable = source.exportType === "durable-object";
     const origin = durable ? this.#path : caller.origin;
     const confinement = await this.#confinementOf(origin);
     const base = { principal: caller.principal, projectId: this.#projectId, origin, depth: depth + 1 };
     const props = confinement ? { ...base, confinement } : base;
-    // Locally a stateless source runs in the runner process; a durable one must be a facet of this
-    // object, so it loads here (docs/decisions/0007-untrusted-code-in-a-runner-process.md).
-    if (!durable && this.env.RUNNER) {
-      const call = { ...(source.entrypoint === undefined ? {} : { entrypoint: source.entrypoint }), path: remainder, args };
-      return invokeInRunner(this.env, this.env.RUNNER, await sourceLoad(source, props), call, props);
+    if (durable && !source.entrypoint) throw new ItxError("INVALID_ARGUMENT", "a durable-object source names its class in entrypoint");
+    const key = `capability:${pathKey(mount.path)}`;
+    // Locally every source runs in the runner process, a durable one as a facet of the runner's
+    // host for this context (docs/decisions/0007-untrusted-code-in-a-runner-process.md).
+    if (this.env.RUNNER) {
+      const target = durable ? { facet: this.#facet(key, source.entrypoint as string) } : source.entrypoint === undefined ? {} : { entrypoint: source.entrypoint };
+      return invokeInRunner(this.env, this.env.RUNNER, await sourceLoad(source, props), { ...target, path: remainder, args }, props);
     }
     const worker = await loadSource(this.env, source, props);
     if (!durable) return callMembers(worker.getEntrypoint(source.entrypoint), remainder, args);
-    if (!source.entrypoint) throw new ItxError("INVALID_ARGUMENT", "a durable-object source names its class in entrypoint");
-    const className = source.entrypoint;
-    const facet = this.ctx.facets.get(`capability:${pathKey(mount.path)}`, () => ({ class: worker.getDurableObjectClass(className) }));
-    return callMembers(facet, remainder, args);
+    const className = source.entrypoint as string;
+    return callMembers(this.ctx.facets.get(key, () => ({ class: worker.getDurableObjectClass(className) })), remainder, args);
+  }
+
+  // A facet of this context, hosted by the runner: its host is named by this context alone.
+  #facet(key: string, className: string): RunnerFacet {
+    return { host: JSON.stringify([this.#projectId, this.#path]), key, className };
   }
 
   // Code acting as `origin` is confined when that context is a jail (looked up on its own host).

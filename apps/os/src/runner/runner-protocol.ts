@@ -14,8 +14,23 @@ export interface RunnerLoad {
   itxBinding: boolean;
 }
 
-/** A call of a member of an entrypoint of a loaded isolate. */
+/**
+ * A Durable Object class of a loaded isolate, hosted as a facet (with its own SQLite) of the
+ * runner's facet host for one context. Its state lives with the runner, never in the OS process.
+ */
+export interface RunnerFacet {
+  /** Names the facet host: one per context of a project (the OS passes [projectId, path] as JSON). */
+  host: string;
+  /** The facet's name within its host: the same key reaches the same state again. */
+  key: string;
+  /** The exported DurableObject class. */
+  className: string;
+}
+
+/** A call of a member of an entrypoint (or, with `facet`, of a facet) of a loaded isolate. */
 export interface RunnerCall {
+  /** Call a member of this facet instead of an entrypoint (`entrypoint` and `props` are then unused). */
+  facet?: RunnerFacet;
   entrypoint?: string;
   props?: Record<string, unknown>;
   /** Member path on the entrypoint, already checked by the OS (no reserved names). */

@@ -4,13 +4,15 @@
 // this process only; the OS calls it over a service binding and keeps its own deadline.
 //
 // Loaded without a bundler (types are stripped): import nothing but `cloudflare:workers` and types.
-import { WorkerEntrypoint, exports } from "cloudflare:workers";
+import { DurableObject, WorkerEntrypoint, exports } from "cloudflare:workers";
 import type { LentToken, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, RunnerLoad } from "./runner-protocol.ts";
 
 interface RunnerEnv {
   /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
   DRAIN_MAX_MS: number;
   LOADER: WorkerLoader;
+  /** FacetHostDurableObject: durable dynamic workers and durable source capabilities, as facets. */
+  FACET_HOSTS: DurableObjectNamespace<FacetHostDurableObject>;
   /** The OS's RunnerCallbackEntrypoint (through the dev registry). */
   OS: Service & RunnerCallbacks;
 }
@@ -79,38 +81,62 @@ async function within(id: string, token: LentToken, timeoutMs: number, work: () 
 export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
   async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
     if (drainingSince !== undefined) return REFUSED;
-    const worker = this.#load(load);
+    const worker = loadIsolate(this.env, load);
     // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
     return within(load.id, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx));
   }
 
   async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
     if (drainingSince !== undefined) return REFUSED;
-    const worker = this.#load(load);
-    const entry = worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
-    return within(load.id, token, timeoutMs, async () => {
-      let parent: unknown = entry;
-      for (const segment of call.path.slice(0, -1)) parent = (parent as Record<string, unknown>)[segment];
-      // Called as a method, never through Function.prototype.apply: on an RPC stub `apply` would be
-      // one more remote property, and the stub itself would travel as an argument.
-      return (parent as Record<string, ((...args: unknown[]) => unknown) | undefined>)[call.path.at(-1) ?? ""]?.(...call.args);
-    });
+    const facet = call.facet;
+    if (facet) {
+      const host = this.env.FACET_HOSTS.get(this.env.FACET_HOSTS.idFromName(facet.host));
+      return within(load.id, token, timeoutMs, () => host.invoke(load, call));
+    }
+    const entry = loadIsolate(this.env, load).getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
+    return within(load.id, token, timeoutMs, async () => callMember(entry, call));
   }
 
   ping(): "ready" | "draining" {
     return drainingSince === undefined ? "ready" : "draining";
   }
 
-  #load(load: RunnerLoad): WorkerStub {
-    return this.env.LOADER.get(load.id, () => ({
-      compatibilityDate: load.compatibilityDate,
-      mainModule: load.mainModule,
-      modules: load.modules,
-      env: load.itxBinding ? { ITX: loopback.ScopeItxEntrypoint({ props: { id: load.id } }) } : {},
-      globalOutbound: loopback.ScopeEgressEntrypoint({ props: { id: load.id } }),
-      limits: load.limits,
-    }));
+}
+
+/**
+ * Hosts the facets of one context: its durable dynamic workers and durable source capabilities,
+ * each a DurableObject class of loaded code with its own SQLite. They live here, in the runner's
+ * process, so that code in them that never yields holds this process, not the OS; their storage
+ * is the runner's persisted state, so a replaced runner finds it again.
+ */
+export class FacetHostDurableObject extends DurableObject<RunnerEnv> {
+  async invoke(load: RunnerLoad, call: RunnerCall): Promise<unknown> {
+    const facet = call.facet;
+    if (!facet) throw new Error("a facet host calls facets only");
+    const worker = loadIsolate(this.env, load);
+    return callMember(this.ctx.facets.get(facet.key, () => ({ class: worker.getDurableObjectClass(facet.className) })), call);
   }
+}
+
+// Loads (or finds) the isolate `load` names. Its env.ITX and bare fetch() reach the OS with the
+// token of the call in flight for its id, and with nothing once that call ended.
+function loadIsolate(env: RunnerEnv, load: RunnerLoad): WorkerStub {
+  return env.LOADER.get(load.id, () => ({
+    compatibilityDate: load.compatibilityDate,
+    mainModule: load.mainModule,
+    modules: load.modules,
+    env: load.itxBinding ? { ITX: loopback.ScopeItxEntrypoint({ props: { id: load.id } }) } : {},
+    globalOutbound: loopback.ScopeEgressEntrypoint({ props: { id: load.id } }),
+    limits: load.limits,
+  }));
+}
+
+function callMember(target: unknown, call: RunnerCall): unknown {
+  let parent: unknown = target;
+  for (const segment of call.path.slice(0, -1)) parent = (parent as Record<string, unknown>)[segment];
+  // Called as a method, never through Function.prototype.apply: on an RPC stub `apply` would be
+  // one more remote property, and the stub itself would travel as an argument.
+  return (parent as Record<string, ((...args: unknown[]) => unknown) | undefined>)[call.path.at(-1) ?? ""]?.(...call.args);
 }
 
 /** A loaded isolate's `env.ITX`: `get()` answers the itx its call in flight was lent. */

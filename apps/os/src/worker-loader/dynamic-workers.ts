@@ -74,7 +74,8 @@ export function loadBuilt(env: Env, built: BuiltWorker, isolate: IsolateProps): 
   }));
 }
 
-function builtLoad(built: BuiltWorker, isolate: IsolateProps): RunnerLoad {
+/** What loads a built worker into an isolate of the runner whose ITX and egress belong to `isolate.origin`. */
+export function builtLoad(built: BuiltWorker, isolate: IsolateProps): RunnerLoad {
   return {
     id: `worker:${built.hash}:${isolateScopeKey(isolate)}`,
     compatibilityDate: COMPATIBILITY_DATE,

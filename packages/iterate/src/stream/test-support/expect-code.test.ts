@@ -11,6 +11,7 @@ describe("expectCode", () => {
 
   test("a callable thenable (a Workers RPC promise) is awaited, not called", async () => {
     const rejected = Promise.reject(new ItxError("NOT_FOUND", "gone"));
+    // oxlint-disable-next-line unicorn/consistent-function-scoping -- a fresh function: Object.assign gives it a `then`
     const called = () => {
       throw new Error("called");
     };
