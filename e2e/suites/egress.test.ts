@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
 import { startEchoServer } from "../harness/echo-server.ts";
 
@@ -157,5 +159,64 @@ describe("secret material stays secret", () => {
     const log = logPath ? readFileSync(logPath, "utf8") : "(no local log)";
     expect(log.length).toBeGreaterThan(0);
     expect(log).not.toContain(MATERIAL);
+  });
+});
+
+/** `n` bytes of a fixed pattern that is not UTF-8 (so nothing may decode and re-encode it). */
+function bytes(n: number): Buffer {
+  return Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + 7) % 256));
+}
+
+describe("a script's fetch carries bodies byte for byte", () => {
+  test("small bodies cross between the runner and the OS whole, large and unknown-length ones as streams: both arrive intact", async () => {
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        const url = new URL(request.url ?? "/", "http://x");
+        const n = Number(url.searchParams.get("n"));
+        if (url.pathname === "/sha") {
+          response.writeHead(200, { "content-type": "text/plain", "content-length": 64 });
+          response.end(createHash("sha256").update(Buffer.concat(chunks)).digest("hex"));
+        } else if (url.pathname === "/sized") {
+          response.writeHead(200, { "content-type": "application/octet-stream", "content-length": n, "x-kind": "sized" });
+          response.end(bytes(n));
+        } else {
+          // No content-length: chunked, so its size is unknown until its end.
+          response.writeHead(200, { "content-type": "application/octet-stream" });
+          const body = bytes(n);
+          for (let at = 0; at < n; at += 10_000) response.write(body.subarray(at, at + 10_000));
+          response.end();
+        }
+      });
+    });
+    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+    const address = server.address();
+    const base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+    try {
+      using itx: any = await projectItx("egress-bodies");
+      const script = `async () => {
+        const hex = async (buffer) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", buffer))].map((b) => b.toString(16).padStart(2, "0")).join("");
+        const out = {};
+        for (const [name, path] of [["small", "/sized?n=1000"], ["large", "/sized?n=300000"], ["chunked", "/chunked?n=120000"], ["empty", "/sized?n=0"]]) {
+          const response = await fetch(${JSON.stringify(base)} + path);
+          out[name] = { status: response.status, kind: response.headers.get("x-kind"), sha: await hex(await response.arrayBuffer()) };
+        }
+        for (const n of [0, 5000, 200000]) {
+          const body = new Uint8Array(n).map((_, i) => (i * 31 + 7) % 256);
+          out["post" + n] = await (await fetch(${JSON.stringify(base)} + "/sha", { method: "POST", body })).text();
+        }
+        return out;
+      }`;
+      const out = await itx.run(script);
+      const sha = (n: number) => createHash("sha256").update(bytes(n)).digest("hex");
+      expect(out.small).toEqual({ status: 200, kind: "sized", sha: sha(1000) });
+      expect(out.large).toEqual({ status: 200, kind: "sized", sha: sha(300_000) });
+      expect(out.chunked).toEqual({ status: 200, kind: null, sha: sha(120_000) });
+      expect(out.empty).toEqual({ status: 200, kind: "sized", sha: sha(0) });
+      for (const n of [0, 5000, 200_000]) expect(out[`post${n}`], `POST of ${n} bytes`).toBe(sha(n));
+    } finally {
+      await new Promise((closed) => server.close(closed));
+    }
   });
 });

@@ -33,7 +33,7 @@ const runner = new Miniflare(
         modules: [{ type: "ESModule", path: "runner-worker.js", contents }],
         compatibilityDate: "2026-08-01",
         workerLoaders: { LOADER: {} },
-        bindings: { DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS },
+        bindings: { DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, EGRESS_INLINE_MAX_BYTES: UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES },
         durableObjects: { FACET_HOSTS: { className: "FacetHostDurableObject", useSQLite: true } },
         // The OS, through the dev registry: loaded code's env.ITX and fetch() call back into it.
         serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" } },

@@ -55,17 +55,22 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
   const headers = new Headers(request.headers);
   const headersOnly = headers.get(SECRETS_IN_HEADERS_ONLY) === "headers-only";
   headers.delete(SECRETS_IN_HEADERS_ONLY);
-  let body: string | ReadableStream | null = request.body;
+  let body: string | ArrayBuffer | ReadableStream | null = request.body;
+  // The body as text, when it may carry placeholders. Its bytes are sent unchanged unless one is
+  // substituted: a body that is not UTF-8 (an upload without a content type) is never re-encoded.
+  let bodyText: string | undefined;
   const texts: string[] = [];
   for (const [, value] of headers) texts.push(value);
   if (request.body && isText(headers) && !headersOnly) {
-    body = await request.text();
-    if (body.length > EGRESS_TEXT_BODY_MAX_BYTES) {
+    const bytes = await request.arrayBuffer();
+    if (bytes.byteLength > EGRESS_TEXT_BODY_MAX_BYTES) {
       throw new ItxError("EGRESS_REFUSED", `a text body with secrets is at most ${EGRESS_TEXT_BODY_MAX_BYTES} bytes`, {
         details: { limit: "EGRESS_TEXT_BODY_MAX_BYTES" },
       });
     }
-    texts.push(body);
+    body = bytes;
+    bodyText = utf8(bytes);
+    if (bodyText !== undefined) texts.push(bodyText);
   }
   const paths = [...new Set(texts.flatMap(placeholdersIn))];
   if (paths.length > 0 && scope.jailed) {
@@ -83,7 +88,7 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
     noteMaterialsUsed(scope, materials.values());
     // Collected first: setting a header while iterating would revisit it.
     for (const [name, value] of Array.from(headers)) headers.set(name, substitute(value, materials));
-    if (typeof body === "string") body = substitute(body, materials);
+    if (bodyText !== undefined && placeholdersIn(bodyText).length > 0) body = substitute(bodyText, materials);
   }
   const hasBody = request.method !== "GET" && request.method !== "HEAD" && body !== null;
   // Redirects are not followed: a redirect could lead past the guard.
@@ -102,6 +107,17 @@ export function toRequest(input: unknown, init?: unknown): Request {
     }
   }
   throw new ItxError("INVALID_ARGUMENT", "fetch takes a Request or a URL string");
+}
+
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The bytes as text when they are UTF-8; undefined when they are not (binary data). */
+function utf8(bytes: ArrayBuffer): string | undefined {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 function isText(headers: Headers): boolean {

@@ -46,12 +46,26 @@ export interface RunnerCall {
  */
 export type LentToken = string;
 
+/** A request as plain data: one RPC carries it whole (see RUNNER_EGRESS_INLINE_MAX_BYTES). */
+export interface InlineRequest {
+  url: string;
+  method: string;
+  headers: [string, string][];
+  body: ArrayBuffer | null;
+  redirect: Request["redirect"];
+}
+
+/** A response as plain data when its body is small and its length known; the Response itself otherwise. */
+export type EgressAnswer = { inline: { status: number; statusText: string; headers: [string, string][]; body: ArrayBuffer | null } } | { response: Response };
+
 /** The OS's entrypoint the runner calls back through (its OS binding). */
 export interface RunnerCallbacks {
   /** The itx the call's scope acts through. */
   itx(token: LentToken): unknown;
   /** The call's scope's egress: `itx.fetch` of its origin. */
   egress(token: LentToken, request: Request): Promise<Response>;
+  /** The same egress for a request small enough to travel whole; the answer is inline when it is small too. */
+  egressInline(token: LentToken, request: InlineRequest): Promise<EgressAnswer>;
 }
 
 /**

@@ -10,6 +10,8 @@ import type { LentToken, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, R
 interface RunnerEnv {
   /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
   DRAIN_MAX_MS: number;
+  /** UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES, from runner-process.ts. */
+  EGRESS_INLINE_MAX_BYTES: number;
   LOADER: WorkerLoader;
   /** FacetHostDurableObject: durable dynamic workers and durable source capabilities, as facets. */
   FACET_HOSTS: DurableObjectNamespace<FacetHostDurableObject>;
@@ -149,7 +151,16 @@ export class ScopeItxEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: string
 /** A loaded isolate's `globalOutbound`: its bare `fetch()` is its scope's egress, in the OS. */
 export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: string }> {
   override async fetch(request: Request): Promise<Response> {
-    return this.env.OS.egress(tokenOf(this.ctx.props.id), request);
+    const token = tokenOf(this.ctx.props.id);
+    const length = request.body === null ? 0 : Number(request.headers.get("content-length") ?? Number.NaN);
+    // A stream pumped across the processes costs round trips of its own: small requests (most of
+    // them carry no body) travel as bytes, and small answers come back the same way.
+    if (!(length <= this.env.EGRESS_INLINE_MAX_BYTES)) return this.env.OS.egress(token, request);
+    const body = request.body === null ? null : await request.arrayBuffer();
+    const answer = await this.env.OS.egressInline(token, { url: request.url, method: request.method, headers: [...request.headers], body, redirect: request.redirect });
+    if ("response" in answer) return answer.response;
+    const { status, statusText, headers, body: bytes } = answer.inline;
+    return new Response(bytes, { status, statusText, headers });
   }
 }
 

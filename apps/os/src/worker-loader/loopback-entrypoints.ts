@@ -1,9 +1,10 @@
-import { WorkerEntrypoint, exports } from "cloudflare:workers";
+import { WorkerEntrypoint } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import { isolateItx, type ItxRpcTarget } from "../itx/itx-rpc-target.ts";
-import type { LentToken, RunnerCallbacks } from "../runner/runner-protocol.ts";
+import type { EgressAnswer, InlineRequest, LentToken, RunnerCallbacks } from "../runner/runner-protocol.ts";
 import type { IsolateProps } from "./isolate-props.ts";
 import { borrowed } from "./runner-client.ts";
+import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 
 // The Worker's loopback entrypoints: how code loaded into isolates (here, or in the runner) reaches
 // the OS. Each builds the itx its props (or the props its token lends) allow, and nothing more.
@@ -41,6 +42,18 @@ export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements R
   }
 
   egress(token: LentToken, request: Request): Promise<Response> {
-    return exports.EgressEntrypoint({ props: borrowed(token) }).fetch(request);
+    return isolateItx(this.env, borrowed(token)).fetch(request);
+  }
+
+  async egressInline(token: LentToken, input: InlineRequest): Promise<EgressAnswer> {
+    const props = borrowed(token);
+    const request = new Request(input.url, { method: input.method, headers: input.headers, body: input.body, redirect: input.redirect });
+    const response = await isolateItx(this.env, props).fetch(request);
+    // Only an identity-encoded length says how much arrayBuffer() reads (a small gzip body may inflate to anything).
+    const encoded = (response.headers.get("content-encoding") ?? "identity") !== "identity";
+    const length = response.body === null ? 0 : Number(response.headers.get("content-length") ?? Number.NaN);
+    if (encoded || !(length <= UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES)) return { response };
+    const body = response.body === null ? null : await response.arrayBuffer();
+    return { inline: { status: response.status, statusText: response.statusText, headers: [...response.headers], body } };
   }
 }

@@ -54,4 +54,10 @@ export const UNTRUSTED_LIMITS = {
    * isolate reserves gigabytes of address space, and the runner died at its ~20th isolate under 64 GiB.
    */
   RUNNER_RSS_MAX_MB: 2_048,
+  /**
+   * Bodies up to this size (a request whose content-length says so, a response likewise) cross
+   * between the runner and the OS as bytes in one RPC, not as a stream pumped across the processes:
+   * the stream costs round trips of its own. Larger or unknown lengths keep streaming.
+   */
+  RUNNER_EGRESS_INLINE_MAX_BYTES: 65_536,
 } as const;
