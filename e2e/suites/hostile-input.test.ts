@@ -66,6 +66,38 @@ describe("hostile input is bounded and coded", () => {
     expect(reason).toContain("[INVALID_ARGUMENT]");
   });
 
+  test("an authenticated peer that pushes calls and never releases them is cut off at API_SESSION_OUTSTANDING_CALLS_MAX (10,000)", { timeout: 60_000 }, async () => {
+    const { baseUrl, admin } = target();
+    const socket = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/api`);
+    await new Promise((open, fail) => {
+      socket.addEventListener("open", open);
+      socket.addEventListener("error", fail);
+    });
+    const closed = new Promise<{ code: number; reason: string }>((done) => socket.addEventListener("close", (event) => done({ code: event.code, reason: event.reason })));
+    const answers: string[] = [];
+    socket.addEventListener("message", (event) => answers.push(String(event.data)));
+    // Import 1 is the session; every later push is a __describe on it whose result is never released.
+    socket.send(JSON.stringify(["push", ["pipeline", 0, ["authenticate"], [admin]]]));
+    socket.send(JSON.stringify(["pull", 1]));
+    for (let i = 0; i < 100 && answers.length === 0; i++) await new Promise((done) => setTimeout(done, 50));
+    expect(answers[0]).toMatch(/^\["resolve",1,/);
+    for (let i = 0; i < 10_001; i++) socket.send(JSON.stringify(["push", ["pipeline", 1, ["__describe"], []]]));
+    const { code, reason } = await closed;
+    expect(code).toBe(1008);
+    expect(reason).toContain("[RESOURCE_EXHAUSTED]");
+    expect((await fetch(`${baseUrl}/health`)).ok).toBe(true);
+  });
+
+  test("a client that makes more calls than API_SESSION_OUTSTANDING_CALLS_MAX on one session is unaffected: it releases each result", { timeout: 120_000 }, async () => {
+    using session: any = adminSession();
+    let answered = 0;
+    for (let batch = 0; batch < 51; batch++) {
+      const described = await Promise.all(Array.from({ length: 200 }, () => session.__describe()));
+      answered += described.filter((description: any) => description.kind === "session").length;
+    }
+    expect(answered).toBe(10_200);
+  });
+
   test("an authenticated client pipelining right after connecting is unaffected by the guard", async () => {
     using session: any = adminSession();
     const stream = session.streams.get(streamPath("pipelined"));

@@ -25,6 +25,13 @@ export const LIMITS = {
   /** UTF-16 code units a WebSocket session may send in total before `authenticate()` has succeeded. */
   API_UNAUTHENTICATED_CHARS_MAX: 4_194_304,
   /**
+   * Calls (Cap'n Web pushes and pipes) one session may hold unreleased at once, after it has
+   * authenticated: the OS keeps each one's result until the client releases it, which a client
+   * does as soon as it has read the result. A peer that pushes and never releases is cut off here
+   * (the unauthenticated budget above bounds it before authentication).
+   */
+  API_SESSION_OUTSTANDING_CALLS_MAX: 10_000,
+  /**
    * Bytes of one HTTP batch body. A batch is read whole before anything in it authenticates, so
    * it is held to the unauthenticated budget; its lines count against API_UNAUTHENTICATED_MESSAGES_MAX.
    */

@@ -78,4 +78,20 @@ describe("the WebSocket message guard", () => {
     expect(budget.admit(JSON.stringify(["push", "z".repeat(LIMITS.API_UNAUTHENTICATED_CHARS_MAX)]))).toBeUndefined();
     expect(budget.admit("x".repeat(LIMITS.API_MESSAGE_MAX_CHARS + 1))?.details).toEqual({ limit: "API_MESSAGE_MAX_CHARS" });
   });
+
+  test("an authenticated session holds at most API_SESSION_OUTSTANDING_CALLS_MAX unreleased calls; releases give room back", () => {
+    const budget = new MessageBudget(() => true);
+    const push = JSON.stringify(["push", ["pipeline", 0, ["whoami"], []]]);
+    for (let i = 0; i < LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX; i++) expect(budget.admit(push)).toBeUndefined();
+    // Releasing an export of the OS's own (a negative id) gives nothing back; releasing the client's does.
+    expect(budget.admit('["release",-1,1]')).toBeUndefined();
+    const over = budget.admit(push);
+    expect(over?.code).toBe("RESOURCE_EXHAUSTED");
+    expect(over?.details).toEqual({ limit: "API_SESSION_OUTSTANDING_CALLS_MAX" });
+    const fresh = new MessageBudget(() => true);
+    for (let i = 1; i <= LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX * 2; i++) {
+      expect(fresh.admit(push)).toBeUndefined();
+      expect(fresh.admit(JSON.stringify(["release", i, 1]))).toBeUndefined();
+    }
+  });
 });

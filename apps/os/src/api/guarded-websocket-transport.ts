@@ -55,7 +55,8 @@ export class GuardedWebSocketTransport implements RpcTransport {
     if (this.#error !== undefined) return;
     const refused = this.#budget.admit(data);
     if (refused) {
-      const tooBig = typeof refused.details?.limit === "string";
+      // 1009 for what was too large; 1008 for anything else past a budget (a count, bad shape).
+      const tooBig = refused.details?.limit === "API_MESSAGE_MAX_CHARS" || refused.details?.limit === "API_UNAUTHENTICATED_CHARS_MAX";
       this.#fail(refused);
       this.#close(tooBig ? CLOSE_TOO_BIG : CLOSE_POLICY, refused.message);
       return;

@@ -13,6 +13,8 @@ const MESSAGE_KINDS: ReadonlySet<string> = new Set(["push", "stream", "pipe", "p
 export class MessageBudget {
   #messages = 0;
   #chars = 0;
+  /** Pushes and pipes the client has made whose results it has not released (capnweb's exports, by positive id). */
+  #outstanding = 0;
   readonly #authenticated: () => boolean;
 
   constructor(authenticated: () => boolean) {
@@ -38,13 +40,33 @@ export class MessageBudget {
         return refusal(`at most ${LIMITS.API_UNAUTHENTICATED_CHARS_MAX} characters before authenticate() succeeds`, "API_UNAUTHENTICATED_CHARS_MAX");
       }
     }
-    return shapeProblem(message);
+    const parsed = parse(message);
+    if (parsed instanceof ItxError) return parsed;
+    return this.#count(parsed);
+  }
+
+  // Keeps the count of calls the client holds open: a push or pipe adds one export on the OS's
+  // side, a release of an export the client created (a positive id) takes its refcount away.
+  #count(parsed: unknown[]): ItxError | undefined {
+    const [kind, id, refcount] = parsed;
+    if (kind === "push" || kind === "pipe") this.#outstanding += 1;
+    else if (kind === "release" && typeof id === "number" && id > 0 && typeof refcount === "number") {
+      this.#outstanding = Math.max(0, this.#outstanding - refcount);
+    }
+    if (this.#outstanding > LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX) {
+      return new ItxError(
+        "RESOURCE_EXHAUSTED",
+        `a session holds at most ${LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX} calls whose results it has not released; release results (dispose what you no longer need) or open another session`,
+        { details: { limit: "API_SESSION_OUTSTANDING_CALLS_MAX" } },
+      );
+    }
+    return undefined;
   }
 }
 
 // A message is a JSON array whose first element names its kind. (Parsed once more by capnweb:
 // the price of never handing its parser text that would throw an uncoded error.)
-function shapeProblem(message: string): ItxError | undefined {
+function parse(message: string): unknown[] | ItxError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(message);
@@ -54,7 +76,7 @@ function shapeProblem(message: string): ItxError | undefined {
   if (!Array.isArray(parsed) || typeof parsed[0] !== "string" || !MESSAGE_KINDS.has(parsed[0])) {
     return refusal("a Cap'n Web message is a JSON array that starts with its kind (push, pull, resolve, reject, release, ...)");
   }
-  return undefined;
+  return parsed;
 }
 
 function refusal(message: string, limit?: OsLimit): ItxError {
