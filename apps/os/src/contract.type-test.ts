@@ -9,7 +9,9 @@ import type { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts
 import type { SessionRpcTarget } from "./api/session.ts";
 import type { TokensRpcTarget } from "./auth/tokens-rpc-target.ts";
 import type { EgressRpcTarget } from "./egress/egress-rpc-target.ts";
-import type { CapabilityHostRpcTarget, ItxRpcTarget } from "./itx/itx-rpc-target.ts";
+import type { CapabilityHostRpcTarget } from "./itx/capability-host-rpc-target.ts";
+import type { BUILT_INS, BuiltInMembers, BuiltInRow } from "./itx/built-ins.ts";
+import type { ItxRpcTarget } from "./itx/itx-rpc-target.ts";
 import type { SecretRpcTarget, SecretsRpcTarget } from "./secret/secrets-rpc-target.ts";
 import type { StreamCapability } from "./stream/stream-capability.ts";
 
@@ -43,4 +45,10 @@ export type PlatformImplementsContract = [
   Expect<Implements<SecretsRpcTarget, Secrets>>,
   Expect<Implements<SecretRpcTarget, Secret>>,
   Expect<Implements<EgressRpcTarget, Egress>>,
+];
+
+/** The built-ins table (itx/built-ins.ts) has a well-formed row for every member of `Itx`. */
+export type BuiltInTableCoversContract = [
+  Expect<[typeof BUILT_INS] extends [Readonly<Record<string, BuiltInRow>>] ? true : false>,
+  Expect<[Exclude<keyof Itx, "__describe">] extends [keyof BuiltInMembers] ? true : false>,
 ];

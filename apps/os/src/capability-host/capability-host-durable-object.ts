@@ -1,48 +1,44 @@
 import type { StreamEvent } from "iterate/types";
-import { ItxError, errorCode } from "iterate/errors";
+import { ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { Env } from "../env.ts";
+import { answerCoded } from "../api/coded-result.ts";
+import { BUILT_IN_NAMES } from "../itx/built-ins.ts";
+import { isolateItx } from "../itx/itx-rpc-target.ts";
 import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
-import { parseCallPath, pathKey } from "./capability-path.ts";
-import type { Caller, CapabilityDescription, HostDescription, InvokeRequest, ProvideRequest } from "./capability-host-api.ts";
-import { stampOf } from "./capability-host-api.ts";
-import { hostStub } from "./host-stub.ts";
-import { answerCoded } from "../api/coded-result.ts";
-
-/** An expected failure answered as a value (`hostStub` throws it again on the caller's side). */
-type CodedFailure = { __itxCodedFailure: { code: string; message: string } };
-import { parseRow, type Confinement } from "./jail.ts";
-import {
-  CAPABILITY_DISCONNECTED,
-  CAPABILITY_PROVIDED,
-  CAPABILITY_REVOKED,
-  INSTRUCTIONS_MAX_LENGTH,
-  ItxCore,
-  MOUNTS_MAX,
-  TYPES_MAX_LENGTH,
-  confinementOfState,
-  longestProvidedPrefix,
-  type CapabilitySource,
-  type ItxState,
-  type Mount,
-} from "./itx-contract.ts";
-import { callLive, disconnectedError, isDisconnectError, liveShapeOf, releaseLive, retainLive } from "./live-capability.ts";
-import { ResolutionHints, ResolutionWatchers } from "./resolution-hints.ts";
-import { parseExpression, replayExpression } from "./expression.ts";
-import { callMembers, loadSource, parseSourceAddress, sourceLoad } from "./source-capability.ts";
-import { RunnerIsolateRpcTarget, invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
-import type { RunnerFacet } from "../runner/runner-protocol.ts";
 import { runScript } from "../worker-loader/run-script.ts";
 import { builtLoad, loadBuilt } from "../worker-loader/dynamic-workers.ts";
 import { DurableWorkerRpcTarget } from "../worker-loader/durable-worker-rpc-target.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
-import { isolateItx } from "../itx/itx-rpc-target.ts";
+import { parseCallPath, pathKey } from "./capability-path.ts";
+import type { Caller, CapabilityDescription, HostDescription, InvokeRequest, ProvideRequest } from "./capability-host-api.ts";
+import { stampOf } from "./capability-host-api.ts";
+import { dispatchToMount, notProvided, runnerFacet } from "./capability-dispatch.ts";
+import { RunnerIsolateRpcTarget } from "../worker-loader/runner-isolate-rpc-target.ts";
+import { hostStub } from "./host-stub.ts";
+import {
+  CAPABILITY_DISCONNECTED,
+  CAPABILITY_PROVIDED,
+  CAPABILITY_REVOKED,
+  ItxCore,
+  MOUNTS_MAX,
+  confinementOfState,
+  longestProvidedPrefix,
+  type ItxState,
+  type Mount,
+} from "./itx-contract.ts";
+import type { Confinement } from "./jail.ts";
+import { releaseLive, retainLive } from "./live-capability.ts";
+import { mountPayload, parseProvideHeader } from "./provide-request.ts";
+import { ChainResolution } from "./chain-resolution.ts";
+
+/** An expected failure answered as a value (`hostStub` throws it again on the caller's side). */
+type CodedFailure = { __itxCodedFailure: { code: string; message: string } };
 
 /** How many hosts one call may pass through (delegation, expressions calling capabilities). */
 export const CALL_DEPTH_MAX = 32;
-
 
 interface LiveEntry {
   value: unknown;
@@ -69,13 +65,12 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   readonly #projectId: string;
   readonly #path: string;
   readonly #live = new Map<number, LiveEntry>();
-  readonly #hints = new ResolutionHints();
-  readonly #watchers: ResolutionWatchers;
+  readonly #chain: ChainResolution;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ({ projectId: this.#projectId, path: this.#path } = coordinateOfObject(ctx.id, "a capability host"));
-    this.#watchers = new ResolutionWatchers(ctx.storage);
+    this.#chain = new ChainResolution(env, { projectId: this.#projectId, path: this.#path }, ctx.storage);
   }
 
   /** Mounts a capability at a path of this context: appends the fact, then folds it before answering. */
@@ -84,42 +79,22 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   }
 
   async #provide(request: ProvideRequest): Promise<{ path: string[]; providedAtOffset: number; kind: Mount["kind"] }> {
-    const row = parseRow({ path: request.path }, request.capability);
-    const path = row.path;
-    const instructions = optionalText(request.instructions, "instructions", INSTRUCTIONS_MAX_LENGTH, "INSTRUCTIONS_MAX_LENGTH");
-    const types = optionalText(request.types, "types", TYPES_MAX_LENGTH, "TYPES_MAX_LENGTH");
+    const header = parseProvideHeader(request, BUILT_IN_NAMES);
+    const { path } = header;
     const state = await this.#state();
     this.#refuseOwnJailCode(state, request.caller);
     this.#refuseStrangers(state, request.caller, "provide on");
-    if (row.special === "null" && this.#path === "/") throw new ItxError("INVALID_ARGUMENT", "the project's root context cannot be a jail");
+    if (header.special === "null" && this.#path === "/") throw new ItxError("INVALID_ARGUMENT", "the project's root context cannot be a jail");
     if (!state.mounts[pathKey(path)] && Object.keys(state.mounts).length >= MOUNTS_MAX) {
       throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${MOUNTS_MAX} capabilities`, { details: { limit: "MOUNTS_MAX" } });
     }
-    const expression = row.special ? undefined : parseExpression(request.capability, path);
-    const source = !row.special && isSourceAddress(request.capability) ? parseSourceAddress(request.capability) : undefined;
-    const kind: Mount["kind"] = row.special ?? (expression ? "itx-expression" : source ? "source" : "live");
-    const payload: Record<string, unknown> = { path, kind };
-    if (instructions !== undefined) payload.instructions = instructions;
-    if (types !== undefined) payload.types = types;
-    if (request.http !== undefined) payload.http = parseHttp(request.http);
-    let kept: unknown;
-    if (row.special) {
-      // The jail row and built-in grants hold nothing but their kind.
-    } else if (expression) {
-      payload.expression = expression;
-    } else if (source) {
-      payload.source = source;
-    } else {
-      const connectionId = request.caller.connectionId;
-      if (connectionId === undefined) throw new ItxError("INVALID_ARGUMENT", "a live capability needs a live connection to come over");
-      payload.live = { shape: liveShapeOf(request.capability), connectionId };
-      kept = retainLive(request.capability);
-    }
+    const { kind, payload } = mountPayload(header, request);
+    const kept = kind === "live" ? retainLive(request.capability) : undefined;
     const [event] = await this.#append(request.caller, { type: CAPABILITY_PROVIDED, payload });
     if (!event) throw new ItxError("INTERNAL", "the stream answered no event for a provide");
     if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
     // A new mount may shadow what descendants remember of the chain: they forget before we answer.
-    await this.#tellWatchers();
+    await this.#chain.tellWatchers();
     return { path, providedAtOffset: event.offset, kind };
   }
 
@@ -161,7 +136,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 
   /**
    * Calls a capability. The longest provided prefix of the path in this table wins and gets the
-   * remainder; a miss goes to the nearest ancestor that holds a prefix (see `#ownerOf`).
+   * remainder; a miss goes to the nearest ancestor that holds a prefix (see chain-resolution.ts).
    */
   invoke(request: InvokeRequest): Promise<unknown | CodedFailure> {
     return answerCoded(() => this.#invoke(request));
@@ -189,7 +164,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const ancestors = this.#ancestors(state);
     const next = { ...request, path, depth: depth + 1 };
     // One ancestor: asking it whether it holds the path would cost the same hop as the call.
-    const owner = ancestors.length === 1 ? ancestors[0] : await this.#ownerOf(path, ancestors);
+    const owner = ancestors.length === 1 ? ancestors[0] : await this.#chain.ownerOf(path, ancestors);
     if (owner === undefined || owner === null) throw notProvided(path, request.caller.origin);
     return hostStub(this.env, this.#projectId, owner).invoke(next);
   }
@@ -212,7 +187,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const props: IsolateProps = { ...isolate, origin: this.#path, path: this.#path, ...(confinement ? { confinement } : {}) };
     const key = `worker:${input.key}`;
     // Locally the facet lives in the runner process (decision 0007): code in it that never yields holds that process, not this one.
-    if (this.env.RUNNER) return new RunnerIsolateRpcTarget(this.env, this.env.RUNNER, builtLoad(input.built, props), { facet: this.#facet(key, input.className) }, props);
+    if (this.env.RUNNER) return new RunnerIsolateRpcTarget(this.env, this.env.RUNNER, builtLoad(input.built, props), { facet: runnerFacet(this.#projectId, this.#path, key, input.className) }, props);
     const worker = loadBuilt(this.env, input.built, props);
     return new DurableWorkerRpcTarget(this.ctx.facets.get(key, () => ({ class: worker.getDurableObjectClass(input.className) })));
   }
@@ -227,7 +202,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (hit) return hit.mount.kind !== "null" && hit.mount.kind !== "built-in";
     const ancestors = this.#ancestors(state);
     if (ancestors.length === 0) return false;
-    return (await this.#ownerOf(path, ancestors)) !== null;
+    return (await this.#chain.ownerOf(path, ancestors)) !== null;
   }
 
   /**
@@ -236,13 +211,13 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
    */
   async resolve(input: { path: string[]; watcher?: string }): Promise<{ held: boolean; watched: boolean }> {
     const held = longestProvidedPrefix(await this.#state(), input.path) !== undefined;
-    const watched = input.watcher === undefined ? false : await this.#watchers.add(input.watcher);
+    const watched = input.watcher === undefined ? false : await this.#chain.watch(input.watcher);
     return { held, watched };
   }
 
   /** An ancestor gained a mount: what this context remembers of the chain may be stale. */
   forgetHints(): void {
-    this.#hints.forgetAll();
+    this.#chain.forgetAll();
   }
 
   /** This context's identity and its own mounts, from metadata only. */
@@ -285,91 +260,24 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     return { name: state.born?.name ?? null, parent: state.born?.parent ?? (this.#path === "/" ? null : "/"), ancestors: this.#ancestors(state) };
   }
 
-  // The nearest ancestor holding a prefix of `path` (null: none), from a hint or by asking them all
-  // at once; asking registers this context as a watcher of each (see resolution-hints.ts).
-  async #ownerOf(path: string[], ancestors: string[]): Promise<string | null> {
-    const key = pathKey(path);
-    const hinted = this.#hints.get(key);
-    if (hinted !== undefined) return hinted;
-    const generation = this.#hints.generation;
-    const answers = await Promise.all(
-      ancestors.map((ancestor) => hostStub(this.env, this.#projectId, ancestor).resolve({ path, watcher: this.#path })),
-    );
-    let owner: string | null = null;
-    for (let index = answers.length - 1; index >= 0; index--) {
-      if (answers[index]?.held) {
-        owner = ancestors[index] as string;
-        break;
-      }
-    }
-    if (answers.every((answer) => answer.watched)) this.#hints.remember(key, owner, generation);
-    return owner;
-  }
-
-  async #tellWatchers(): Promise<void> {
-    const watchers = await this.#watchers.drain();
-    if (watchers.length === 0) return;
-    const told = await Promise.allSettled(watchers.map((watcher) => hostStub(this.env, this.#projectId, watcher).forgetHints()));
-    const missed = told.flatMap((result, index) => (result.status === "rejected" ? [watchers[index] as string] : []));
-    // Not reached now: watch them again so the next mount retries; their hints expire meanwhile.
-    for (const watcher of missed) await this.#watchers.add(watcher);
-    if (missed.length > 0) console.error(`could not tell ${missed.length} context(s) that ${this.#path} gained a mount`);
-  }
-
-  async #dispatch(mount: Mount, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
-    if (mount.kind === "itx-expression") {
-      return replayExpression({
+  // What a call needs of this host to reach one of its mounts (see capability-dispatch.ts).
+  #dispatch(mount: Mount, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
+    return dispatchToMount(
+      {
         env: this.env,
         projectId: this.#projectId,
         path: this.#path,
-        steps: mount.expression ?? [],
-        remainder,
-        args,
-        caller,
-        provider: mount.provider,
-        depth: depth + 1,
-      });
-    }
-    if (mount.kind === "source" && mount.source) return this.#callSource(mount, mount.source, remainder, args, caller, depth);
-    const entry = this.#live.get(mount.providedAtOffset);
-    if (mount.disconnected || !entry) throw disconnectedError(mount.path, this.#path);
-    const shape = mount.live?.shape ?? "members";
-    try {
-      return await callLive(shape, entry.value, remainder, args);
-    } catch (error) {
-      if (errorCode(error) === undefined && isDisconnectError(error)) {
-        this.ctx.waitUntil(this.disconnectConnection(entry.connectionId).catch(() => 0));
-        throw disconnectedError(mount.path, this.#path);
-      }
-      throw error;
-    }
-  }
-
-  // Stateless sources run in an isolate of the calling origin; durable-object sources are facets
-  // of this context (hosted by its object, or locally by the runner), one per mount, each with its own SQLite.
-  async #callSource(mount: Mount, source: CapabilitySource, remainder: string[], args: unknown[], caller: Caller, depth: number): Promise<unknown> {
-    const durable = source.exportType === "durable-object";
-    const origin = durable ? this.#path : caller.origin;
-    const confinement = await this.#confinementOf(origin);
-    const base = { principal: caller.principal, projectId: this.#projectId, origin, depth: depth + 1 };
-    const props = confinement ? { ...base, confinement } : base;
-    if (durable && !source.entrypoint) throw new ItxError("INVALID_ARGUMENT", "a durable-object source names its class in entrypoint");
-    const key = `capability:${pathKey(mount.path)}`;
-    // Locally every source runs in the runner process, a durable one as a facet of the runner's
-    // host for this context (docs/decisions/0007-untrusted-code-in-a-runner-process.md).
-    if (this.env.RUNNER) {
-      const target = durable ? { facet: this.#facet(key, source.entrypoint as string) } : source.entrypoint === undefined ? {} : { entrypoint: source.entrypoint };
-      return invokeInRunner(this.env, this.env.RUNNER, await sourceLoad(source, props), { ...target, path: remainder, args }, props);
-    }
-    const worker = await loadSource(this.env, source, props);
-    if (!durable) return callMembers(worker.getEntrypoint(source.entrypoint), remainder, args);
-    const className = source.entrypoint as string;
-    return callMembers(this.ctx.facets.get(key, () => ({ class: worker.getDurableObjectClass(className) })), remainder, args);
-  }
-
-  // A facet of this context, hosted by the runner: its host is named by this context alone.
-  #facet(key: string, className: string): RunnerFacet {
-    return { host: JSON.stringify([this.#projectId, this.#path]), key, className };
+        live: (offset) => this.#live.get(offset),
+        connectionLost: (connectionId) => this.ctx.waitUntil(this.disconnectConnection(connectionId).catch(() => 0)),
+        confinementOf: (origin) => this.#confinementOf(origin),
+        facets: this.ctx.facets,
+      },
+      mount,
+      remainder,
+      args,
+      caller,
+      depth,
+    );
   }
 
   // Code acting as `origin` is confined when that context is a jail (looked up on its own host).
@@ -440,31 +348,5 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     await this.wakeStreamProcessor({ name: "core", stream, coordinate: `${this.#projectId}:${this.#path}` });
   }
 }
-
-function isSourceAddress(capability: unknown): capability is Record<string, unknown> {
-  return typeof capability === "object" && capability !== null && (capability as { type?: unknown }).type === "rpc";
-}
-
-function parseHttp(http: unknown): { expose: boolean } {
-  const expose = (http as { expose?: unknown } | null)?.expose;
-  if (typeof http !== "object" || http === null || typeof expose !== "boolean" || Object.keys(http).length !== 1) {
-    throw new ItxError("INVALID_ARGUMENT", "http is { expose: boolean }");
-  }
-  return { expose };
-}
-
-function optionalText(value: unknown, field: string, max: number, limit: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new ItxError("INVALID_ARGUMENT", `${field} must be a string`);
-  if (value.length > max) throw new ItxError("INVALID_ARGUMENT", `${field} is at most ${max} characters`, { details: { limit } });
-  return value;
-}
-
-function notProvided(path: string[], origin: string): ItxError {
-  return new ItxError("NOT_FOUND", `no capability ${path.join(".")} is provided to ${origin} or its ancestors`, {
-    details: { unresolved: path.join(".") },
-  });
-}
-
 
 export type { Caller };

@@ -28,45 +28,6 @@ export const RESERVED_PATH_SEGMENTS: ReadonlySet<string> = new Set([
   "__describe",
 ]);
 
-/**
- * Names of the built-in members of every itx. A mount can never shadow them (they resolve on the
- * handle without reaching the capability host), so providing one is refused. `fetch` is not
- * here: it is a default that a mount may shadow.
- */
-export const BUILT_IN_NAMES: ReadonlySet<string> = new Set([
-  "whoami",
-  "provideCapability",
-  "revokeCapability",
-  "invokeCapability",
-  "extend",
-  "super",
-  "cd",
-  "append",
-  "getEvents",
-  "readEvents",
-  "waitForEvent",
-  "run",
-  "capabilityHost",
-  "capabilityHosts",
-  "streams",
-  "agents",
-  "agent",
-  "chat",
-  "secrets",
-  "egress",
-  "workers",
-  "worker",
-  "repos",
-  "repo",
-  "scheduler",
-  "ai",
-  "mcp",
-  "openapi",
-  "examples",
-  "debug",
-  "processor",
-  "create",
-]);
 
 /** Longest capability path: paths are keys of the table and travel with every call. */
 export const CAPABILITY_PATH_MAX_SEGMENTS = 32;
@@ -86,8 +47,12 @@ export function parseCallPath(path: unknown): string[] {
   return path.map((segment, index) => parseSegment(segment, index));
 }
 
-/** Validates the path a capability is provided at: non-empty, no reserved or built-in root. */
-export function parseProvidedPath(input: { name?: unknown; path?: unknown }): string[] {
+/**
+ * Validates the path a capability is provided at: non-empty, no reserved root, and no root in
+ * `builtIns` (the built-ins of every itx, from itx/built-ins.ts: a mount can never shadow them,
+ * since they resolve on the handle without reaching the capability host).
+ */
+export function parseProvidedPath(input: { name?: unknown; path?: unknown }, builtIns: ReadonlySet<string>): string[] {
   if (input.name !== undefined && input.path !== undefined) {
     throw new ItxError("INVALID_ARGUMENT", "give either name or path, not both");
   }
@@ -96,7 +61,7 @@ export function parseProvidedPath(input: { name?: unknown; path?: unknown }): st
   const segments = parseCallPath(path);
   if (segments.length === 0) throw new ItxError("INVALID_ARGUMENT", "a capability path must not be empty");
   const root = segments[0] as string;
-  if (BUILT_IN_NAMES.has(root)) {
+  if (builtIns.has(root)) {
     throw new ItxError("INVALID_ARGUMENT", `"${root}" is a built-in of every itx and cannot be provided or shadowed`);
   }
   return segments;

@@ -12,8 +12,15 @@ import { parseProvidedPath, pathKey } from "./capability-path.ts";
  * to writers. The jail's own code can never change its rows.
  */
 
-/** Built-ins a jail may be granted. Everything else (cd, streams, extend, run, agents, secrets, ...) stays out of reach. */
-export const GRANTABLE_BUILT_INS: ReadonlySet<string> = new Set(["append", "getEvents", "readEvents", "waitForEvent", "fetch"]);
+/**
+ * The built-in names a row is checked against: those no mount may take, and those a jail may be
+ * granted (everything else: cd, streams, extend, run, agents, secrets, ... stays out of reach).
+ * Derived from the table in itx/built-ins.ts, which callers pass in.
+ */
+export interface BuiltInNames {
+  reserved: ReadonlySet<string>;
+  grantable: ReadonlySet<string>;
+}
 
 /** The table key of the jail row. */
 export const JAIL_ROW_KEY = pathKey([]);
@@ -40,7 +47,7 @@ export function isBuiltInGrant(capability: unknown): boolean {
  * The path and kind of a row from what a provider passed: the jail row, a built-in grant, or an
  * ordinary mount (whose path rules are parseProvidedPath's).
  */
-export function parseRow(input: { name?: unknown; path?: unknown }, capability: unknown): { path: string[]; special?: "null" | "built-in" } {
+export function parseRow(input: { name?: unknown; path?: unknown }, capability: unknown, builtIns: BuiltInNames): { path: string[]; special?: "null" | "built-in" } {
   if (capability === null) {
     if (input.name !== undefined || !Array.isArray(input.path) || input.path.length !== 0) {
       throw new ItxError("INVALID_ARGUMENT", "null is provided only as the jail row: provideCapability({ path: [], capability: null })");
@@ -50,12 +57,12 @@ export function parseRow(input: { name?: unknown; path?: unknown }, capability: 
   if (isBuiltInGrant(capability)) {
     const path = input.name !== undefined ? [input.name] : input.path;
     const name = Array.isArray(path) && path.length === 1 ? path[0] : undefined;
-    if (typeof name !== "string" || !GRANTABLE_BUILT_INS.has(name)) {
-      throw new ItxError("INVALID_ARGUMENT", `a built-in grant names one of ${[...GRANTABLE_BUILT_INS].join(", ")}`);
+    if (typeof name !== "string" || !builtIns.grantable.has(name)) {
+      throw new ItxError("INVALID_ARGUMENT", `a built-in grant names one of ${[...builtIns.grantable].join(", ")}`);
     }
     return { path: [name], special: "built-in" };
   }
-  return { path: parseProvidedPath(input) };
+  return { path: parseProvidedPath(input, builtIns.reserved) };
 }
 
 /** The refusal for a built-in that code in a jail was not granted: it looks like nothing is there. */

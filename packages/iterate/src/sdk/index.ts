@@ -20,3 +20,4 @@ export {
   type Remote,
 } from "./worker.ts";
 export { ITERATE_WORKER_MODULE } from "./worker-module.generated.ts";
+export { ITX_TYPES } from "./itx-types.generated.ts";

@@ -1,0 +1,34 @@
+import { errorCode } from "iterate/errors";
+import { relay } from "../api/relay.ts";
+import { bufferedRequest, sendThroughPipe, toRequest } from "../egress/egress-pipe.ts";
+import { resolveProjectId, type HandleContext } from "./handle-scope.ts";
+
+/**
+ * `itx.fetch`: outbound HTTP. A `fetch` mounted anywhere on the chain takes the call (a shadow can
+ * reach the default through `itx.super.fetch`); otherwise the platform's default pipe sends it.
+ * Code in a jail reaches the pipe only with a `fetch` grant; its own fetch mount is a grant itself.
+ */
+export async function fetchThroughChain(ctx: HandleContext, input: unknown, init?: unknown): Promise<Response> {
+  // Sending a request over RPC uses its body up, and on a miss the pipe needs it again: the body
+  // is read once here (at most EGRESS_BODY_MAX_BYTES) and each road gets its own request.
+  const copy = await bufferedRequest(toRequest(input, init));
+  const request = copy();
+  // Most contexts shadow nothing: ask first (a boolean), rather than a call that throws NOT_FOUND.
+  if (!(await relay((await ctx.host()).provides(["fetch"])))) return sendThroughDefaultPipe(ctx, request);
+  try {
+    return (await ctx.handle.invokeCapability({ path: ["fetch"], args: [copy()] })) as Response;
+  } catch (error) {
+    if (errorCode(error) === "NOT_FOUND" && (error as { details?: { unresolved?: string } }).details?.unresolved === "fetch") {
+      return sendThroughDefaultPipe(ctx, request);
+    }
+    throw error;
+  }
+}
+
+async function sendThroughDefaultPipe(ctx: HandleContext, request: Request): Promise<Response> {
+  ctx.guard("fetch"); // a jail's own fetch mount is its grant; the pipe needs a built-in grant
+  const { scope } = ctx;
+  const projectId = await resolveProjectId(scope);
+  const egressScope = { projectId, origin: scope.origin, principal: scope.principal, ...(scope.confinement ? { jailed: true } : {}) };
+  return sendThroughPipe(scope.env, egressScope, request);
+}

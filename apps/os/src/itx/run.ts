@@ -1,0 +1,53 @@
+import type { EventSource } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import { relay } from "../api/relay.ts";
+import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
+import { streamStub } from "../stream/stream-capability.ts";
+import type { IsolateProps } from "../worker-loader/isolate-props.ts";
+import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
+import { SCRIPT_LIMITS } from "../worker-loader/script-limits.ts";
+import { isolateScope, lookupConfinement, stampOfScope, type HandleContext } from "./handle-scope.ts";
+import type { ItxRpcTarget } from "./itx-rpc-target.ts";
+
+/**
+ * `itx.run(script)`: runs `async (itx) => { ... }` in an isolate whose itx is the handle: it sees
+ * this context's chain and acts with the handle's origin. Recorded as itx/run-requested then
+ * itx/run-settled on this context's stream. A throw is SCRIPT_FAILED with the script's own
+ * message; past its deadline, TIMEOUT. `isolateItx` mints the itx the script is handed.
+ *
+ * @example
+ * await itx.run("async (itx) => (await itx.whoami()).path"); // "/"
+ */
+export async function run(
+  ctx: HandleContext,
+  isolateItx: (props: IsolateProps) => ItxRpcTarget,
+  script: unknown,
+  options: { timeoutMs?: unknown } = {},
+): Promise<unknown> {
+  const source = parseScriptSource(script);
+  const timeoutMs = parseTimeout(options?.timeoutMs);
+  const { scope } = ctx;
+  const { projectId, path } = await ctx.where();
+  const confinement = await lookupConfinement(scope.env, projectId, scope.origin);
+  const stream = streamStub(scope.env.STREAM, `${projectId}:${path}`);
+  const stamp: EventSource = { ...stampOfScope(scope), platform: "run" };
+  // The script starts only once its request is durable, and not at all if the append is refused
+  // (LOOP_LIMIT). The settled fact follows within the run, so the context's processors are sent
+  // both in one delivery.
+  const requested = await relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true }));
+  const requestOffset = requested.offsets[0] ?? 0;
+  const props: IsolateProps = { ...isolateScope(scope), path, projectId, depth: (scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
+  const outcome = await runScript(scope.env, props, isolateItx(props), source, timeoutMs);
+  const settled = { type: RUN_SETTLED, payload: { requestOffset, ...outcome }, idempotencyKey: `itx/run-settled:${requestOffset}` };
+  await relay(stream.append({ events: [settled], stamp, answer: "receipt" }));
+  if (outcome.status === "failed") throw new ItxError(outcome.error.code, outcome.error.message, { details: { requestOffset } });
+  return outcome.result;
+}
+
+function parseTimeout(value: unknown): number {
+  if (value === undefined) return SCRIPT_LIMITS.TIMEOUT_MS;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > SCRIPT_LIMITS.TIMEOUT_MS) {
+    throw new ItxError("INVALID_ARGUMENT", `timeoutMs is an integer from 1 to ${SCRIPT_LIMITS.TIMEOUT_MS}`, { details: { limit: "TIMEOUT_MS" } });
+  }
+  return value;
+}
