@@ -1,3 +1,4 @@
+import type { ScheduleSummary } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { parseScriptSource } from "../worker-loader/run-script.ts";
 import { parseCadence, type Cadence } from "./schedule-clock.ts";
@@ -6,21 +7,8 @@ import { SCHEDULER_LIMITS } from "./scheduler-limits.ts";
 /** A schedule definition as `itx.scheduler.set` takes it, validated. */
 export type ScheduleDefinition = { key: string; script: string } & Cadence;
 
-/** What `list()` and `set()` answer for one schedule. Times are epoch milliseconds. */
-export interface ScheduleView {
-  key: string;
-  every?: number;
-  cron?: string;
-  script: string;
-  /** Offset of the `itx/schedule-set` event that defines it as it stands. */
-  definedAtOffset: number;
-  setBy: { principal: string; origin?: string };
-  runCount: number;
-  failedCount: number;
-  lastScheduledFor: number | null;
-  /** The next slot, or null when a cron expression has no more. */
-  nextAt: number | null;
-}
+/** What `list()` and `set()` answer for one schedule (the public `ScheduleSummary`). */
+export type ScheduleView = ScheduleSummary;
 
 /** Validates a schedule key: 1-128 characters of letters, digits and . _ ~ - / :. */
 export function parseScheduleKey(key: unknown): string {
