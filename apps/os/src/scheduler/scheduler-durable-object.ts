@@ -100,8 +100,8 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
 
   /** Fires what is due (coalescing missed slots), settles what a dead incarnation left running, and re-arms. */
   override async alarm(): Promise<void> {
-    await this.#state();
-    await super.alarm();
+    // No super.alarm(): this host starts no background claims for it to revive, and the fold holds
+    // only the scheduler's own facts, which it ingests as it writes them (a cold wake reads them).
     await this.#fireDue();
     await this.#arm();
   }
