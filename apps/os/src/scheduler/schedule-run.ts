@@ -1,3 +1,4 @@
+import { errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { isolateItx } from "../itx/itx-rpc-target.ts";
@@ -16,7 +17,13 @@ export async function runOccurrence(env: Env, where: { projectId: string; path: 
   if (origin === undefined) {
     return { status: "failed", error: { code: "SCRIPT_FAILED", message: "this schedule does not say which context set it, so its script is not run" } };
   }
-  const confinement = origin === "/" ? null : await hostStub(env, where.projectId, origin).confinement();
+  let confinement;
+  try {
+    confinement = origin === "/" ? null : await hostStub(env, where.projectId, origin).confinement();
+  } catch (error) {
+    // Not knowing the setter's jail, the script does not run: it must never run with more than that.
+    return { status: "failed", error: { code: "UNAVAILABLE", message: `the setter's confinement could not be read: ${errorMessage(error)}` } };
+  }
   const props: IsolateProps = {
     principal: schedule.setBy.principal,
     projectId: where.projectId,

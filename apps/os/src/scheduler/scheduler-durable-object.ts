@@ -120,9 +120,13 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
       if (this.#running.has(schedule.key)) continue; // a slot that passes meanwhile coalesces into the next
       const due = dueOccurrence(schedule, now);
       if (!due) continue;
-      const firing = this.#fire(schedule, due).finally(() => this.#running.delete(schedule.key));
+      // Not awaited: a long script must hold neither this alarm nor the context's other schedules.
+      const firing = this.#fire(schedule, due)
+        .catch((error: unknown) => console.error(`schedule ${schedule.key} of ${this.#path} could not settle`, error))
+        .finally(() => this.#running.delete(schedule.key));
       this.#running.set(schedule.key, firing);
-      this.ctx.waitUntil(firing.then(() => this.#arm()).catch((error: unknown) => console.error(`schedule ${schedule.key} of ${this.#path}`, error)));
+      // Re-armed after every occurrence, settled or not: an unsettled one is looked at again at once.
+      this.ctx.waitUntil(firing.then(() => this.#arm()).catch((error: unknown) => console.error(`scheduler of ${this.#path} could not re-arm`, error)));
     }
   }
 
@@ -182,7 +186,9 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
       const due = nextDueAt(schedule);
       if (due !== null && (next === null || due < next)) next = due;
     }
-    if ((await this.ctx.storage.list({ prefix: IN_FLIGHT_PREFIX, limit: 1 })).size > 0 && this.#running.size === 0) next = Date.now();
+    // An occurrence left in flight by no live run (a dead incarnation, a failed settle) is settled now.
+    const inFlight = await this.ctx.storage.list<InFlight>({ prefix: IN_FLIGHT_PREFIX });
+    if ([...inFlight.values()].some((left) => !this.#running.has(left.key))) next = Date.now();
     if (next === null) return;
     const current = await this.ctx.storage.getAlarm();
     if (current === null || next < current) await this.ctx.storage.setAlarm(next);
