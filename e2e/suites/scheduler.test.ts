@@ -125,7 +125,7 @@ describe("the scheduler", () => {
 });
 
 describe("the scheduler across a restart", () => {
-  test("restarting the OS mid-schedule loses nothing and duplicates nothing; missed slots coalesce", { timeout: 180_000 }, async () => {
+  test("restarting the OS mid-schedule loses nothing and duplicates nothing; missed slots coalesce", { timeout: 300_000 }, async () => {
     const persistTo = mkdtempSync(join(tmpdir(), "iterate-sched-"));
     let os = await startLocalOs({ persistTo });
     try {
