@@ -109,6 +109,27 @@ describe("the scheduler", () => {
     expect(await itx.cd("/jails/cell").scheduler.list()).toEqual([]);
   });
 
+  test("a context made a jail after it set a schedule: later occurrences run confined (the jail is looked up at each run)", { timeout: 30_000 }, async () => {
+    using itx = await projectItx("sched-jail-later");
+    const inside = await itx.extend({ path: "/jails/later" });
+    const outside = itx.cd("/jails/later");
+    const set = await inside.scheduler.set({ key: "out", every: 1, script: beat("demo/out") });
+    await outside.waitForEvent({ type: "demo/out", afterOffset: set.definedAtOffset, timeoutMs: 10_000 });
+    const jailed = await outside.provideCapability({ path: [], capability: null });
+    const failed = await outside.waitForEvent({ type: FAILED, payload: { key: "out" }, afterOffset: jailed.providedAtOffset, timeoutMs: 10_000 });
+    expect(failed.payload.error.code).toBe("SCRIPT_FAILED");
+    expect(failed.payload.error.message).toContain("jail");
+    expect(await outside.scheduler.cancel("out")).toBe(true);
+  });
+
+  test("a cron schedule with a seconds field fires on its slots", { timeout: 30_000 }, async () => {
+    using itx = await projectItx("sched-cron");
+    const set = await itx.scheduler.set({ key: "cron", cron: "* * * * * *", script: beat("test/cron") });
+    const fired = await until(() => allEvents(itx, [FIRED]), (events) => events.length >= 2, 15_000);
+    expect(fired.every((event) => event.payload.scheduledFor % 1000 === 0 && event.payload.definedAtOffset === set.definedAtOffset)).toBe(true);
+    expect(await itx.scheduler.cancel("cron")).toBe(true);
+  });
+
   test("a poison-pill script fails with TIMEOUT and hangs nothing: another schedule of the context keeps firing", { timeout: 90_000 }, async () => {
     using itx = await projectItx("sched-pill");
     const pill = await itx.scheduler.set({ key: "pill", every: 1, script: "async () => { await new Promise((resolve) => setTimeout(resolve, 600_000)) }" });
