@@ -2,6 +2,7 @@
 import { measureAgents } from "./agents.ts";
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
+import { measureDeploy } from "./deploy.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureScheduler } from "./scheduler.ts";
@@ -23,6 +24,7 @@ try {
   }
   if (!only || only.includes("agents")) await measureAgents(target);
   if (!only || only.includes("scheduler")) await measureScheduler(target);
+  if (!only || only.includes("deploy")) measureDeploy();
 } finally {
   await target.close();
 }
