@@ -77,6 +77,19 @@ describe("the scheduler Durable Object", () => {
     unwrapCoded(await scheduler.cancel({ key: "bad", caller: root }));
   });
 
+  test("a schedule survives its host's restart: the stored alarm brings it back", async () => {
+    const { projectId, scheduler } = await freshContext();
+    unwrapCoded(await scheduler.set({ definition: { key: "r", every: 1, script: BEAT }, caller: root }));
+    await runInDurableObject(scheduler, (_instance, state) => state.abort("test: restart")).catch(() => undefined);
+    const restartedAt = Date.now();
+    const fired = await until(
+      () => events(projectId, [SCHEDULE_FIRED]),
+      (list) => list.filter((event) => Date.parse(event.createdAt) > restartedAt).length >= 2,
+    );
+    expect(fired.filter((event) => Date.parse(event.createdAt) > restartedAt).length).toBeGreaterThanOrEqual(2);
+    unwrapCoded(await env.SCHEDULER.getByName(`${projectId}:/`).cancel({ key: "r", caller: root }));
+  });
+
   test("missed slots coalesce into one occurrence (no backfill)", async () => {
     const { projectId, scheduler } = await freshContext();
     unwrapCoded(await scheduler.set({ definition: { key: "c", every: 1, script: BEAT }, caller: root }));
