@@ -2,8 +2,10 @@
 import { measureAgents } from "./agents.ts";
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
+import { measureDeploy } from "./deploy.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
+import { measureScheduler } from "./scheduler.ts";
 import { measureScripts } from "./scripts.ts";
 import { measureStreams } from "./streams.ts";
 import { openTarget } from "./target.ts";
@@ -21,6 +23,8 @@ try {
     await measureEgress(target);
   }
   if (!only || only.includes("agents")) await measureAgents(target);
+  if (!only || only.includes("scheduler")) await measureScheduler(target);
+  if (!only || only.includes("deploy")) measureDeploy();
 } finally {
   await target.close();
 }

@@ -352,6 +352,8 @@ export interface Itx {
   workers: Workers;
   /** This context's egress road. */
   egress: Egress;
+  /** Scripts on a clock at this context; each occurrence runs as whoever set the schedule. */
+  scheduler: Scheduler;
 }
 
 /** The host operations of one context. */
@@ -417,6 +419,44 @@ export interface Secret {
   /** Stores material (encrypted) and the URLs it may be sent to. */
   update(input: { material: string; egress: { urls: string[] } }): { version: number };
   __describe(): Description & { path: string; placeholder: string; version: number | null };
+}
+
+/**
+ * A schedule as `itx.scheduler.set` takes it: a key (unique in the context), exactly one of
+ * `every` (whole seconds, at least 1) or `cron` (five or six fields, UTC), and a script
+ * `async (itx) => { ... }` whose itx is the setter's handle on the context.
+ */
+export type ScheduleDefinition = { key: string; script: string } & ({ every: number; cron?: never } | { cron: string; every?: never });
+
+/** One schedule as `list()` and `set()` answer it. Times are epoch milliseconds. */
+export interface ScheduleSummary {
+  key: string;
+  every?: number;
+  cron?: string;
+  script: string;
+  /** Offset of the `itx/schedule-set` event that defines the schedule as it stands. */
+  definedAtOffset: number;
+  /** Who set it: each occurrence runs with this principal and origin. */
+  setBy: { principal: string; origin?: string };
+  /** Occurrences run under this definition (fired or failed), and how many of them failed. */
+  runCount: number;
+  failedCount: number;
+  /** The slot the last occurrence ran for, or null before the first. */
+  lastScheduledFor: number | null;
+  /** The next slot, or null when a cron expression has no more. */
+  nextAt: number | null;
+}
+
+/**
+ * `itx.scheduler`: each occurrence appends `itx/schedule-fired` or `itx/schedule-failed` (with a
+ * code) to the context's stream. Missed slots coalesce into one occurrence; schedules survive restarts.
+ */
+export interface Scheduler {
+  /** Defines or redefines a schedule. An unchanged definition keeps its clock, run count and defining event (`changed: false`). */
+  set(input: ScheduleDefinition): ScheduleSummary & { changed: boolean };
+  /** Cancels the schedule under `key`; answers whether there was one. */
+  cancel(key: string): boolean;
+  list(): ScheduleSummary[];
 }
 
 /** What `itx.workers.get` loads: a stateless worker, or a Durable Object class as a facet of this context. */

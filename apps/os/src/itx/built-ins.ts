@@ -2,6 +2,7 @@ import { ItxError } from "iterate/errors";
 import { AgentChatRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } from "../agent/agent-rpc-target.ts";
 import type { BuiltInNames, Confinement } from "../capability-host/jail.ts";
 import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
+import { SchedulerRpcTarget } from "../scheduler/scheduler-rpc-target.ts";
 import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { CapabilityHostRpcTarget, CapabilityHostsRpcTarget } from "./capability-host-rpc-target.ts";
@@ -92,7 +93,11 @@ export const BUILT_INS = {
   worker: { kind: "later" },
   repos: { kind: "later" },
   repo: { kind: "later" },
-  scheduler: { kind: "later" },
+  scheduler: {
+    kind: "property",
+    get: (ctx: HandleContext) => new SchedulerRpcTarget({ env: ctx.scope.env, where: () => ctx.where(), caller: ctx.caller() }),
+    summary: "scheduler.set({ key, every: seconds | cron: '*/5 * * * *', script }), cancel(key), list(): scripts on a clock, each run as the setter",
+  },
   ai: { kind: "later" },
   mcp: { kind: "later" },
   openapi: { kind: "later" },
