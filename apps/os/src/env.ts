@@ -4,6 +4,7 @@ import type { CapabilityHostDurableObject } from "./capability-host/capability-h
 import type { SecretDurableObject } from "./secret/secret-durable-object.ts";
 import type { AgentDurableObject } from "./agent/agent-durable-object.ts";
 import type { SchedulerDurableObject } from "./scheduler/scheduler-durable-object.ts";
+import type { RepoDurableObject } from "./repo/repo-durable-object.ts";
 import type { RunnerBinding } from "./worker-loader/runner-client.ts";
 
 /** The bindings and variables of the OS Worker (see wrangler.jsonc). */
@@ -30,6 +31,8 @@ export interface Env {
    * deployment and in the workerd tests: untrusted code then loads through LOADER, with `limits`.
    */
   RUNNER?: RunnerBinding;
+  /** One repository per object, named `<projectId>:<path>`: git objects and refs in its SQLite. */
+  REPO: DurableObjectNamespace<RepoDurableObject>;
   /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */
   AGENT_PROCESSORS: DurableObjectNamespace<AgentDurableObject>;
   /** One scheduler per context, named `<projectId>:<path>`: its schedules and the alarm that fires them. */

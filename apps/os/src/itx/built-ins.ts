@@ -3,6 +3,7 @@ import { AgentChatRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } fro
 import type { BuiltInNames, Confinement } from "../capability-host/jail.ts";
 import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
 import { SchedulerRpcTarget } from "../scheduler/scheduler-rpc-target.ts";
+import { configRepoOfScope, reposOfScope } from "../repo/repos-built-in.ts";
 import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { CapabilityHostRpcTarget, CapabilityHostsRpcTarget } from "./capability-host-rpc-target.ts";
@@ -91,12 +92,22 @@ export const BUILT_INS = {
     summary: "secrets.get('/secrets/x').update({ material, egress: { urls } }); reference it as getSecret(\"/secrets/x\") in requests",
   },
   worker: { kind: "later" },
-  repos: { kind: "later" },
-  repo: { kind: "later" },
   scheduler: {
     kind: "property",
     get: (ctx: HandleContext) => new SchedulerRpcTarget({ env: ctx.scope.env, where: () => ctx.where(), caller: ctx.caller() }),
     summary: "scheduler.set({ key, every: seconds | cron: '*/5 * * * *', script }), cancel(key), list(): scripts on a clock, each run as the setter",
+  },
+  repos: {
+    kind: "property",
+    jail: "grantable",
+    get: (ctx: HandleContext) => reposOfScope(ctx.scope.env, () => resolveProjectId(ctx.scope), ctx.caller()),
+    summary: "repos.create({ path: '/repos/x' }), repos.get(path), repos.list() -> git repositories: commit, readFile, listFiles, log, branches, snapshot",
+  },
+  repo: {
+    kind: "property",
+    jail: "grantable",
+    get: (ctx: HandleContext) => configRepoOfScope(ctx.scope.env, () => resolveProjectId(ctx.scope), ctx.caller()),
+    summary: "the project's configuration repository, /repos/config",
   },
   ai: { kind: "later" },
   mcp: { kind: "later" },
