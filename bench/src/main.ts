@@ -5,6 +5,7 @@ import { measureCapabilities } from "./capabilities.ts";
 import { measureDeploy } from "./deploy.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
+import { measureRepos } from "./repos.ts";
 import { measureScheduler } from "./scheduler.ts";
 import { measureScripts } from "./scripts.ts";
 import { measureStreams } from "./streams.ts";
@@ -25,6 +26,7 @@ try {
   if (!only || only.includes("agents")) await measureAgents(target);
   if (!only || only.includes("scheduler")) await measureScheduler(target);
   if (!only || only.includes("deploy")) measureDeploy();
+  if (!only || only.includes("repos")) await measureRepos(target, baselines);
 } finally {
   await target.close();
 }
