@@ -213,6 +213,24 @@ describe("repos through stock git", () => {
     expect(receive.status).toBe(400);
     expect(await receive.text()).toContain("larger than");
   });
+
+  test("GIT_HTTP_REF_UPDATES_MAX: a push naming one ref too many is refused and moves nothing", async () => {
+    const { slug } = await newProject("repos-refs");
+    const { baseUrl, admin, adminSecret } = target();
+    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+    await itx.repos.create({ path: "/repos/r" });
+    const zero = "0".repeat(40);
+    const line = (text: string) => `${(text.length + 4).toString(16).padStart(4, "0")}${text}`;
+    const commands = Array.from({ length: 101 }, (_, i) => line(`${zero} ${"a".repeat(40)} refs/heads/b${i}${i === 0 ? "\0report-status" : ""}\n`));
+    const response = await fetch(`${baseUrl}/git/${slug}/repos/r.git/git-receive-pack`, {
+      method: "POST",
+      headers: { authorization: `Basic ${btoa(`admin:${adminSecret}`)}`, "content-type": "application/x-git-receive-pack-request" },
+      body: `${commands.join("")}0000`,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("at most 100 refs");
+    expect(await itx.repos.get("/repos/r").branches()).toEqual([]);
+  });
 });
 
 function worker(version: string): string {
