@@ -47,6 +47,11 @@ function remote(slug: string, path: string, user: string, password: string): str
   return url.toString();
 }
 
+/** One git pkt-line (ASCII text). */
+function pktLine(text: string): string {
+  return `${(text.length + 4).toString(16).padStart(4, "0")}${text}`;
+}
+
 function adminRemote(slug: string, path: string): string {
   return remote(slug, path, "admin", target().adminSecret);
 }
@@ -220,8 +225,7 @@ describe("repos through stock git", () => {
     using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
     await itx.repos.create({ path: "/repos/r" });
     const zero = "0".repeat(40);
-    const line = (text: string) => `${(text.length + 4).toString(16).padStart(4, "0")}${text}`;
-    const commands = Array.from({ length: 101 }, (_, i) => line(`${zero} ${"a".repeat(40)} refs/heads/b${i}${i === 0 ? "\0report-status" : ""}\n`));
+    const commands = Array.from({ length: 101 }, (_, i) => pktLine(`${zero} ${"a".repeat(40)} refs/heads/b${i}${i === 0 ? "\0report-status" : ""}\n`));
     const response = await fetch(`${baseUrl}/git/${slug}/repos/r.git/git-receive-pack`, {
       method: "POST",
       headers: { authorization: `Basic ${btoa(`admin:${adminSecret}`)}`, "content-type": "application/x-git-receive-pack-request" },
