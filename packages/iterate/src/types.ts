@@ -463,6 +463,8 @@ export interface Scheduler {
   /** Cancels the schedule under `key`; answers whether there was one. */
   cancel(key: string): boolean;
   list(): ScheduleSummary[];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Repositories
 // ---------------------------------------------------------------------------------------------

@@ -304,6 +304,7 @@ export const ITX_TYPES: string = [
   "  /** Cancels the schedule under `key`; answers whether there was one. */",
   "  cancel(key: string): boolean;",
   "  list(): ScheduleSummary[];",
+  "}",
   "",
   "/** `itx.repos` (and the admin's `session.repos`). */",
   "export interface Repos {",
