@@ -7,6 +7,7 @@ import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
 import { describeNode } from "./describe.ts";
 import { StreamCollection } from "../stream/stream-collection.ts";
+import { installMissingMemberError } from "./missing-member.ts";
 
 /**
  * What `authenticate()` answers: a catalogue that vends contexts. It is not itself a context;
@@ -72,3 +73,4 @@ export class SessionRpcTarget extends RpcTarget {
     return new ProjectCollectionRpcTarget(this.#env, this.#access, this.#connection);
   }
 }
+installMissingMemberError(SessionRpcTarget, "session");

@@ -7,13 +7,13 @@ test("a terminal sees a spinner with the label once a call takes longer than PRO
   vi.useFakeTimers();
   let written = "";
   const sink = { isTTY: true, write: (text: string) => (written += text) };
-  let finish: (value: number) => void = () => undefined;
-  const work = withProgress(sink, "waiting for the agent", new Promise<number>((done) => (finish = done)));
+  const pending = Promise.withResolvers<number>();
+  const work = withProgress(sink, "waiting for the agent", pending.promise);
   await vi.advanceTimersByTimeAsync(PROGRESS_AFTER_MS - 10);
   expect(written).toBe("");
   await vi.advanceTimersByTimeAsync(250);
   expect(written).toContain("waiting for the agent (1.");
-  finish(7);
+  pending.resolve(7);
   expect(await work).toBe(7);
   expect(written.endsWith("\r\x1b[2K")).toBe(true);
 });

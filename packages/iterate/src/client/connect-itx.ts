@@ -72,7 +72,7 @@ function openRoot(options: ConnectOptions): RpcStub<UnauthenticatedRoot> {
   if (options.transport === "http-batch") return newHttpBatchRpcSession<UnauthenticatedRoot>(url.toString());
   requireWebSocket();
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  const transport = new ItxWebSocketTransport(new WebSocket(url), options.baseUrl);
+  const transport = new ItxWebSocketTransport(new WebSocket(url.toString()), options.baseUrl);
   return new RpcSession<UnauthenticatedRoot>(transport).getRemoteMain();
 }
 
