@@ -2,7 +2,7 @@ import { ItxError } from "iterate/errors";
 
 // Names read by the language and by tooling on any object (promise resolution, JSON, inspectors,
 // test matchers): a miss on these is an ordinary `undefined`, never a caller's typo.
-const PROBED = new Set(["then", "toJSON", "inspect", "nodeType", "asymmetricMatch", "tagName"]);
+const PROBED = new Set(["then", "toJSON", "dup", "onRpcBroken", "inspect", "nodeType", "asymmetricMatch", "tagName"]);
 
 /**
  * Makes a call of a member a class does not have fail with a coded error that names what was
@@ -15,8 +15,10 @@ export function installMissingMemberError(target: abstract new (...args: never[]
   const members = Object.getOwnPropertyNames(prototype)
     .filter((name) => name !== "constructor")
     .toSorted();
-  const parent = Object.getPrototypeOf(prototype) as object;
-  const fallback = new Proxy(parent, {
+  // The proxy wraps an object whose prototype is the parent (not the parent itself), so the chain
+  // keeps the parent: `instanceof RpcTarget` must still hold, or nothing passes by reference.
+  const base = Object.create(Object.getPrototypeOf(prototype) as object) as object;
+  const fallback = new Proxy(base, {
     get(object, property, receiver) {
       if (typeof property !== "string" || property in object || PROBED.has(property) || property.startsWith("@@") || property.startsWith("$$")) {
         return Reflect.get(object, property, receiver);

@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { describe, expect, test, vi } from "vitest";
 import { ERROR_CODES } from "../errors/index.ts";
 import { EXIT_CODES, EXIT_USAGE } from "./exit-codes.ts";
@@ -99,6 +99,12 @@ describe("iterate (no OS needed)", () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  test("docs/cli.md's exit-code table is the one the CLI uses", () => {
+    const doc = readFileSync(new URL("../../../../docs/cli.md", import.meta.url), "utf8");
+    const rows = [...doc.matchAll(/^\| (\d+) \| ([A-Z_]+)\b/gm)].map(([, exit, code]) => [code, Number(exit)]);
+    expect(Object.fromEntries(rows)).toEqual(EXIT_CODES);
   });
 
   test("every error code has its own exit code above the usage code", () => {

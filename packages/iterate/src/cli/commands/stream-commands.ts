@@ -65,7 +65,7 @@ export function registerStreamCommands(program: Command, ctx: CliContext): void 
           { afterOffset },
         ),
       )) as { key: string };
-      if (!ctx.json) ctx.io.stderr.write(`following ${path} from offset ${afterOffset} (Ctrl-C to stop)\n`);
+      ctx.io.stderr.write(`following ${path} from offset ${afterOffset} (Ctrl-C to stop)\n`);
       await untilStopped((done) => (stop = done));
       await stream.unsubscribe(key).catch(() => undefined);
     });
