@@ -45,10 +45,10 @@ wrong[Symbol.dispose]();
   expect(JSON.parse(output.trim())).toEqual({ principal: { kind: "admin", id: "admin" }, code: "UNAUTHENTICATED" });
 
   // The CLI ships in the same tarball.
-  const cli = execFileSync(process.execPath, [join(app, "node_modules", "iterate", "bin", "iterate.mjs"), "whoami", "--base-url", baseUrl], {
+  const cli = execFileSync(process.execPath, [join(app, "node_modules", "iterate", "bin", "iterate.mjs"), "whoami", "--base-url", baseUrl, "--json"], {
     cwd: app,
     env: { ...process.env, ITERATE_ADMIN_SECRET: adminSecret },
     encoding: "utf8",
   });
-  expect(JSON.parse(cli.trim())).toEqual({ kind: "admin", id: "admin" });
+  expect(JSON.parse(cli.trim())).toMatchObject({ principal: { kind: "admin", id: "admin" }, baseUrl });
 });

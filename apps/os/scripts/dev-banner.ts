@@ -24,11 +24,12 @@ export function firstScript({ baseUrl, secretFromEnv }: Pick<DevBannerInput, "ba
   ].join("\n");
 }
 
+const indent = (text: string) => text.replace(/^/gm, "  ");
+
 /** The whole banner: where the OS is, how to authenticate, the CLI and a first script. */
 export function devBanner(input: DevBannerInput): string {
   const { baseUrl, persistTo, secretFromEnv } = input;
   const secret = secretFromEnv ? "from ITERATE_ADMIN_SECRET" : `"${LOCAL_ADMIN_SECRET}" (the local default; set ITERATE_ADMIN_SECRET to change it)`;
-  const indent = (text: string) => text.replace(/^/gm, "  ");
   return `
 iterate OS is running at ${baseUrl}   (Cap'n Web at ${baseUrl}/api, state in ${persistTo})
 Authenticate with the admin secret ${secret}.

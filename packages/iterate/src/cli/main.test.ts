@@ -1,13 +1,37 @@
-import { readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import type { CliIo } from "./io.ts";
 import { describe, expect, test, vi } from "vitest";
 import { ERROR_CODES } from "../errors/index.ts";
 import { EXIT_CODES, EXIT_USAGE } from "./exit-codes.ts";
 import { main } from "./main.ts";
 import { profilesPath, readProfiles, writeProfile } from "./profiles.ts";
 import { LOCAL_DEFAULT_ADMIN_SECRET, resolveTarget } from "./target.ts";
-import { capturedIo } from "./test-io.ts";
 import { parseEvents } from "./commands/stream-commands.ts";
 import { agentPath } from "./commands/agent-commands.ts";
+
+
+interface CapturedIo extends CliIo {
+  out(): string;
+  err(): string;
+}
+
+/** Captured stdout/stderr, `stdin` as given, and an environment whose config folder is new. */
+function capturedIo(options: { stdin?: string; env?: Record<string, string | undefined>; tty?: boolean } = {}): CapturedIo {
+  let out = "";
+  let err = "";
+  const stdin = Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]) as CliIo["stdin"];
+  return {
+    stdout: { write: (text: string) => (out += text), isTTY: options.tty ?? false },
+    stderr: { write: (text: string) => (err += text), isTTY: options.tty ?? false },
+    stdin,
+    env: { XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "iterate-cli-test-")), ...options.env },
+    out: () => out,
+    err: () => err,
+  };
+}
 
 describe("iterate (no OS needed)", () => {
   test("--version prints the package's version and exits 0", async () => {
