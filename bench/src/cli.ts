@@ -1,16 +1,14 @@
 // `BENCH_ONLY=cli`: the wall time of `iterate whoami`, a whole process, against a bare Node
 // process that opens the same Cap'n Web socket and makes the same call.
 import { execFile } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
+import { buildCli, CLI_BIN } from "../../e2e/harness/cli.ts";
 import { interleave, report, summarize } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 const ROUNDS = 15;
-const PACKAGE = resolve(import.meta.dirname, "..", "..", "packages", "iterate");
 const run = promisify(execFile);
 
 // What a user's own script would do for the same answer: import capnweb, authenticate, describe.
@@ -27,13 +25,10 @@ root[Symbol.dispose]();
  * runs it (`pnpm exec iterate`: TypeScript source, stripped by Node at load). Target: (b) <= 1.5x (a).
  */
 export async function measureCli(target: BenchTarget): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "iterate-bench-cli-"));
+  const built = await buildCli();
+  const dir = built.dir;
   try {
-    const tsc = join(resolve(createRequire(join(PACKAGE, "package.json")).resolve("typescript/package.json"), ".."), "bin", "tsc");
-    await run(process.execPath, [tsc, "-p", join(PACKAGE, "tsconfig.build.json"), "--outDir", join(dir, "dist"), "--declaration", "false"]);
-    cpSync(join(PACKAGE, "bin"), join(dir, "bin"), { recursive: true });
-    cpSync(join(PACKAGE, "package.json"), join(dir, "package.json"));
-    symlinkSync(join(PACKAGE, "node_modules"), join(dir, "node_modules"));
+    // Beside the built package, so `capnweb` resolves to the same copy the CLI loads.
     writeFileSync(join(dir, "bare.mjs"), BARE);
     const env = { PATH: process.env.PATH, HOME: dir, XDG_CONFIG_HOME: dir, ITERATE_BASE_URL: target.baseUrl, ITERATE_ADMIN_SECRET: target.adminSecret };
     const node = (args: string[]) => async () => {
@@ -42,20 +37,20 @@ export async function measureCli(target: BenchTarget): Promise<void> {
     };
     const series = {
       bare: node([join(dir, "bare.mjs")]),
-      built: node([join(dir, "bin", "iterate.mjs"), "whoami"]),
-      workspace: node([join(PACKAGE, "bin", "iterate.mjs"), "whoami"]),
+      built: node([built.bin, "whoami"]),
+      workspace: node([CLI_BIN, "whoami"]),
     };
     for (const warm of Object.values(series)) await warm();
     const samples = await interleave(ROUNDS, series);
     const bare = summarize(samples.bare).median;
-    const built = summarize(samples.built).median;
+    const compiled = summarize(samples.built).median;
     const workspace = summarize(samples.workspace).median;
     report("cli.a_bare_node_socket_whoami.median", bare, "ms");
-    report("cli.b_iterate_whoami_built.median", built, "ms");
+    report("cli.b_iterate_whoami_built.median", compiled, "ms");
     report("cli.c_iterate_whoami_workspace_source.median", workspace, "ms");
-    report("cli.b_over_a", built / bare, "x (target <= 1.5)");
+    report("cli.b_over_a", compiled / bare, "x (target <= 1.5)");
     report("cli.c_over_a", workspace / bare, "x");
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    built.remove();
   }
 }

@@ -1,10 +1,29 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 
-/** The `iterate` bin as `pnpm exec iterate` runs it in this workspace. */
-export const CLI_BIN = resolve(import.meta.dirname, "..", "..", "packages", "iterate", "bin", "iterate.mjs");
+const PACKAGE = resolve(import.meta.dirname, "..", "..", "packages", "iterate");
+
+/** The `iterate` bin as `pnpm exec iterate` runs it in this workspace (TypeScript source). */
+export const CLI_BIN = join(PACKAGE, "bin", "iterate.mjs");
+
+/**
+ * The CLI as it ships: the package compiled with its own build settings into a temporary folder
+ * (dist/, bin/, package.json) beside the package's installed dependencies. Used by the CLI suite
+ * and `pnpm bench`; `remove()` deletes the folder.
+ */
+export async function buildCli(): Promise<{ dir: string; bin: string; remove(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), "iterate-cli-built-"));
+  const tsc = join(resolve(createRequire(join(PACKAGE, "package.json")).resolve("typescript/package.json"), ".."), "bin", "tsc");
+  await promisify(execFile)(process.execPath, [tsc, "-p", join(PACKAGE, "tsconfig.build.json"), "--outDir", join(dir, "dist"), "--declaration", "false"]);
+  cpSync(join(PACKAGE, "bin"), join(dir, "bin"), { recursive: true });
+  cpSync(join(PACKAGE, "package.json"), join(dir, "package.json"));
+  symlinkSync(join(PACKAGE, "node_modules"), join(dir, "node_modules"));
+  return { dir, bin: join(dir, "bin", "iterate.mjs"), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
 
 export interface CliResult {
   code: number | null;
@@ -30,15 +49,18 @@ export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessE
   return base;
 }
 
-/** Starts the CLI as a subprocess (for commands that follow, like `streams tail`). */
-export function startCli(args: string[], env: Record<string, string | undefined>, cwd?: string): ChildProcess {
-  return spawn(process.execPath, [CLI_BIN, ...args], { env: cliEnv(env), stdio: ["pipe", "pipe", "pipe"], cwd });
+export interface CliRunner {
+  /** Starts the CLI as a subprocess (for commands that follow, like `streams tail`). */
+  start(args: string[], env: Record<string, string | undefined>): ChildProcess;
+  /** Runs the CLI to its end with `stdin` as its input. */
+  run(args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<CliResult>;
 }
 
-/** Runs the CLI to its end with `stdin` as its input. */
-export function runCli(args: string[], env: Record<string, string | undefined>, stdin = ""): Promise<CliResult> {
-  const child = startCli(args, env);
-  return finished(child, stdin);
+/** Runs the bin at `bin` (CLI_BIN, or a `buildCli()` one) as subprocesses. */
+export function cliRunner(bin: string): CliRunner {
+  const start = (args: string[], env: Record<string, string | undefined>) =>
+    spawn(process.execPath, [bin, ...args], { env: cliEnv(env), stdio: ["pipe", "pipe", "pipe"] });
+  return { start, run: (args, env, stdin = "") => finished(start(args, env), stdin) };
 }
 
 /** Collects a started CLI's output until it exits. */

@@ -1,11 +1,11 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { connectItx } from "iterate/client";
 import { EXIT_CODES } from "../../packages/iterate/src/cli/exit-codes.ts";
 import { LOCAL_DEFAULT_ADMIN_SECRET } from "../../packages/iterate/src/cli/target.ts";
 import { LOCAL_ADMIN_SECRET, freePort } from "../../apps/os/scripts/local-os.ts";
-import { finished, freshConfig, runCli, startCli } from "../harness/cli.ts";
+import { buildCli, cliRunner, finished, freshConfig, type CliRunner } from "../harness/cli.ts";
 import { startModelServer, scriptReply } from "../harness/model-server.ts";
 import { target } from "../harness/os.ts";
 import { newProject } from "../harness/projects.ts";
@@ -22,7 +22,19 @@ function json(result: { stdout: string }): any {
   return JSON.parse(result.stdout);
 }
 
-describe("the iterate CLI against a running OS", () => {
+// The CLI as it ships (compiled), each command a process of its own. A test runs several
+// processes in turn, so on a loaded machine it gets more than the suite's default time.
+let built: Awaited<ReturnType<typeof buildCli>> | undefined;
+let cli: CliRunner;
+beforeAll(async () => {
+  built = await buildCli();
+  cli = cliRunner(built.bin);
+}, 180_000);
+afterAll(() => built?.remove());
+const runCli: CliRunner["run"] = (...args) => cli.run(...args);
+const startCli: CliRunner["start"] = (...args) => cli.start(...args);
+
+describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
   test("login keeps the credentials in a profile only its owner can read; whoami and --profile use it", async () => {
     const { baseUrl, adminSecret } = target();
     const config = freshConfig();
