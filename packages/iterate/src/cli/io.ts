@@ -13,9 +13,16 @@ export interface CliIo {
   env: Record<string, string | undefined>;
 }
 
-/** The process's own streams and environment. */
+/** The process's own streams and environment. stdin is opened only by a command that reads it. */
 export function processIo(): CliIo {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    get stdin() {
+      return process.stdin;
+    },
+    env: process.env,
+  };
 }
 
 /** All of stdin as text. */
