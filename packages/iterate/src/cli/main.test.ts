@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -164,6 +164,15 @@ describe("credentials", () => {
     expect(Object.keys(readProfiles(env))).toEqual(["work"]);
     writeProfile(env, "work", undefined);
     expect(readProfiles(env)).toEqual({});
+  });
+
+  test("a profiles file others can read is used, with a warning naming the fix", () => {
+    const { env } = capturedIo();
+    const path = writeProfile(env, "default", { baseUrl: "http://127.0.0.1:1", auth: { type: "admin-secret", secret: "x" } });
+    chmodSync(path, 0o644);
+    const warnings: string[] = [];
+    expect(resolveTarget({}, env, (line) => warnings.push(line)).authSource).toBe("profile default");
+    expect(warnings).toEqual([`${path} can be read by other users: run \`chmod 600 ${path}\``]);
   });
 });
 
