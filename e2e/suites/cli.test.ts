@@ -211,6 +211,43 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     expect(badSecret.code).toBe(EXIT_CODES.UNAUTHENTICATED);
     expect(badSecret.stderr.trim().split("\n")).toHaveLength(1);
     const repo = await runCli(["repo", "clone", "/repos/config"], asAdmin());
-    expect(repo.stderr).toContain("not in this OS yet");
+    expect(repo.code).toBe(2);
+    expect(repo.stderr).toContain("<project slug>:<repo path>");
   });
 });
+
+describe("iterate repo clone", { timeout: 120_000 }, () => {
+  test("clones a project's repository with stock git; the clone pushes back through the CLI as its credential helper", async () => {
+    const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { execFileSync } = await import("node:child_process");
+    const { slug, projectId } = await newProject("cli-repo");
+    using itx: any = connectItx({ baseUrl: target().baseUrl, auth: target().admin, projectId });
+    const site = itx.repos.create({ path: "/repos/site" });
+    await site.commit({ branch: "main", message: "first", files: { "index.html": "<h1>one</h1>" } });
+    const folder = mkdtempSync(join(tmpdir(), "iterate-cli-repo-"));
+    try {
+      const clone = join(folder, "site");
+      const cloned = await runCli(["repo", "clone", `${slug}:/repos/site`, clone], asAdmin());
+      expect(cloned.code, JSON.stringify(cloned.stderr)).toBe(0);
+      expect(readFileSync(join(clone, "index.html"), "utf8")).toBe("<h1>one</h1>");
+      // No secret was written into the clone: it asks the CLI each time.
+      const config = readFileSync(join(clone, ".git", "config"), "utf8");
+      expect(config).not.toContain(target().adminSecret);
+      expect(config).toContain("repo credential");
+      writeFileSync(join(clone, "index.html"), "<h1>two</h1>");
+      const git = (...args: string[]) =>
+        execFileSync("git", ["-c", "user.name=Ada", "-c", "user.email=ada@example.com", ...args], { cwd: clone, env: { ...process.env, ...asAdmin(), GIT_TERMINAL_PROMPT: "0" }, stdio: "pipe" });
+      git("commit", "-am", "second");
+      git("push", "origin", "main");
+      expect(await site.readFile({ ref: "main", path: "index.html" })).toBe("<h1>two</h1>");
+      // With wrong credentials the OS refuses, and git (no prompt) fails instead of hanging.
+      const denied = () =>
+        execFileSync("git", ["fetch"], { cwd: clone, env: { ...process.env, ...asAdmin({ ITERATE_ADMIN_SECRET: "wrong-secret" }), GIT_TERMINAL_PROMPT: "0" }, stdio: "pipe" });
+      expect(denied).toThrow(/Authentication failed|401|could not read/i);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+

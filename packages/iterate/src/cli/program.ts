@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { Command } from "commander";
 import type { CliContext } from "./cli-context.ts";
 import { registerAdminCommands } from "./commands/admin-commands.ts";
+import { registerRepoCommands } from "./commands/repo-commands.ts";
 import { registerAgentCommands } from "./commands/agent-commands.ts";
 import { registerContextCommands } from "./commands/context-commands.ts";
 import { registerSessionCommands } from "./commands/session-commands.ts";
@@ -38,6 +39,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerStreamCommands(program, ctx);
   registerAgentCommands(program, ctx);
   registerAdminCommands(program, ctx);
+  registerRepoCommands(program, ctx);
   program.command("complete").description("print a shell completion script: iterate complete bash|zsh|fish|powershell").argument("[shell]");
   // Every subcommand reports through the same streams and throws instead of exiting.
   const configure = (command: Command) => {

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { ItxError } from "../../errors/index.ts";
 import type { IssuedToken, IssuedTokenAnswer } from "../../types.ts";
 import type { CliContext } from "../cli-context.ts";
 import { readSecret } from "../io.ts";
@@ -7,7 +6,7 @@ import { table } from "../render.ts";
 import { UsageError } from "../target.ts";
 import { parseInteger } from "./context-commands.ts";
 
-/** `secrets set`, `tokens issue|list|revoke`, `repo clone` (not yet). */
+/** `secrets set`, `tokens issue|list|revoke`. */
 export function registerAdminCommands(program: Command, ctx: CliContext): void {
   const secrets = program.command("secrets").description("write-only secret material for a project's egress");
   secrets
@@ -53,14 +52,5 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
     .action(async (tokenId: string) => {
       const answer = (await ctx.step("revoking", ctx.session().tokens.revoke(tokenId))) as { revoked: boolean };
       ctx.print({ tokenId, ...answer }, answer.revoked ? `revoked ${tokenId}` : `${tokenId} was not active`);
-    });
-
-  program
-    .command("repo")
-    .description("git repositories (not yet: they arrive with repos in the OS)")
-    .command("clone")
-    .argument("<repo>", "the repository's path")
-    .action(() => {
-      throw new ItxError("UNAVAILABLE", "repos are not in this OS yet: `iterate repo clone` arrives with them");
     });
 }
