@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -88,6 +89,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   const secretsKey = options.vars?.ITERATE_SECRETS_KEY ?? (keyFromEnv !== undefined && keyFromEnv !== "" ? keyFromEnv : LOCAL_SECRETS_KEY);
   const vars = {
     ITERATE_ADMIN_SECRET: adminSecret,
+    ITERATE_SESSION_KEY: process.env.ITERATE_SESSION_KEY || localSessionKey(persistTo),
     EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback",
     ITERATE_SECRETS_KEY: secretsKey,
     ...options.vars,
@@ -161,6 +163,23 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     console.log(`local OS at ${baseUrl}: ITERATE_SECRETS_KEY is unset, so secrets are encrypted under the local default key (local use only, never a deployment)`);
   }
   return { baseUrl, adminSecret, persistTo, logPath, process: child, ...(runner ? { runner } : {}), stop };
+}
+
+/**
+ * The key browser session cookies are signed with locally: random, made once per state folder
+ * (so `pnpm dev` keeps you signed in across restarts) and readable only by you. There is no
+ * shared default: a cookie from one local OS never verifies on another.
+ */
+function localSessionKey(persistTo: string): string {
+  const path = join(persistTo, "session-key");
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    mkdirSync(persistTo, { recursive: true });
+    const key = randomBytes(32).toString("base64url");
+    writeFileSync(path, key, { mode: 0o600 });
+    return key;
+  }
 }
 
 /**
