@@ -1,4 +1,3 @@
-import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { verifyToken } from "./bearer-token.ts";

@@ -88,7 +88,8 @@ async function readJson(request: Request): Promise<unknown> {
   const reader = request.body?.getReader();
   const chunks: Uint8Array[] = [];
   let bytes = 0;
-  while (reader) {
+  for (;;) {
+    if (!reader) break;
     const { done, value } = await reader.read();
     if (done) break;
     bytes += value.byteLength;

@@ -1,0 +1,74 @@
+import type { StreamEvent } from "../types.ts";
+
+/** One entry of an agent's conversation, as the dashboard and `useAgent` show it. */
+export type ConversationEntry =
+  /** A person's message (`agent/context-added`, role user). */
+  | { kind: "user"; offset: number; text: string; from: string }
+  /** What the agent said to people (`agent/message-sent`). */
+  | { kind: "agent"; offset: number; text: string }
+  /** A script the agent asked to run (`itx/run-requested`). */
+  | { kind: "script"; offset: number; script: string }
+  /** A script's outcome (`itx/run-settled`): its result as JSON, or `CODE: message`. */
+  | { kind: "result"; offset: number; text: string; status: "succeeded" | "failed" }
+  /** The loop ended without a reply, or the model request failed. */
+  | { kind: "stopped"; offset: number; reason: string };
+
+/** The conversation so far, and the reply the model is streaming now (from ephemeral frames). */
+export interface Conversation {
+  entries: ConversationEntry[];
+  /** Text of the reply being streamed, or null when no model request is in flight. */
+  streaming: string | null;
+  /** True from a model request until its settled fact. */
+  thinking: boolean;
+}
+
+const AGENT = "events.iterate.com/agent/";
+const ITX = "events.iterate.com/itx/";
+
+/** An empty conversation, the fold's start. */
+export function emptyConversation(): Conversation {
+  return { entries: [], streaming: null, thinking: false };
+}
+
+/**
+ * Folds one agent-stream event into the conversation. Pure: `useAgent` calls it for every event
+ * the live subscription delivers, history first, so a reload shows what a live viewer saw (minus
+ * the ephemeral frames, which were never stored).
+ */
+export function foldConversation(state: Conversation, event: StreamEvent): Conversation {
+  const payload = (event.payload ?? {}) as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+  const add = (entry: ConversationEntry): Conversation => ({ ...state, entries: [...state.entries, entry] });
+  switch (event.type) {
+    case `${AGENT}context-added`: {
+      if (payload.role === "user") return add({ kind: "user", offset: event.offset, text: text(payload.content), from: event.source.origin ?? "" });
+      if (payload.role === "assistant") return { ...state, streaming: null };
+      return state;
+    }
+    case `${AGENT}llm-request-requested`:
+      return { ...state, thinking: true, streaming: "" };
+    case `${AGENT}llm-response-frame`:
+      return typeof payload.delta === "string" ? { ...state, streaming: (state.streaming ?? "") + payload.delta } : state;
+    case `${AGENT}llm-request-settled`: {
+      const settled = { ...state, thinking: false, streaming: null };
+      if (payload.status === "succeeded") return settled;
+      return { ...settled, entries: [...state.entries, { kind: "stopped", offset: event.offset, reason: `model request ${text(payload.status)}` }] };
+    }
+    case `${AGENT}message-sent`:
+      return add({ kind: "agent", offset: event.offset, text: text(payload.text) });
+    case `${ITX}run-requested`:
+      return typeof payload.script === "string" ? add({ kind: "script", offset: event.offset, script: payload.script }) : state;
+    case `${ITX}run-settled`: {
+      if (payload.status === "succeeded") {
+        const shown = payload.result === undefined ? "undefined" : JSON.stringify(payload.result);
+        return add({ kind: "result", offset: event.offset, text: shown, status: "succeeded" });
+      }
+      const error = (payload.error ?? {}) as { code?: unknown; message?: unknown };
+      return add({ kind: "result", offset: event.offset, text: `${text(error.code ?? "SCRIPT_FAILED")}: ${text(error.message ?? "the script failed")}`, status: "failed" });
+    }
+    case `${AGENT}loop-stopped`:
+      return add({ kind: "stopped", offset: event.offset, reason: text(payload.reason ?? "the loop stopped") });
+    default:
+      return state;
+  }
+}
