@@ -25,6 +25,8 @@ export interface Conversation {
 const AGENT = "events.iterate.com/agent/";
 const ITX = "events.iterate.com/itx/";
 
+const text = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value));
+
 /** An empty conversation, the fold's start. */
 export function emptyConversation(): Conversation {
   return { entries: [], streaming: null, thinking: false };
@@ -37,7 +39,6 @@ export function emptyConversation(): Conversation {
  */
 export function foldConversation(state: Conversation, event: StreamEvent): Conversation {
   const payload = (event.payload ?? {}) as Record<string, unknown>;
-  const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
   const add = (entry: ConversationEntry): Conversation => ({ ...state, entries: [...state.entries, entry] });
   switch (event.type) {
     case `${AGENT}context-added`: {
