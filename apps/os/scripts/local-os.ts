@@ -10,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startRunnerWatchdog, type RunnerWatchdog } from "./runner-watchdog.ts";
 import { freePort } from "./free-port.ts";
+import { ensureDashboardBuilt } from "./dashboard-build.ts";
 
 export { freePort };
 
@@ -78,6 +79,8 @@ export const QUIET_WRANGLER_ENV = {
 };
 
 export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalOs> {
+  // The dashboard is static assets the Worker serves: build them first if they are stale.
+  ensureDashboardBuilt({ log: (line) => console.log(line) });
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
   const temporaryState = options.persistTo === undefined;
@@ -195,7 +198,10 @@ function localConfig(withRunner: boolean): Record<string, unknown> {
     .join("\n");
   const { $schema: _schema, main, ...config } = JSON.parse(text) as Record<string, unknown>;
   const services = withRunner ? [{ binding: "RUNNER", service: RUNNER_SERVICE, entrypoint: "RunnerEntrypoint" }] : [];
-  return { ...config, main: join(OS_DIR, String(main)), services };
+  // Paths in the config are relative to wrangler.jsonc; this copy lives elsewhere.
+  const assets = config.assets as { directory: string } | undefined;
+  const absoluteAssets = assets ? { assets: { ...assets, directory: resolve(OS_DIR, assets.directory) } } : {};
+  return { ...config, ...absoluteAssets, main: join(OS_DIR, String(main)), services };
 }
 
 async function waitUntilReady(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {

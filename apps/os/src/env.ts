@@ -30,6 +30,8 @@ export interface Env {
   /** Private destinations egress may reach: "" none, "loopback" this machine, "1" all, or a comma list of hosts. */
   EGRESS_ALLOW_PRIVATE_ADDRESSES?: string;
   LOADER: WorkerLoader;
+  /** The dashboard's static assets (wrangler.jsonc `assets`). */
+  ASSETS?: Fetcher;
   /**
    * The runner: a separate workerd process that loads untrusted code, bound only by the local OS
    * (apps/os/scripts/local-os.ts), where workerd enforces no CPU or memory limit. Absent in a

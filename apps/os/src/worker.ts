@@ -7,6 +7,7 @@ import { codedErrorResponse } from "./api/coded-response.ts";
 import { serveGit } from "./repo/git-http.ts";
 import { serveBrowserAuth } from "./auth/browser-sign-in.ts";
 import { handshakeOf } from "./auth/handshake.ts";
+import { serveDashboard } from "./dashboard-assets.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -50,11 +51,10 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
         connection.markAuthenticated();
         return new BenchRootRpcTarget(env);
       });
-    case "/":
     case "/health":
       return Response.json({ ok: true, service: "iterate-os", api: "/api" });
     default:
-      return notFound();
+      return (await serveDashboard(request, env)) ?? notFound();
   }
 }
 
