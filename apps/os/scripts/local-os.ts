@@ -156,7 +156,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     if (temporaryState) rmSync(persistTo, { recursive: true, force: true });
   };
   try {
-    [runner] = await Promise.all([runnerStarting, waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 60_000)]);
+    [runner] = await Promise.all([runnerStarting, waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 120_000)]);
   } catch (error) {
     runner = await runnerStarting.catch(() => undefined);
     await stop();
