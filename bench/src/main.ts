@@ -2,6 +2,7 @@
 import { measureAgents } from "./agents.ts";
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
+import { measureDashboard } from "./dashboard.ts";
 import { measureDeploy } from "./deploy.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
@@ -27,6 +28,7 @@ try {
   if (!only || only.includes("scheduler")) await measureScheduler(target);
   if (!only || only.includes("deploy")) measureDeploy();
   if (!only || only.includes("repos")) await measureRepos(target, baselines);
+  if (!only || only.includes("dashboard")) await measureDashboard(target);
 } finally {
   await target.close();
 }
