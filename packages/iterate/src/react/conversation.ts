@@ -22,8 +22,15 @@ export interface Conversation {
   thinking: boolean;
 }
 
-const AGENT = "events.iterate.com/agent/";
-const ITX = "events.iterate.com/itx/";
+// The agent-stream events the conversation is folded from (docs/agents.md, "One turn, as events").
+const CONTEXT_ADDED = "events.iterate.com/agent/context-added";
+const LLM_REQUEST_REQUESTED = "events.iterate.com/agent/llm-request-requested";
+const LLM_RESPONSE_FRAME = "events.iterate.com/agent/llm-response-frame";
+const LLM_REQUEST_SETTLED = "events.iterate.com/agent/llm-request-settled";
+const MESSAGE_SENT = "events.iterate.com/agent/message-sent";
+const LOOP_STOPPED = "events.iterate.com/agent/loop-stopped";
+const RUN_REQUESTED = "events.iterate.com/itx/run-requested";
+const RUN_SETTLED = "events.iterate.com/itx/run-settled";
 
 const text = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value));
 
@@ -41,25 +48,25 @@ export function foldConversation(state: Conversation, event: StreamEvent): Conve
   const payload = (event.payload ?? {}) as Record<string, unknown>;
   const add = (entry: ConversationEntry): Conversation => ({ ...state, entries: [...state.entries, entry] });
   switch (event.type) {
-    case `${AGENT}context-added`: {
+    case CONTEXT_ADDED: {
       if (payload.role === "user") return add({ kind: "user", offset: event.offset, text: text(payload.content), from: event.source.origin ?? "" });
       if (payload.role === "assistant") return { ...state, streaming: null };
       return state;
     }
-    case `${AGENT}llm-request-requested`:
+    case LLM_REQUEST_REQUESTED:
       return { ...state, thinking: true, streaming: "" };
-    case `${AGENT}llm-response-frame`:
+    case LLM_RESPONSE_FRAME:
       return typeof payload.delta === "string" ? { ...state, streaming: (state.streaming ?? "") + payload.delta } : state;
-    case `${AGENT}llm-request-settled`: {
+    case LLM_REQUEST_SETTLED: {
       const settled = { ...state, thinking: false, streaming: null };
       if (payload.status === "succeeded") return settled;
       return { ...settled, entries: [...state.entries, { kind: "stopped", offset: event.offset, reason: `model request ${text(payload.status)}` }] };
     }
-    case `${AGENT}message-sent`:
+    case MESSAGE_SENT:
       return add({ kind: "agent", offset: event.offset, text: text(payload.text) });
-    case `${ITX}run-requested`:
+    case RUN_REQUESTED:
       return typeof payload.script === "string" ? add({ kind: "script", offset: event.offset, script: payload.script }) : state;
-    case `${ITX}run-settled`: {
+    case RUN_SETTLED: {
       if (payload.status === "succeeded") {
         const shown = payload.result === undefined ? "undefined" : JSON.stringify(payload.result);
         return add({ kind: "result", offset: event.offset, text: shown, status: "succeeded" });
@@ -67,7 +74,7 @@ export function foldConversation(state: Conversation, event: StreamEvent): Conve
       const error = (payload.error ?? {}) as { code?: unknown; message?: unknown };
       return add({ kind: "result", offset: event.offset, text: `${text(error.code ?? "SCRIPT_FAILED")}: ${text(error.message ?? "the script failed")}`, status: "failed" });
     }
-    case `${AGENT}loop-stopped`:
+    case LOOP_STOPPED:
       return add({ kind: "stopped", offset: event.offset, reason: text(payload.reason ?? "the loop stopped") });
     default:
       return state;
