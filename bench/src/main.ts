@@ -3,6 +3,7 @@ import { measureAgents } from "./agents.ts";
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
 import { measureCli } from "./cli.ts";
+import { measureDashboard } from "./dashboard.ts";
 import { measureDeploy } from "./deploy.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
@@ -32,6 +33,7 @@ try {
     if (!only || only.includes("repos")) await measureRepos(target, baselines);
   }
   if (!only || only.includes("cli")) await measureCli(target);
+  if (!only || only.includes("dashboard")) await measureDashboard(target);
 } finally {
   await target.close();
 }

@@ -69,6 +69,12 @@ export const LIMITS = {
   GIT_HTTP_NEGOTIATION_MAX_BYTES: 1_048_576,
   /** Ref updates one push may carry. */
   GIT_HTTP_REF_UPDATES_MAX: 100,
+  /** Bytes of a browser sign-in body ({ credentials }): read whole before anything authenticates. */
+  SIGN_IN_BODY_MAX_BYTES: 16_384,
+  /** Characters of a Cookie header the OS reads: bounds parsing before anything authenticates. */
+  COOKIE_HEADER_MAX_LENGTH: 8_192,
+  /** Characters of a session cookie's value: longer ones are never ours and are not verified. */
+  SESSION_COOKIE_MAX_LENGTH: 256,
 } as const;
 
 /** The name of one OS limit, as it appears in an error's `details.limit`. */

@@ -5,6 +5,9 @@ import type { Env } from "./env.ts";
 import { routeToCapability } from "./ingress/capability-ingress.ts";
 import { codedErrorResponse } from "./api/coded-response.ts";
 import { serveGit } from "./repo/git-http.ts";
+import { serveBrowserAuth } from "./auth/browser-sign-in.ts";
+import { handshakeOf } from "./auth/handshake.ts";
+import { serveDashboard } from "./dashboard-assets.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -35,7 +38,11 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
   switch (url.pathname) {
     case "/api":
-      return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection));
+      return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection, handshakeOf(request)));
+    case "/auth/sign-in":
+      return serveBrowserAuth(request, env, "sign-in");
+    case "/auth/sign-out":
+      return serveBrowserAuth(request, env, "sign-out");
     case "/api/bench":
       if (env.ITERATE_BENCH !== "1") return notFound();
       // The benchmark root (on only with ITERATE_BENCH=1) has no authenticate(): its sessions are
@@ -44,11 +51,10 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
         connection.markAuthenticated();
         return new BenchRootRpcTarget(env);
       });
-    case "/":
     case "/health":
       return Response.json({ ok: true, service: "iterate-os", api: "/api" });
     default:
-      return notFound();
+      return (await serveDashboard(request, env)) ?? notFound();
   }
 }
 
