@@ -4,7 +4,8 @@
  * built-in, or a literal kind widened to `string` fails the build here.
  */
 import type { Agent, AgentChat, Agents, CapabilityHost, Egress, Itx, Repo, Repos, Scheduler, Secret, Secrets, Session, Stream, Tokens, UnauthenticatedRoot } from "iterate/types";
-import type { AgentChatRpcTarget, AgentRpcTarget, AgentsRpcTarget } from "./agent/agent-rpc-target.ts";
+import type { AgentChatRpcTarget } from "./agent/agent-chat-rpc-target.ts";
+import type { AgentRpcTarget, AgentsRpcTarget } from "./agent/agent-rpc-target.ts";
 import type { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
 import type { SessionRpcTarget } from "./api/session.ts";
 import type { TokensRpcTarget } from "./auth/tokens-rpc-target.ts";

@@ -16,7 +16,7 @@ describe("the types an itx answers in __describe()", () => {
     expect(ITX_TYPES).not.toMatch(/type Credentials\b/);
   });
 
-  test("a declaration keeps its JSDoc and ends where it closes", () => {
+  test("a declaration is cut with its JSDoc and ends where it closes", () => {
     const source = [
       "/** A. */",
       "export interface A {",
@@ -34,6 +34,7 @@ describe("the types an itx answers in __describe()", () => {
     const declarations = declarationsOf(source);
     expect(declarations.map((declaration) => declaration.name)).toEqual(["A", "B", "Unused"]);
     expect(declarations[0]?.text).toBe("/** A. */\nexport interface A {\n  /** its b */\n  b: B;\n}");
+    expect(declarations[0]?.code).toBe("export interface A {\n  b: B;\n}");
     expect(declarations[1]?.text).toBe('export type B =\n  | "x"\n  | "y";');
     expect(reachableFrom(declarations, "A").map((declaration) => declaration.name)).toEqual(["A", "B"]);
   });

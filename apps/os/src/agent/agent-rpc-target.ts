@@ -1,16 +1,13 @@
 import { RpcTarget } from "cloudflare:workers";
-import type { EventSource, StreamEvent } from "iterate/types";
+import type { StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
-import type { Env } from "../env.ts";
-import type { Caller } from "../capability-host/capability-host-api.ts";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
-import { parseStreamPath } from "../stream/coordinate.ts";
 import { deferredBackend, StreamCapability, streamStub } from "../stream/stream-capability.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
-import { llmConfigSchema, type AgentState } from "./agent-contract.ts";
+import type { AgentState } from "./agent-contract.ts";
 import {
   AGENT_CONFIGURED,
   AGENT_CREATED,
@@ -21,38 +18,12 @@ import {
   LOOP_STOPPED,
   MESSAGE_SENT,
 } from "./agent-events.ts";
+import { AgentChatRpcTarget } from "./agent-chat-rpc-target.ts";
+import { AGENTS_SURFACE, isAgentPath, parseAgentPath, parseConfig, parseMessage, type AgentScope } from "./agent-input.ts";
 import { AGENT_LIMITS } from "./agent-limits.ts";
 
 /** The binding whose Durable Objects host agents' processors. */
 export const AGENT_BINDING = "AGENT_PROCESSORS";
-
-/** What an agent handle acts with: the caller's identity, fixed when the handle was minted. */
-export interface AgentScope {
-  env: Env;
-  projectId: () => Promise<string>;
-  caller: Caller;
-  /** What writes through this handle are stamped with (the caller's origin, principal, reaction). */
-  stamp: EventSource;
-  /** An itx handle on a context of this project, for the agent's own scope. */
-  at(path: string): ItxRpcTarget;
-}
-
-/** How the agent surface names itself on the facts it writes (see stream/write-authority.ts). */
-const AGENTS_SURFACE = "agents";
-
-/** Checks an agent path: `/agents/<name>` (deeper paths allowed). */
-export function parseAgentPath(path: unknown): string {
-  const parsed = parseStreamPath(path);
-  if (!parsed.startsWith("/agents/")) {
-    throw new ItxError("INVALID_ARGUMENT", `an agent lives at /agents/<name>, got ${JSON.stringify(parsed)}`);
-  }
-  return parsed;
-}
-
-/** True when `path` is an agent's context. */
-export function isAgentPath(path: string): boolean {
-  return path.startsWith("/agents/") && path.length > "/agents/".length;
-}
 
 /** `itx.agents`: the project's agents. */
 export class AgentsRpcTarget extends RpcTarget {
@@ -293,63 +264,6 @@ export class AgentRpcTarget extends RpcTarget {
   }
 }
 installInvokeFallback(AgentRpcTarget);
-
-/** `itx.chat` (and `agent.chat`): messages from the agent to the people it serves. */
-export class AgentChatRpcTarget extends RpcTarget {
-  readonly #scope: AgentScope;
-  readonly #path: string;
-
-  constructor(scope: AgentScope, path: string) {
-    super();
-    this.#scope = scope;
-    this.#path = path;
-  }
-
-  /** Appends `agent/message-sent { text }` to the agent's stream. Only the agent's own code speaks as it. */
-  async sendMessage(text: unknown): Promise<{ offset: number }> {
-    const content = parseMessage(text, "sendMessage");
-    if (this.#scope.caller.origin !== this.#path) {
-      throw new ItxError("PERMISSION_DENIED", `only code running as ${this.#path} speaks as that agent; this handle acts as ${this.#scope.caller.origin}`);
-    }
-    const projectId = await this.#scope.projectId();
-    const stamp = { ...this.#scope.stamp, platform: AGENTS_SURFACE };
-    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), stamp);
-    const [event] = await stream.append({ type: MESSAGE_SENT, payload: { text: content } });
-    return { offset: event?.offset ?? 0 };
-  }
-}
-
-function parseConfig(input: unknown, call: string): { llm?: unknown; systemPrompt?: string } {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) throw new ItxError("INVALID_ARGUMENT", `${call} takes { llm?, systemPrompt? }`);
-  const { llm, systemPrompt, ...rest } = input as Record<string, unknown>;
-  if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `${call} has no field(s) ${Object.keys(rest).join(", ")}`);
-  const config: { llm?: unknown; systemPrompt?: string } = {};
-  if (llm !== undefined) {
-    const parsed = llmConfigSchema.safeParse(llm);
-    if (!parsed.success) {
-      throw new ItxError("INVALID_ARGUMENT", `llm: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "llm"}: ${issue.message}`).join("; ")}`);
-    }
-    config.llm = parsed.data;
-  }
-  if (systemPrompt !== undefined) {
-    if (typeof systemPrompt !== "string") throw new ItxError("INVALID_ARGUMENT", "systemPrompt is a string");
-    if (systemPrompt.length > AGENT_LIMITS.SYSTEM_PROMPT_MAX_LENGTH) {
-      throw new ItxError("INVALID_ARGUMENT", `systemPrompt is at most ${AGENT_LIMITS.SYSTEM_PROMPT_MAX_LENGTH} characters`, {
-        details: { limit: "SYSTEM_PROMPT_MAX_LENGTH" },
-      });
-    }
-    config.systemPrompt = systemPrompt;
-  }
-  return config;
-}
-
-function parseMessage(text: unknown, call: string): string {
-  if (typeof text !== "string" || text.trim().length === 0) throw new ItxError("INVALID_ARGUMENT", `${call} takes a non-empty string`);
-  if (text.length > AGENT_LIMITS.MESSAGE_MAX_LENGTH) {
-    throw new ItxError("INVALID_ARGUMENT", `a message is at most ${AGENT_LIMITS.MESSAGE_MAX_LENGTH} characters`, { details: { limit: "MESSAGE_MAX_LENGTH" } });
-  }
-  return text;
-}
 
 function describeState(state: AgentState, offset: number) {
   if (!state.created) return { created: false as const, offset };

@@ -1,5 +1,7 @@
 import { ItxError } from "iterate/errors";
-import { AgentChatRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } from "../agent/agent-rpc-target.ts";
+import { AgentChatRpcTarget } from "../agent/agent-chat-rpc-target.ts";
+import { isAgentPath, type AgentScope } from "../agent/agent-input.ts";
+import { AgentsRpcTarget } from "../agent/agent-rpc-target.ts";
 import type { BuiltInNames, Confinement } from "../capability-host/jail.ts";
 import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
 import { SchedulerRpcTarget } from "../scheduler/scheduler-rpc-target.ts";

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { STREAM_LIMITS, matchesPayload, validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
+import { STREAM_LIMITS, validateGetEventsInput } from "iterate/stream/events";
 import type { Env } from "../env.ts";
 import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
 import { planAppend } from "./append-plan.ts";
@@ -12,6 +12,7 @@ import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
 import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, loopLimitError } from "./reaction.ts";
 import { STREAM_CORE_TYPES, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { StreamCapability, uncodedBackend } from "./stream-capability.ts";
+import { firstStoredMatch, parseSubscribeRequest, parseWaitQuery } from "./stream-queries.ts";
 import { Waiters } from "./waiters.ts";
 
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
@@ -81,7 +82,10 @@ export class StreamDurableObject extends DurableObject<Env> {
 
   /** Resolves with the first durable event (after `afterOffset`) that matches, or TIMEOUT. */
   waitForEvent(input: unknown): Promise<Coded<StreamEvent>> {
-    return asCoded(() => this.#waitForEvent(input));
+    return asCoded(async () => {
+      const query = parseWaitQuery(input);
+      return firstStoredMatch(this.#journal, query) ?? this.#waiters.wait(query.matches, query.timeoutMs, query.described);
+    });
   }
 
   /**
@@ -189,40 +193,8 @@ export class StreamDurableObject extends DurableObject<Env> {
     return this.#journal.byIdempotencyKey(key) ?? null;
   }
 
-  async #waitForEvent(input: unknown): Promise<StreamEvent> {
-    const query = validateWaitForEventInput(input);
-    const matches = (event: StreamEvent) =>
-      event.offset > (query.afterOffset ?? 0) &&
-      (query.type === undefined || event.type === query.type) &&
-      (query.types === undefined || query.types.includes(event.type)) &&
-      (query.payload === undefined || matchesPayload(event.payload, query.payload));
-    let after = query.afterOffset ?? 0;
-    const types = query.type === undefined ? query.types : [query.type];
-    for (;;) {
-      const page = this.#journal.read(after, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, types);
-      const hit = page.find(matches);
-      if (hit) return hit;
-      const last = page.at(-1);
-      if (!last || page.length < STREAM_LIMITS.READ_MAX_LIMIT) break;
-      after = last.offset;
-    }
-    const described = JSON.stringify({ type: query.type, types: query.types, payload: query.payload, afterOffset: query.afterOffset });
-    return this.#waiters.wait(matches, query.timeoutMs, described);
-  }
-
   #subscribe(request: SubscribeRequest): { key: string; afterOffset: number; head: number } {
-    const afterOffset = request.afterOffset ?? 0;
-    if (!Number.isSafeInteger(afterOffset) || afterOffset < 0) {
-      throw new ItxError("INVALID_ARGUMENT", `afterOffset must be a non-negative integer, got ${String(afterOffset)}`);
-    }
-    if (typeof request.callback !== "function") throw new ItxError("INVALID_ARGUMENT", "subscribe needs a callback function");
-    const key = request.key ?? crypto.randomUUID();
-    if (typeof key !== "string" || key.length === 0 || key.length > 256) {
-      throw new ItxError("INVALID_ARGUMENT", "a subscription key is 1-256 characters");
-    }
-    if (request.types !== undefined && (!Array.isArray(request.types) || request.types.some((t) => typeof t !== "string"))) {
-      throw new ItxError("INVALID_ARGUMENT", "types must be an array of event types");
-    }
+    const { key, afterOffset, types } = parseSubscribeRequest(request);
     this.#live.get(key)?.close();
     this.#live.delete(key);
     if (this.#live.size >= LIVE_SUBSCRIBERS_MAX) {
@@ -236,7 +208,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       key,
       afterOffset,
       callback,
-      ...(request.types ? { types: request.types } : {}),
+      ...(types ? { types } : {}),
       onFailure: (failed) => {
         if (this.#live.get(failed.key) === failed) this.#live.delete(failed.key);
       },

@@ -1,0 +1,66 @@
+import type { StreamEvent } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import { STREAM_LIMITS, matchesPayload, validateWaitForEventInput } from "iterate/stream/events";
+import type { Journal } from "./journal.ts";
+import type { SubscribeRequest } from "./stream-api.ts";
+
+// The read-side questions a stream answers, apart from its Durable Object: which stored event a
+// waiter is after, and what a subscribe request asks for.
+
+/** A `waitForEvent` query: the first stored match, or how to wait for a later one. */
+export interface WaitQuery {
+  matches(event: StreamEvent): boolean;
+  /** Set when the query names types: the journal reads only those. */
+  types?: string[];
+  afterOffset: number;
+  timeoutMs: number;
+  /** The query as a TIMEOUT message names it. */
+  described: string;
+}
+
+export function parseWaitQuery(input: unknown): WaitQuery {
+  const query = validateWaitForEventInput(input);
+  const afterOffset = query.afterOffset ?? 0;
+  const types = query.type === undefined ? query.types : [query.type];
+  return {
+    matches: (event) =>
+      event.offset > afterOffset &&
+      (query.type === undefined || event.type === query.type) &&
+      (query.types === undefined || query.types.includes(event.type)) &&
+      (query.payload === undefined || matchesPayload(event.payload, query.payload)),
+    ...(types === undefined ? {} : { types }),
+    afterOffset,
+    timeoutMs: query.timeoutMs,
+    described: JSON.stringify({ type: query.type, types: query.types, payload: query.payload, afterOffset: query.afterOffset }),
+  };
+}
+
+/** The first stored event the query matches, read page by page. */
+export function firstStoredMatch(journal: Journal, query: WaitQuery): StreamEvent | undefined {
+  let after = query.afterOffset;
+  for (;;) {
+    const page = journal.read(after, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, query.types);
+    const hit = page.find(query.matches);
+    if (hit) return hit;
+    const last = page.at(-1);
+    if (!last || page.length < STREAM_LIMITS.READ_MAX_LIMIT) return undefined;
+    after = last.offset;
+  }
+}
+
+/** A subscribe request's key, starting offset and types, checked. */
+export function parseSubscribeRequest(request: SubscribeRequest): { key: string; afterOffset: number; types?: string[] } {
+  const afterOffset = request.afterOffset ?? 0;
+  if (!Number.isSafeInteger(afterOffset) || afterOffset < 0) {
+    throw new ItxError("INVALID_ARGUMENT", `afterOffset must be a non-negative integer, got ${String(afterOffset)}`);
+  }
+  if (typeof request.callback !== "function") throw new ItxError("INVALID_ARGUMENT", "subscribe needs a callback function");
+  const key = request.key ?? crypto.randomUUID();
+  if (typeof key !== "string" || key.length === 0 || key.length > 256) {
+    throw new ItxError("INVALID_ARGUMENT", "a subscription key is 1-256 characters");
+  }
+  if (request.types !== undefined && (!Array.isArray(request.types) || request.types.some((t) => typeof t !== "string"))) {
+    throw new ItxError("INVALID_ARGUMENT", "types must be an array of event types");
+  }
+  return { key, afterOffset, ...(request.types ? { types: request.types } : {}) };
+}
