@@ -1,8 +1,8 @@
-import { AGENT_LIMITS } from "../../apps/os/src/agent/agent-limits.ts";
 import { SPOKEN, runTurn, type AgentUnderTest, type Segments, type Turn } from "./agent-turn.ts";
 import { scriptReply, startLoopbackModelServer, type LoopbackModelServer } from "./peer/loopback-model.ts";
 import { interleave, report, summarize } from "./stats.ts";
 import { openProject, type BenchTarget } from "./target.ts";
+import { LIMITS } from "../../apps/os/src/limits.ts";
 
 /** Warm turns per series (two series). */
 const ROUNDS = 40;
@@ -13,7 +13,7 @@ const TARGET_MS = 50;
 
 // Each turn adds two history items (the message and the reply). Below HISTORY_ITEMS_MAX no
 // compaction happens, so no turn pays for the replay a compacted history forces.
-if (2 * (1 + WARM_UP + 2 * ROUNDS) > AGENT_LIMITS.HISTORY_ITEMS_MAX) throw new Error("the warm agent's history would be compacted");
+if (2 * (1 + WARM_UP + 2 * ROUNDS) > LIMITS.HISTORY_ITEMS_MAX) throw new Error("the warm agent's history would be compacted");
 
 /**
  * One agent turn against a loopback model that answers at once with a script saying "ok":
@@ -84,7 +84,7 @@ function verdict(ms: number): string {
 }
 
 const SEGMENTS: Array<[keyof Segments, string]> = [
-  ["messageToRequest", `message -> llm-request-requested: delivery to the processor and DEBOUNCE_MS = ${AGENT_LIMITS.DEBOUNCE_MS}`],
+  ["messageToRequest", `message -> llm-request-requested: delivery to the processor and DEBOUNCE_MS = ${LIMITS.DEBOUNCE_MS}`],
   ["requestToSettled", "-> llm-request-settled: describe, prompt, egress, the model, reply parsing, one commit"],
   ["settledToMessageSent", "-> message-sent: the script's load and start, its itx.chat.sendMessage"],
   ["messageSentToRunSettled", "-> itx/run-settled: the script's end and settled fact"],

@@ -1,8 +1,14 @@
+import { STREAM_LIMITS } from "iterate/stream/events";
+import { UNTRUSTED_LIMITS } from "./worker-loader/untrusted-limits.ts";
+
 /**
- * Every limit the OS puts on untrusted input, in one place. Each says what it protects; each has
- * a test that crosses it and expects a coded error.
+ * Every limit the OS puts on untrusted input, in one place (the one registry: no module keeps a
+ * limit of its own; `LIMITS` below adds the stream's and untrusted code's groups). Each says what it protects; each limit on input has a test that crosses it
+ * and expects a coded error whose `details.limit` is its name (`LimitName`). Also here: the
+ * bounds the platform keeps on its own memory (caches, hints), so a reader finds every number.
  */
-export const LIMITS = {
+const PLATFORM_LIMITS = {
+  // ---- The API and authentication ----
   /** Longest secret or token accepted in credentials: bounds hashing and comparison work. */
   CREDENTIAL_STRING_MAX_LENGTH: 4096,
   /** Longest principal id an impersonation may name: ids are stamped onto every event. */
@@ -41,6 +47,100 @@ export const LIMITS = {
    * the connection ends), so one client cannot grow the Worker's memory without bound.
    */
   CONNECTION_LIVE_CONTEXTS_MAX: 1000,
+
+  // ---- Authentication and sessions ----
+  /** Longest lifetime of an issued token. */
+  TOKEN_TTL_MAX_SECONDS: 30 * 24 * 3600,
+  /** Bytes of a browser sign-in body ({ credentials }): read whole before anything authenticates. */
+  SIGN_IN_BODY_MAX_BYTES: 16_384,
+  /** Characters of a Cookie header the OS reads: bounds parsing before anything authenticates. */
+  COOKIE_HEADER_MAX_LENGTH: 8_192,
+  /** Characters of a session cookie's value: longer ones are never ours and are not verified. */
+  SESSION_COOKIE_MAX_LENGTH: 256,
+
+  // ---- Projects ----
+  PROJECT_SLUG_MAX_LENGTH: 63,
+
+  // ---- Streams (the platform's own; the event rules are STREAM_LIMITS above) ----
+  /** Longest stream path: paths are stamped onto every event and used as Durable Object names. */
+  STREAM_PATH_MAX_LENGTH: 512,
+  /** Most hosted-processor subscriptions on one stream: each is woken on every append. */
+  SUBSCRIPTIONS_MAX: 32,
+  /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
+  LIVE_SUBSCRIBERS_MAX: 256,
+  /** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */
+  READ_JSON_MAX_LIMIT: 10_000,
+  /** Longest a held append (`holdDelivery`) waits for the next append before its processors get it anyway. */
+  DELIVERY_HOLD_MS: 1_000,
+  /**
+   * Most rounds a chain of reactions may run: code reacting to code reacting to ... A write stamped
+   * with a later round is refused with LOOP_LIMIT, so two agents answering each other (or a handler
+   * appending what it handles) stop on their own.
+   */
+  REACTION_ROUNDS_MAX: 5,
+
+  // ---- Contexts and capabilities ----
+  /** Longest capability path: paths are keys of the table and travel with every call. */
+  CAPABILITY_PATH_MAX_SEGMENTS: 32,
+  /** Longest path segment. */
+  CAPABILITY_SEGMENT_MAX_LENGTH: 128,
+  /** How many hosts one call may pass through (delegation, expressions calling capabilities). */
+  CALL_DEPTH_MAX: 32,
+  /** Longest `instructions` on a mount: describe() returns them for every mount in the chain. */
+  INSTRUCTIONS_MAX_LENGTH: 4_000,
+  /** Longest `types` on a mount. */
+  TYPES_MAX_LENGTH: 16_000,
+  /** Most steps in an expression recipe. */
+  EXPRESSION_STEPS_MAX: 8,
+  /** Most mounts one context may hold: the table is one checkpoint (at most 2 MB). */
+  MOUNTS_MAX: 2_000,
+  /** Hints one context keeps (the least recently made go first). */
+  RESOLUTION_HINTS_MAX: 512,
+  /** A hint older than this is asked again: the safety net should a watcher not be reached. */
+  RESOLUTION_HINT_TTL_MS: 60_000,
+  /** Watchers one context keeps; past it, askers are answered but not watched (and so keep no hint). */
+  RESOLUTION_WATCHERS_MAX: 1_024,
+  /** Bytes of source one capability may carry: it is stored in its capability-provided event. */
+  SOURCE_MAX_BYTES: 131_072,
+  /** Modules one source capability may have. */
+  SOURCE_MODULES_MAX: 32,
+
+  // ---- Secrets and egress ----
+  /** Most characters of secret material: it travels in request headers and bodies. */
+  SECRET_MATERIAL_MAX_LENGTH: 16_384,
+  /** Most URLs in one secret's egress allowlist. */
+  SECRET_EGRESS_URLS_MAX: 32,
+  /** Largest text request body searched for placeholders (and response body scrubbed of material). */
+  EGRESS_TEXT_BODY_MAX_BYTES: 1_048_576,
+  /** Largest request body egress carries at all: it is held in memory while the chain is asked. */
+  EGRESS_BODY_MAX_BYTES: 10_485_760,
+  /** Distinct materials one run may use. Past it the run's result is withheld (it is fail-closed, not forgotten). */
+  RUN_MATERIALS_MAX: 64,
+
+  // ---- Dynamic workers ----
+  /** Most files in one dynamic worker's source. */
+  WORKER_FILES_MAX: 64,
+  /** Most bytes of source in one dynamic worker. */
+  WORKER_SOURCE_MAX_BYTES: 1_048_576,
+  /** Builds one OS isolate keeps: each holds a bundle in memory, and any caller can ask for a new one. */
+  WORKER_BUILDS_MAX: 64,
+  /** Characters of bundled modules the kept builds may hold together (about 64 MB as UTF-16). */
+  WORKER_BUILDS_MAX_CHARS: 32_000_000,
+  /** Longest durable worker key: it names a facet of the context's object. */
+  DURABLE_WORKER_KEY_MAX_LENGTH: 128,
+  /**
+   * Characters of prepared scripts (source plus module) one Worker isolate keeps: bounds the memory
+   * that untrusted sources can take in the cache below (about 8 MB).
+   */
+  PREPARED_SCRIPTS_MAX_CHARS: 4_000_000,
+  /**
+   * Most loop iterations one run may make, across all its loops. workerd runs every isolate of a
+   * process on one thread and the local runtime does not enforce the Loader's CPU limit, so a
+   * script's endless loop would stop the whole OS: every loop body counts against this instead.
+   */
+  LOOP_ITERATIONS_MAX: 50_000_000,
+
+  // ---- Repositories and git smart HTTP ----
   /** Bytes of one file in a repository: a blob is read whole into memory whenever it is served. */
   REPO_FILE_MAX_BYTES: 4_194_304,
   /** Files one commit (API or pushed) may change: bounds the trees rewritten and the event's changedPaths. */
@@ -55,6 +155,12 @@ export const LIMITS = {
   REPO_BRANCHES_MAX: 1000,
   /** Commits one push may add to a branch: each becomes a repo/commit-completed fact. */
   REPO_PUSH_COMMITS_MAX: 1000,
+  /** Characters in a commit message: it is stored in the commit and its event. */
+  REPO_COMMIT_MESSAGE_MAX_LENGTH: 65_536,
+  /** Globs one include or exclude list may hold: each path read is matched against every one. */
+  REPO_GLOB_MASKS_MAX: 100,
+  /** Characters in one glob: each becomes a regular expression. */
+  REPO_GLOB_MASK_MAX_LENGTH: 256,
   /** Commits `log` answers at most. */
   REPO_LOG_LIMIT_MAX: 1000,
   /** Bytes `snapshot` answers at most (a dynamic worker's sources, or a file map). */
@@ -69,13 +175,80 @@ export const LIMITS = {
   GIT_HTTP_NEGOTIATION_MAX_BYTES: 1_048_576,
   /** Ref updates one push may carry. */
   GIT_HTTP_REF_UPDATES_MAX: 100,
-  /** Bytes of a browser sign-in body ({ credentials }): read whole before anything authenticates. */
-  SIGN_IN_BODY_MAX_BYTES: 16_384,
-  /** Characters of a Cookie header the OS reads: bounds parsing before anything authenticates. */
-  COOKIE_HEADER_MAX_LENGTH: 8_192,
-  /** Characters of a session cookie's value: longer ones are never ours and are not verified. */
-  SESSION_COOKIE_MAX_LENGTH: 256,
+
+  // ---- The scheduler (names without a prefix: errors have always said them so) ----
+  /** Schedules one context may hold: each is a row of the fold's checkpoint and a firing to drive. */
+  SCHEDULES_PER_CONTEXT_MAX: 100,
+  /** Shortest `every`, in seconds: each occurrence runs a script in an isolate. */
+  EVERY_MIN_SECONDS: 1,
+  /** Longest `every`, in seconds (one year): keeps occurrence times far inside safe integers. */
+  EVERY_MAX_SECONDS: 31_536_000,
+  /** Longest schedule script: it is stored in the defining event and folded into every checkpoint. */
+  SCRIPT_MAX_LENGTH: 16_000,
+  /** Longest schedule key. */
+  KEY_MAX_LENGTH: 128,
+  /** Longest cron expression. */
+  CRON_MAX_LENGTH: 128,
+  /** Characters of a failed occurrence's error message kept in its `itx/schedule-failed` fact. */
+  ERROR_MESSAGE_MAX_LENGTH: 2_000,
+  /** Cron slots counted when missed ones coalesce; past it the count says "at least". */
+  COALESCE_COUNT_MAX: 1_000,
+
+  // ---- Logging ----
+  /** The limiter's window, in milliseconds. */
+  LOG_WINDOW_MS: 1_000,
+  /** Distinct messages a summary names; the rest are counted together. */
+  LOG_SUMMARY_KEYS_MAX: 16,
+
+  // ---- Scripts (untrusted code run by itx.run) ----
+  /** Characters of script source: it is stored in the run-requested event. */
+  SOURCE_MAX_LENGTH: 64_000,
+  /** Wall-clock time one run may take before it ends with TIMEOUT. */
+  TIMEOUT_MS: 30_000,
+  /** Bytes of JSON a script may return: the result is stored in the run-settled event. */
+  RESULT_MAX_BYTES: 131_072,
+
+  // ---- Agents ----
+  /** Longest message text (`message`, `ask`, `chat.sendMessage`): each lands in the model's context. */
+  MESSAGE_MAX_LENGTH: 32_000,
+  /** Longest per-agent system prompt. */
+  SYSTEM_PROMPT_MAX_LENGTH: 16_000,
+  /** Model turns in a row without a new message from outside: stops an agent that never returns undefined. */
+  AUTONOMOUS_TURNS_MAX: 8,
+  /** Corrective items in a row for replies without exactly one valid script block. */
+  CORRECTIVES_MAX: 1,
+  /** Items the history lane keeps; older ones are compacted away (the system lane never is). */
+  HISTORY_ITEMS_MAX: 200,
+  /** Characters of a script's result or error kept in the developer item the model reads. */
+  SCRIPT_OUTCOME_MAX_LENGTH: 8_000,
+  /** Characters a model reply may have; a longer stream is cut and the request fails. */
+  REPLY_MAX_LENGTH: 64_000,
+  /** How long the processor waits after the last input before asking the model (a burst is one turn). */
+  DEBOUNCE_MS: 5,
+  /** The longest a model request may take. */
+  LLM_TIMEOUT_MS: 120_000,
+  /** Default and largest `ask` wait. */
+  ASK_TIMEOUT_MS: 120_000,
 } as const;
 
-/** The name of one OS limit, as it appears in an error's `details.limit`. */
-export type OsLimit = keyof typeof LIMITS;
+export const LIMITS = {
+  // The event rules every stream enforces, from the SDK (`iterate/stream/events`): the in-memory
+  // stream of iterate/stream/test-support enforces the same numbers.
+  ...STREAM_LIMITS,
+  // Untrusted code (scripts, dynamic workers, source capabilities): kept in their own file, which
+  // the local runner's watchdog reads too (worker-loader/untrusted-limits.ts imports nothing).
+  ...UNTRUSTED_LIMITS,
+  ...PLATFORM_LIMITS,
+} as const;
+
+/** The name of one limit, as it appears in an error's `details.limit`. */
+export type LimitName = keyof typeof LIMITS;
+
+/** The `details` of an error that refuses input past a limit: its name, checked against the registry. */
+export function limitDetails(limit: LimitName): { limit: LimitName } {
+  return { limit };
+}
+
+// A name in two groups would silently take the later group's value: the groups are disjoint.
+type Shared<A, B> = keyof A & keyof B;
+const _disjoint: [Shared<typeof STREAM_LIMITS, typeof UNTRUSTED_LIMITS> | Shared<typeof STREAM_LIMITS, typeof PLATFORM_LIMITS> | Shared<typeof UNTRUSTED_LIMITS, typeof PLATFORM_LIMITS>] extends [never] ? true : never = true;

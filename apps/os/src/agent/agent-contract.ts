@@ -11,7 +11,7 @@ import {
   LOOP_STOPPED,
   MESSAGE_SENT,
 } from "./agent-events.ts";
-import { AGENT_LIMITS } from "./agent-limits.ts";
+import { LIMITS } from "../limits.ts";
 
 const SECRET_PATH = /^\/secrets(\/[A-Za-z0-9_.~-]+)+$/;
 
@@ -37,7 +37,7 @@ const reactionSchema = z.strictObject({ began: z.string(), round: z.number().int
 
 const configSchema = z.strictObject({
   llm: llmConfigSchema.optional(),
-  systemPrompt: z.string().max(AGENT_LIMITS.SYSTEM_PROMPT_MAX_LENGTH).optional(),
+  systemPrompt: z.string().max(LIMITS.SYSTEM_PROMPT_MAX_LENGTH).optional(),
 });
 
 /** One item of the model-visible history. `from` names the context a non-human sender wrote from. */
@@ -51,7 +51,7 @@ export type HistoryItem = z.infer<typeof itemSchema>;
 
 const contextAddedSchema = z.strictObject({
   role: z.enum(["user", "developer", "assistant"]),
-  content: z.string().min(1).max(AGENT_LIMITS.REPLY_MAX_LENGTH),
+  content: z.string().min(1).max(LIMITS.REPLY_MAX_LENGTH),
   /** Assistant items: the request they answer. */
   requestOffset: z.number().int().positive().optional(),
   /** A platform note asking the model to follow the reply contract. */
@@ -105,7 +105,7 @@ export const AgentContract = defineProcessorContract({
       error: errorSchema.optional(),
       usage: z.record(z.string(), z.number()).optional(),
     }),
-    [MESSAGE_SENT]: z.strictObject({ text: z.string().max(AGENT_LIMITS.MESSAGE_MAX_LENGTH) }),
+    [MESSAGE_SENT]: z.strictObject({ text: z.string().max(LIMITS.MESSAGE_MAX_LENGTH) }),
     [LOOP_STOPPED]: z.strictObject({
       reason: z.enum(["turn-limit", "no-script", "loop-limit", "llm-failed"]),
       message: z.string().max(4_000),

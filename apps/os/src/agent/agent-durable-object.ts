@@ -10,8 +10,8 @@ import { LLM_RESPONSE_FRAME } from "./agent-events.ts";
 import { AgentProcessor, type AgentEffects } from "./agent-processor.ts";
 import { renderSurface, requestMessages, type SurfaceDescription } from "./agent-prompt.ts";
 import { defaultLlm } from "./default-llm.ts";
-import { AGENT_LIMITS } from "./agent-limits.ts";
 import { complete } from "./llm-provider.ts";
+import { LIMITS } from "../limits.ts";
 
 /** How often streamed reply text is sent to live viewers as one ephemeral frame. */
 const FRAME_INTERVAL_MS = 50;
@@ -84,8 +84,8 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new ItxError("TIMEOUT", `the model did not finish within ${AGENT_LIMITS.LLM_TIMEOUT_MS} ms (LLM_TIMEOUT_MS)`)),
-        AGENT_LIMITS.LLM_TIMEOUT_MS,
+        () => reject(new ItxError("TIMEOUT", `the model did not finish within ${LIMITS.LLM_TIMEOUT_MS} ms (LLM_TIMEOUT_MS)`)),
+        LIMITS.LLM_TIMEOUT_MS,
       );
     });
     try {

@@ -5,7 +5,7 @@ import type { Caller } from "../capability-host/capability-host-api.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";
 import { llmConfigSchema } from "./agent-contract.ts";
-import { AGENT_LIMITS } from "./agent-limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 // What the agent surface is bound to, and the checks on what callers hand it.
 
@@ -51,9 +51,9 @@ export function parseConfig(input: unknown, call: string): { llm?: unknown; syst
   }
   if (systemPrompt !== undefined) {
     if (typeof systemPrompt !== "string") throw new ItxError("INVALID_ARGUMENT", "systemPrompt is a string");
-    if (systemPrompt.length > AGENT_LIMITS.SYSTEM_PROMPT_MAX_LENGTH) {
-      throw new ItxError("INVALID_ARGUMENT", `systemPrompt is at most ${AGENT_LIMITS.SYSTEM_PROMPT_MAX_LENGTH} characters`, {
-        details: { limit: "SYSTEM_PROMPT_MAX_LENGTH" },
+    if (systemPrompt.length > LIMITS.SYSTEM_PROMPT_MAX_LENGTH) {
+      throw new ItxError("INVALID_ARGUMENT", `systemPrompt is at most ${LIMITS.SYSTEM_PROMPT_MAX_LENGTH} characters`, {
+        details: limitDetails("SYSTEM_PROMPT_MAX_LENGTH"),
       });
     }
     config.systemPrompt = systemPrompt;
@@ -63,8 +63,8 @@ export function parseConfig(input: unknown, call: string): { llm?: unknown; syst
 
 export function parseMessage(text: unknown, call: string): string {
   if (typeof text !== "string" || text.trim().length === 0) throw new ItxError("INVALID_ARGUMENT", `${call} takes a non-empty string`);
-  if (text.length > AGENT_LIMITS.MESSAGE_MAX_LENGTH) {
-    throw new ItxError("INVALID_ARGUMENT", `a message is at most ${AGENT_LIMITS.MESSAGE_MAX_LENGTH} characters`, { details: { limit: "MESSAGE_MAX_LENGTH" } });
+  if (text.length > LIMITS.MESSAGE_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a message is at most ${LIMITS.MESSAGE_MAX_LENGTH} characters`, { details: limitDetails("MESSAGE_MAX_LENGTH") });
   }
   return text;
 }

@@ -12,8 +12,8 @@ import {
   LOOP_STOPPED,
   MESSAGE_SENT,
 } from "./agent-events.ts";
-import { AGENT_LIMITS } from "./agent-limits.ts";
 import { scriptInReply } from "./reply-script.ts";
+import { LIMITS } from "../limits.ts";
 
 /** The agent's own slug: events it appends carry it as `source.processor`. */
 const SELF = AgentContract.slug;
@@ -126,7 +126,7 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
     }
     const pending = state.pending;
     if (!pending || state.run || state.stopped) return;
-    if (pending.autonomous && state.autonomousTurns >= AGENT_LIMITS.AUTONOMOUS_TURNS_MAX) {
+    if (pending.autonomous && state.autonomousTurns >= LIMITS.AUTONOMOUS_TURNS_MAX) {
       await runInBackground(`stop:${pending.offset}`, async () => {
         await effects.append(pending.reaction, {
           type: LOOP_STOPPED,
@@ -142,7 +142,7 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
     }
     await runInBackground(`turn:${pending.offset}`, async (work) => {
       // Debounce: a burst of input is one turn, answered from the newest pending item.
-      await effects.sleep(AGENT_LIMITS.DEBOUNCE_MS);
+      await effects.sleep(LIMITS.DEBOUNCE_MS);
       const now = work.state();
       if (!now.pending || now.request || now.run || now.stopped) return;
       await effects.append(now.pending.reaction, {
@@ -202,7 +202,7 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
     const parsed = scriptInReply(reply.text);
     if (parsed.ok) {
       events.push({ type: RUN_REQUESTED, payload: { script: parsed.script, enqueued: true }, idempotencyKey: `agent/run-requested:${requestOffset}`, source: { processor: SELF } });
-    } else if (current.correctives < AGENT_LIMITS.CORRECTIVES_MAX) {
+    } else if (current.correctives < LIMITS.CORRECTIVES_MAX) {
       events.push({
         type: CONTEXT_ADDED,
         payload: {
@@ -247,10 +247,10 @@ function rootOf(event: Pick<StreamEvent, "streamPath" | "offset">): Reaction {
 // Compaction: the history lane keeps its newest HISTORY_ITEMS_MAX items; the system lane is apart.
 function withItem(state: AgentState, item: HistoryItem, offset: number): AgentState {
   const history = [...state.history, item];
-  if (history.length <= AGENT_LIMITS.HISTORY_ITEMS_MAX) return { ...state, history };
-  return { ...state, history: history.slice(history.length - AGENT_LIMITS.HISTORY_ITEMS_MAX), compactedAt: offset };
+  if (history.length <= LIMITS.HISTORY_ITEMS_MAX) return { ...state, history };
+  return { ...state, history: history.slice(history.length - LIMITS.HISTORY_ITEMS_MAX), compactedAt: offset };
 }
 
-function clip(text: string, max: number = AGENT_LIMITS.SCRIPT_OUTCOME_MAX_LENGTH): string {
+function clip(text: string, max: number = LIMITS.SCRIPT_OUTCOME_MAX_LENGTH): string {
   return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
 }

@@ -20,7 +20,7 @@ import {
 } from "./agent-events.ts";
 import { AgentChatRpcTarget } from "./agent-chat-rpc-target.ts";
 import { AGENTS_SURFACE, isAgentPath, parseAgentPath, parseConfig, parseMessage, type AgentScope } from "./agent-input.ts";
-import { AGENT_LIMITS } from "./agent-limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** The binding whose Durable Objects host agents' processors. */
 export const AGENT_BINDING = "AGENT_PROCESSORS";
@@ -157,9 +157,9 @@ export class AgentRpcTarget extends RpcTarget {
     if (typeof input !== "object" || input === null || Object.keys(rest).length > 0) {
       throw new ItxError("INVALID_ARGUMENT", "ask takes { message, timeoutMs? }");
     }
-    const wait = timeoutMs ?? AGENT_LIMITS.ASK_TIMEOUT_MS;
-    if (typeof wait !== "number" || !Number.isInteger(wait) || wait < 1 || wait > AGENT_LIMITS.ASK_TIMEOUT_MS) {
-      throw new ItxError("INVALID_ARGUMENT", `timeoutMs is an integer from 1 to ${AGENT_LIMITS.ASK_TIMEOUT_MS}`, { details: { limit: "ASK_TIMEOUT_MS" } });
+    const wait = timeoutMs ?? LIMITS.ASK_TIMEOUT_MS;
+    if (typeof wait !== "number" || !Number.isInteger(wait) || wait < 1 || wait > LIMITS.ASK_TIMEOUT_MS) {
+      throw new ItxError("INVALID_ARGUMENT", `timeoutMs is an integer from 1 to ${LIMITS.ASK_TIMEOUT_MS}`, { details: limitDetails("ASK_TIMEOUT_MS") });
     }
     const deadline = Date.now() + wait;
     const sent = await this.message(message);

@@ -1,8 +1,8 @@
 import { ItxError } from "iterate/errors";
 import type { LlmConfig } from "./agent-contract.ts";
 import type { ChatMessage } from "./agent-prompt.ts";
-import { AGENT_LIMITS } from "./agent-limits.ts";
 import { SECRETS_IN_HEADERS_ONLY } from "../egress/egress-pipe.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** A model's whole reply, assembled from its stream. */
 export interface Completion {
@@ -100,10 +100,10 @@ async function readEventStream(response: Response, url: string, onDelta: (delta:
       if (chunk.error) throw new ItxError("UNAVAILABLE", `the model at ${url} streamed an error: ${chunk.error}`);
       if (chunk.delta) {
         text += chunk.delta;
-        if (text.length > AGENT_LIMITS.REPLY_MAX_LENGTH) {
+        if (text.length > LIMITS.REPLY_MAX_LENGTH) {
           await reader.cancel().catch(() => undefined);
-          throw new ItxError("LIMIT_EXCEEDED", `the model's reply passed ${AGENT_LIMITS.REPLY_MAX_LENGTH} characters (REPLY_MAX_LENGTH)`, {
-            details: { limit: "REPLY_MAX_LENGTH" },
+          throw new ItxError("LIMIT_EXCEEDED", `the model's reply passed ${LIMITS.REPLY_MAX_LENGTH} characters (REPLY_MAX_LENGTH)`, {
+            details: limitDetails("REPLY_MAX_LENGTH"),
           });
         }
         onDelta(chunk.delta);
@@ -134,9 +134,9 @@ function numbers(record: Record<string, unknown>): Record<string, number> {
 }
 
 function capped(text: string): string {
-  if (text.length > AGENT_LIMITS.REPLY_MAX_LENGTH) {
-    throw new ItxError("LIMIT_EXCEEDED", `the model's reply passed ${AGENT_LIMITS.REPLY_MAX_LENGTH} characters (REPLY_MAX_LENGTH)`, {
-      details: { limit: "REPLY_MAX_LENGTH" },
+  if (text.length > LIMITS.REPLY_MAX_LENGTH) {
+    throw new ItxError("LIMIT_EXCEEDED", `the model's reply passed ${LIMITS.REPLY_MAX_LENGTH} characters (REPLY_MAX_LENGTH)`, {
+      details: limitDetails("REPLY_MAX_LENGTH"),
     });
   }
   return text;

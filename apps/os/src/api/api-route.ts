@@ -1,6 +1,6 @@
 import { RpcSession, newHttpBatchRpcResponse, type RpcSessionOptions } from "capnweb";
 import { ItxError, errorCode } from "iterate/errors";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { logUncoded } from "../logging/log-limiter.ts";
 import { codedErrorResponse } from "./coded-response.ts";
 import { Connection } from "./connection.ts";
@@ -59,7 +59,7 @@ export async function serveCapnWeb(
 async function readBatch(request: Request): Promise<string[]> {
   const limit = LIMITS.API_HTTP_BATCH_MAX_BYTES;
   const tooLarge = () =>
-    new ItxError("INVALID_ARGUMENT", `a Cap'n Web batch is at most ${limit} bytes`, { details: { limit: "API_HTTP_BATCH_MAX_BYTES" } });
+    new ItxError("INVALID_ARGUMENT", `a Cap'n Web batch is at most ${limit} bytes`, { details: limitDetails("API_HTTP_BATCH_MAX_BYTES") });
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > limit) throw tooLarge();
   const chunks: Uint8Array[] = [];

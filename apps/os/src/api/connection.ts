@@ -1,6 +1,6 @@
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { logUncoded } from "../logging/log-limiter.ts";
 
@@ -47,7 +47,7 @@ export class Connection {
   assertMayTrack(projectId: string, path: string): void {
     if (this.#liveHosts.has(`${projectId}:${path}`) || this.#liveHosts.size < LIMITS.CONNECTION_LIVE_CONTEXTS_MAX) return;
     throw new ItxError("INVALID_ARGUMENT", `one connection provides live capabilities to at most ${LIMITS.CONNECTION_LIVE_CONTEXTS_MAX} contexts`, {
-      details: { limit: "CONNECTION_LIVE_CONTEXTS_MAX" },
+      details: limitDetails("CONNECTION_LIVE_CONTEXTS_MAX"),
     });
   }
 

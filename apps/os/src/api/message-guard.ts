@@ -1,5 +1,5 @@
 import { ItxError } from "iterate/errors";
-import { LIMITS, type OsLimit } from "../limits.ts";
+import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
 
 // Every Cap'n Web message from a client passes here before capnweb parses it: a frame that is too
 // large, past the budget of a session that has not authenticated, or not a Cap'n Web message at
@@ -25,7 +25,7 @@ export class MessageBudget {
    * Checks one incoming message and counts it. Returns the coded error that ends the session, or
    * undefined when the message may go on to capnweb.
    */
-  admit(message: unknown): ItxError | undefined {
+  admit(message: unknown): ItxError<"INVALID_ARGUMENT" | "RESOURCE_EXHAUSTED"> | undefined {
     if (typeof message !== "string") return refusal("a Cap'n Web message is a text frame");
     if (message.length > LIMITS.API_MESSAGE_MAX_CHARS) {
       return refusal(`a message is at most ${LIMITS.API_MESSAGE_MAX_CHARS} characters, got ${message.length}`, "API_MESSAGE_MAX_CHARS");
@@ -47,7 +47,7 @@ export class MessageBudget {
 
   // Keeps the count of calls the client holds open: a push or pipe adds one export on the OS's
   // side, a release of an export the client created (a positive id) takes its refcount away.
-  #count(parsed: unknown[]): ItxError | undefined {
+  #count(parsed: unknown[]): ItxError<"RESOURCE_EXHAUSTED"> | undefined {
     const [kind, id, refcount] = parsed;
     if (kind === "push" || kind === "pipe") this.#outstanding += 1;
     else if (kind === "release" && typeof id === "number" && id > 0 && typeof refcount === "number") {
@@ -57,7 +57,7 @@ export class MessageBudget {
       return new ItxError(
         "RESOURCE_EXHAUSTED",
         `a session holds at most ${LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX} calls whose results it has not released; release results (dispose what you no longer need) or open another session`,
-        { details: { limit: "API_SESSION_OUTSTANDING_CALLS_MAX" } },
+        { details: limitDetails("API_SESSION_OUTSTANDING_CALLS_MAX") },
       );
     }
     return undefined;
@@ -66,7 +66,7 @@ export class MessageBudget {
 
 // A message is a JSON array whose first element names its kind. (Parsed once more by capnweb:
 // the price of never handing its parser text that would throw an uncoded error.)
-function parse(message: string): unknown[] | ItxError {
+function parse(message: string): unknown[] | ItxError<"INVALID_ARGUMENT"> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(message);
@@ -79,6 +79,6 @@ function parse(message: string): unknown[] | ItxError {
   return parsed;
 }
 
-function refusal(message: string, limit?: OsLimit): ItxError {
-  return new ItxError("INVALID_ARGUMENT", message, limit === undefined ? undefined : { details: { limit } });
+function refusal(message: string, limit?: LimitName): ItxError<"INVALID_ARGUMENT"> {
+  return new ItxError("INVALID_ARGUMENT", message, limit === undefined ? undefined : { details: limitDetails(limit) });
 }

@@ -1,6 +1,6 @@
 import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 // Bearer tokens this deployment issues itself: `itk_<payload>.<signature>`, both base64url, the
 // signature an HMAC-SHA256 of the payload under a key derived from the admin secret. Rotating
@@ -15,8 +15,6 @@ interface TokenPayload {
   exp: number;
 }
 
-/** Longest lifetime of an issued token. */
-export const TOKEN_TTL_MAX_SECONDS = 30 * 24 * 3600;
 
 const encoder = new TextEncoder();
 
@@ -75,8 +73,8 @@ export function parseTokenRequest(input: unknown): { principal: string; projectI
   if (!Array.isArray(projectIds) || projectIds.length > LIMITS.IMPERSONATED_PROJECT_IDS_MAX || projectIds.some((id) => typeof id !== "string")) {
     throw new ItxError("INVALID_ARGUMENT", "projectIds is an array of project ids");
   }
-  if (typeof ttlSeconds !== "number" || !Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > TOKEN_TTL_MAX_SECONDS) {
-    throw new ItxError("INVALID_ARGUMENT", `ttlSeconds is an integer from 1 to ${TOKEN_TTL_MAX_SECONDS}`, { details: { limit: "TOKEN_TTL_MAX_SECONDS" } });
+  if (typeof ttlSeconds !== "number" || !Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > LIMITS.TOKEN_TTL_MAX_SECONDS) {
+    throw new ItxError("INVALID_ARGUMENT", `ttlSeconds is an integer from 1 to ${LIMITS.TOKEN_TTL_MAX_SECONDS}`, { details: limitDetails("TOKEN_TTL_MAX_SECONDS") });
   }
   return { principal, projectIds: [...new Set(projectIds as string[])], ttlSeconds };
 }

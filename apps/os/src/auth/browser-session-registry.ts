@@ -1,5 +1,6 @@
 import type { Principal, StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
+import { limitDetails } from "../limits.ts";
 import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-capability.ts";
@@ -69,7 +70,7 @@ export async function watchEnd(env: Env, sessionId: string, key: string, close: 
   } catch (error) {
     if (errorCode(error) === "INVALID_ARGUMENT") {
       throw new ItxError("UNAVAILABLE", "this browser session has as many open connections as one session may have (LIVE_SUBSCRIBERS_MAX); close a tab first", {
-        details: { limit: "LIVE_SUBSCRIBERS_MAX" },
+        details: limitDetails("LIVE_SUBSCRIBERS_MAX"),
       });
     }
     throw error;

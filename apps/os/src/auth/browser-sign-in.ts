@@ -1,6 +1,6 @@
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { codedErrorResponse } from "../api/coded-response.ts";
 import { authenticate } from "./authenticate.ts";
 import type { Authenticated } from "./authenticated.ts";
@@ -83,7 +83,7 @@ async function signOut(request: Request, env: Env): Promise<Response> {
 
 async function readJson(request: Request): Promise<unknown> {
   const limit = LIMITS.SIGN_IN_BODY_MAX_BYTES;
-  const tooLarge = new ItxError("INVALID_ARGUMENT", `a sign-in body is at most ${limit} bytes`, { details: { limit: "SIGN_IN_BODY_MAX_BYTES" } });
+  const tooLarge = new ItxError("INVALID_ARGUMENT", `a sign-in body is at most ${limit} bytes`, { details: limitDetails("SIGN_IN_BODY_MAX_BYTES") });
   if (Number(request.headers.get("content-length") ?? "0") > limit) throw tooLarge;
   const reader = request.body?.getReader();
   const chunks: Uint8Array[] = [];

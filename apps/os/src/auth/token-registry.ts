@@ -3,6 +3,7 @@ import { ItxError, errorCode } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-capability.ts";
+import { limitDetails } from "../limits.ts";
 
 /**
  * The deployment's record of the bearer tokens it issued: `token/issued` and `token/revoked`
@@ -102,7 +103,7 @@ export async function listIssued(env: Env): Promise<IssuedToken[]> {
 
 /**
  * Ends `close` when the token is revoked: a live subscription on the token's own stream, for as
- * long as the connection lasts. A token with too many open sessions (LIVE_SUBSCRIBERS_MAX) is
+ * long as the connection lasts. A token with too many open sessions (LIMITS.LIVE_SUBSCRIBERS_MAX) is
  * refused another.
  */
 export async function watchRevocation(env: Env, tokenId: string, key: string, close: () => void): Promise<() => void> {
@@ -118,7 +119,7 @@ export async function watchRevocation(env: Env, tokenId: string, key: string, cl
   } catch (error) {
     if (errorCode(error) === "INVALID_ARGUMENT") {
       throw new ItxError("UNAVAILABLE", "this token has as many open sessions as one token may have (LIVE_SUBSCRIBERS_MAX); close one first", {
-        details: { limit: "LIVE_SUBSCRIBERS_MAX" },
+        details: limitDetails("LIVE_SUBSCRIBERS_MAX"),
       });
     }
     throw error;

@@ -18,27 +18,16 @@ import { stampOf } from "./capability-host-api.ts";
 import { dispatchToMount, notProvided, runnerFacet } from "./capability-dispatch.ts";
 import { RunnerIsolateRpcTarget } from "../worker-loader/runner-isolate-rpc-target.ts";
 import { hostStub } from "./host-stub.ts";
-import {
-  CAPABILITY_DISCONNECTED,
-  CAPABILITY_PROVIDED,
-  CAPABILITY_REVOKED,
-  ItxCore,
-  MOUNTS_MAX,
-  confinementOfState,
-  longestProvidedPrefix,
-  type ItxState,
-  type Mount,
-} from "./itx-contract.ts";
+import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ItxCore, confinementOfState, longestProvidedPrefix, type ItxState, type Mount } from "./itx-contract.ts";
 import type { Confinement } from "./jail.ts";
 import { releaseLive, retainLive } from "./live-capability.ts";
 import { mountPayload, parseProvideHeader } from "./provide-request.ts";
 import { ChainResolution } from "./chain-resolution.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** An expected failure answered as a value (`hostStub` throws it again on the caller's side). */
 type CodedFailure = { __itxCodedFailure: { code: string; message: string } };
 
-/** How many hosts one call may pass through (delegation, expressions calling capabilities). */
-export const CALL_DEPTH_MAX = 32;
 
 interface LiveEntry {
   value: unknown;
@@ -85,8 +74,8 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     this.#refuseOwnJailCode(state, request.caller);
     this.#refuseStrangers(state, request.caller, "provide on");
     if (header.special === "null" && this.#path === "/") throw new ItxError("INVALID_ARGUMENT", "the project's root context cannot be a jail");
-    if (!state.mounts[pathKey(path)] && Object.keys(state.mounts).length >= MOUNTS_MAX) {
-      throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${MOUNTS_MAX} capabilities`, { details: { limit: "MOUNTS_MAX" } });
+    if (!state.mounts[pathKey(path)] && Object.keys(state.mounts).length >= LIMITS.MOUNTS_MAX) {
+      throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${LIMITS.MOUNTS_MAX} capabilities`, { details: limitDetails("MOUNTS_MAX") });
     }
     const { kind, payload } = mountPayload(header, request);
     const kept = kind === "live" ? retainLive(request.capability) : undefined;
@@ -147,8 +136,8 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (path.length === 0) throw new ItxError("INVALID_ARGUMENT", "invoke needs a non-empty path");
     if (!Array.isArray(request.args)) throw new ItxError("INVALID_ARGUMENT", "args must be an array");
     const depth = request.depth ?? 0;
-    if (depth >= CALL_DEPTH_MAX) {
-      throw new ItxError("LOOP_LIMIT", `a call passed through ${CALL_DEPTH_MAX} capability hosts; it started at ${request.caller.origin}`);
+    if (depth >= LIMITS.CALL_DEPTH_MAX) {
+      throw new ItxError("LOOP_LIMIT", `a call passed through ${LIMITS.CALL_DEPTH_MAX} capability hosts; it started at ${request.caller.origin}`);
     }
     const state = await this.#state();
     const hit = longestProvidedPrefix(state, path);

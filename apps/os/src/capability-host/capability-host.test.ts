@@ -3,8 +3,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { hostStub } from "./host-stub.ts";
-import { MOUNTS_MAX } from "./itx-contract.ts";
 import { expectCode } from "iterate/stream/test-support";
+import { LIMITS } from "../limits.ts";
 
 let counter = 0;
 const caller = { principal: "tester", origin: "/", connectionId: "conn-1" };
@@ -61,12 +61,12 @@ describe("capability host", () => {
   test("MOUNTS_MAX bounds a table; replacing an existing mount still works at the limit", { timeout: 120_000 }, async () => {
     const projectId = await freshProject();
     const host = hostStub(env, projectId, "/");
-    for (let i = 0; i < MOUNTS_MAX; i += 100) {
+    for (let i = 0; i < LIMITS.MOUNTS_MAX; i += 100) {
       await Promise.all(Array.from({ length: 100 }, (_, j) => host.provide({ path: [`m${i + j}`], capability: recipe("/x"), caller })));
     }
     await expectCode(host.provide({ path: ["one-more"], capability: recipe("/x"), caller }), "INVALID_ARGUMENT");
     await host.provide({ path: ["m0"], capability: recipe("/y"), caller });
-    expect((await host.describeOwn()).capabilities).toHaveLength(MOUNTS_MAX);
+    expect((await host.describeOwn()).capabilities).toHaveLength(LIMITS.MOUNTS_MAX);
   });
 
   test("reserved, built-in and empty paths are refused at provide", async () => {

@@ -1,4 +1,5 @@
 import { ItxError } from "iterate/errors";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /**
  * Names that never traverse a dynamic path: prototype-pollution vectors and the controls of RPC
@@ -29,19 +30,15 @@ export const RESERVED_PATH_SEGMENTS: ReadonlySet<string> = new Set([
 ]);
 
 
-/** Longest capability path: paths are keys of the table and travel with every call. */
-export const CAPABILITY_PATH_MAX_SEGMENTS = 32;
-/** Longest path segment. */
-export const CAPABILITY_SEGMENT_MAX_LENGTH = 128;
 
 const SEGMENT = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 
 /** Validates a path used to call a capability; the same rules as a provided path, minus the built-in check. */
 export function parseCallPath(path: unknown): string[] {
   if (!Array.isArray(path)) throw new ItxError("INVALID_ARGUMENT", "a capability path is an array of strings");
-  if (path.length > CAPABILITY_PATH_MAX_SEGMENTS) {
-    throw new ItxError("INVALID_ARGUMENT", `a capability path has at most ${CAPABILITY_PATH_MAX_SEGMENTS} segments`, {
-      details: { limit: "CAPABILITY_PATH_MAX_SEGMENTS" },
+  if (path.length > LIMITS.CAPABILITY_PATH_MAX_SEGMENTS) {
+    throw new ItxError("INVALID_ARGUMENT", `a capability path has at most ${LIMITS.CAPABILITY_PATH_MAX_SEGMENTS} segments`, {
+      details: limitDetails("CAPABILITY_PATH_MAX_SEGMENTS"),
     });
   }
   return path.map((segment, index) => parseSegment(segment, index));
@@ -74,10 +71,10 @@ function parseSegment(segment: unknown, index: number): string {
   if (RESERVED_PATH_SEGMENTS.has(segment)) {
     throw new ItxError("INVALID_ARGUMENT", `"${segment}" is reserved and can never be part of a capability path`);
   }
-  if (segment.length === 0 || segment.length > CAPABILITY_SEGMENT_MAX_LENGTH || !SEGMENT.test(segment)) {
+  if (segment.length === 0 || segment.length > LIMITS.CAPABILITY_SEGMENT_MAX_LENGTH || !SEGMENT.test(segment)) {
     throw new ItxError(
       "INVALID_ARGUMENT",
-      `capability path segment ${JSON.stringify(segment.slice(0, 64))} must be 1-${CAPABILITY_SEGMENT_MAX_LENGTH} characters of letters, digits, _ $ - and not start with a digit`,
+      `capability path segment ${JSON.stringify(segment.slice(0, 64))} must be 1-${LIMITS.CAPABILITY_SEGMENT_MAX_LENGTH} characters of letters, digits, _ $ - and not start with a digit`,
     );
   }
   return segment;

@@ -3,7 +3,8 @@ import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import type { Caller } from "./capability-host-api.ts";
 import { RESERVED_PATH_SEGMENTS, parseCallPath, pathKey } from "./capability-path.ts";
-import { EXPRESSION_STEPS_MAX, expressionStepSchema, type ExpressionStep } from "./itx-contract.ts";
+import { expressionStepSchema, type ExpressionStep } from "./itx-contract.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /**
  * Reads a provided capability as a durable expression recipe, `{ type: "itx-expression", steps }`,
@@ -37,8 +38,8 @@ export function parseExpression(capability: unknown, mountPath: readonly string[
   }
   const { steps, type: _type, ...rest } = capability as { steps?: unknown; type: string };
   if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `an expression recipe has no field(s) ${Object.keys(rest).join(", ")}`);
-  if (!Array.isArray(steps) || steps.length === 0 || steps.length > EXPRESSION_STEPS_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `an expression recipe has 1-${EXPRESSION_STEPS_MAX} steps`, { details: { limit: "EXPRESSION_STEPS_MAX" } });
+  if (!Array.isArray(steps) || steps.length === 0 || steps.length > LIMITS.EXPRESSION_STEPS_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `an expression recipe has 1-${LIMITS.EXPRESSION_STEPS_MAX} steps`, { details: limitDetails("EXPRESSION_STEPS_MAX") });
   }
   const parsed = steps.map((step, index) => {
     const result = expressionStepSchema.safeParse(step);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { StreamProcessor, defineProcessorContract, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
 import { pathKey } from "./capability-path.ts";
 import { reactionTo } from "../stream/reaction.ts";
+import { LIMITS } from "../limits.ts";
 
 export const ITX_CREATED = "events.iterate.com/itx/created";
 export const CAPABILITY_PROVIDED = "events.iterate.com/itx/capability-provided";
@@ -10,14 +11,6 @@ export const CAPABILITY_DISCONNECTED = "events.iterate.com/itx/capability-discon
 export const RUN_REQUESTED = "events.iterate.com/itx/run-requested";
 export const RUN_SETTLED = "events.iterate.com/itx/run-settled";
 
-/** Longest `instructions` on a mount: describe() returns them for every mount in the chain. */
-export const INSTRUCTIONS_MAX_LENGTH = 4_000;
-/** Longest `types` on a mount. */
-export const TYPES_MAX_LENGTH = 16_000;
-/** Most steps in an expression recipe. */
-export const EXPRESSION_STEPS_MAX = 8;
-/** Most mounts one context may hold: the table is one checkpoint (at most 2 MB). */
-export const MOUNTS_MAX = 2_000;
 
 const segments = z.array(z.string()).max(32);
 
@@ -45,10 +38,10 @@ const providedSchema = z.strictObject({
   path: segments,
   /** "null": the jail row; "built-in": a jail's grant of the built-in its path names. */
   kind: z.enum(["live", "itx-expression", "source", "null", "built-in"]),
-  instructions: z.string().max(INSTRUCTIONS_MAX_LENGTH).optional(),
-  types: z.string().max(TYPES_MAX_LENGTH).optional(),
+  instructions: z.string().max(LIMITS.INSTRUCTIONS_MAX_LENGTH).optional(),
+  types: z.string().max(LIMITS.TYPES_MAX_LENGTH).optional(),
   live: z.strictObject({ shape: liveShapeSchema, connectionId: z.string().max(128) }).optional(),
-  expression: z.array(expressionStepSchema).min(1).max(EXPRESSION_STEPS_MAX).optional(),
+  expression: z.array(expressionStepSchema).min(1).max(LIMITS.EXPRESSION_STEPS_MAX).optional(),
   source: sourceSchema.optional(),
   /** Reachable over HTTP at {name}--{project}.{base} (its `fetch`), publicly. */
   http: z.strictObject({ expose: z.boolean() }).optional(),

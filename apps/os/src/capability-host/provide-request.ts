@@ -1,10 +1,11 @@
 import { ItxError } from "iterate/errors";
 import type { ProvideRequest } from "./capability-host-api.ts";
 import { parseExpression } from "./expression.ts";
-import { INSTRUCTIONS_MAX_LENGTH, TYPES_MAX_LENGTH, type Mount } from "./itx-contract.ts";
+import { type Mount } from "./itx-contract.ts";
 import { parseRow, type BuiltInNames } from "./jail.ts";
 import { liveShapeOf } from "./live-capability.ts";
 import { parseSourceAddress } from "./source-capability.ts";
+import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
 
 // What a provide asks for, parsed before the capability host looks at its table: the row's path
 // and kind, and the payload of its itx/capability-provided fact. The host checks who may change
@@ -20,8 +21,8 @@ export interface ProvideHeader {
 
 export function parseProvideHeader(request: ProvideRequest, builtIns: BuiltInNames): ProvideHeader {
   const row = parseRow({ path: request.path }, request.capability, builtIns);
-  const instructions = optionalText(request.instructions, "instructions", INSTRUCTIONS_MAX_LENGTH, "INSTRUCTIONS_MAX_LENGTH");
-  const types = optionalText(request.types, "types", TYPES_MAX_LENGTH, "TYPES_MAX_LENGTH");
+  const instructions = optionalText(request.instructions, "instructions", LIMITS.INSTRUCTIONS_MAX_LENGTH, "INSTRUCTIONS_MAX_LENGTH");
+  const types = optionalText(request.types, "types", LIMITS.TYPES_MAX_LENGTH, "TYPES_MAX_LENGTH");
   return { ...row, ...(instructions === undefined ? {} : { instructions }), ...(types === undefined ? {} : { types }) };
 }
 
@@ -64,9 +65,9 @@ function parseHttp(http: unknown): { expose: boolean } {
   return { expose };
 }
 
-function optionalText(value: unknown, field: string, max: number, limit: string): string | undefined {
+function optionalText(value: unknown, field: string, max: number, limit: LimitName): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw new ItxError("INVALID_ARGUMENT", `${field} must be a string`);
-  if (value.length > max) throw new ItxError("INVALID_ARGUMENT", `${field} is at most ${max} characters`, { details: { limit } });
+  if (value.length > max) throw new ItxError("INVALID_ARGUMENT", `${field} is at most ${max} characters`, { details: limitDetails(limit) });
   return value;
 }

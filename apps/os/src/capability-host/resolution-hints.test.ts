@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { RESOLUTION_HINTS_MAX, RESOLUTION_HINT_TTL_MS, ResolutionHints } from "./resolution-hints.ts";
+import { ResolutionHints } from "./resolution-hints.ts";
+import { LIMITS } from "../limits.ts";
 
 describe("resolution hints", () => {
   test("a remembered owner (or none) is answered until it expires", () => {
@@ -9,7 +10,7 @@ describe("resolution hints", () => {
     expect(hints.get("a", 1_000)).toBe("/");
     expect(hints.get("b", 1_000)).toBeNull();
     expect(hints.get("c", 1_000)).toBeUndefined();
-    expect(hints.get("a", 1_000 + RESOLUTION_HINT_TTL_MS + 1)).toBeUndefined();
+    expect(hints.get("a", 1_000 + LIMITS.RESOLUTION_HINT_TTL_MS + 1)).toBeUndefined();
   });
 
   test("an answer that a forget overtook is not kept", () => {
@@ -26,9 +27,9 @@ describe("resolution hints", () => {
 
   test("RESOLUTION_HINTS_MAX bounds what one context remembers, the oldest going first", () => {
     const hints = new ResolutionHints();
-    for (let index = 0; index <= RESOLUTION_HINTS_MAX; index++) hints.remember(`p${index}`, "/", hints.generation);
-    expect(hints.size).toBe(RESOLUTION_HINTS_MAX);
+    for (let index = 0; index <= LIMITS.RESOLUTION_HINTS_MAX; index++) hints.remember(`p${index}`, "/", hints.generation);
+    expect(hints.size).toBe(LIMITS.RESOLUTION_HINTS_MAX);
     expect(hints.get("p0")).toBeUndefined();
-    expect(hints.get(`p${RESOLUTION_HINTS_MAX}`)).toBe("/");
+    expect(hints.get(`p${LIMITS.RESOLUTION_HINTS_MAX}`)).toBe("/");
   });
 });

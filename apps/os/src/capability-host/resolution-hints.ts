@@ -1,3 +1,4 @@
+import { LIMITS } from "../limits.ts";
 // A call that misses a context's own table goes to the nearest ancestor holding a prefix of its
 // path. Finding that ancestor means asking every ancestor, so a context remembers the answer per
 // path (a hint) and asks again only when one of those ancestors may have changed its answer.
@@ -9,12 +10,6 @@
 // mount, tells each watcher to forget its hints before the provide returns. Watchers are stored in
 // the ancestor's storage, so an ancestor that restarts still tells them.
 
-/** Hints one context keeps (the least recently made go first). */
-export const RESOLUTION_HINTS_MAX = 512;
-/** A hint older than this is asked again: the safety net should a watcher not be reached. */
-export const RESOLUTION_HINT_TTL_MS = 60_000;
-/** Watchers one context keeps; past it, askers are answered but not watched (and so keep no hint). */
-export const RESOLUTION_WATCHERS_MAX = 1_024;
 
 interface Hint {
   /** The nearest ancestor holding a prefix of the path, or null when none does. */
@@ -31,7 +26,7 @@ export class ResolutionHints {
   get(key: string, now = Date.now()): string | null | undefined {
     const hint = this.#hints.get(key);
     if (!hint) return undefined;
-    if (now - hint.madeAt > RESOLUTION_HINT_TTL_MS) {
+    if (now - hint.madeAt > LIMITS.RESOLUTION_HINT_TTL_MS) {
       this.#hints.delete(key);
       return undefined;
     }
@@ -47,7 +42,7 @@ export class ResolutionHints {
     if (generation !== this.#generation) return;
     this.#hints.delete(key);
     this.#hints.set(key, { owner, madeAt: now });
-    if (this.#hints.size > RESOLUTION_HINTS_MAX) this.#hints.delete(this.#hints.keys().next().value as string);
+    if (this.#hints.size > LIMITS.RESOLUTION_HINTS_MAX) this.#hints.delete(this.#hints.keys().next().value as string);
   }
 
   forgetAll(): void {
@@ -75,7 +70,7 @@ export class ResolutionWatchers {
   async add(path: string): Promise<boolean> {
     const watchers = await this.#load();
     if (watchers.has(path)) return true;
-    if (watchers.size >= RESOLUTION_WATCHERS_MAX) return false;
+    if (watchers.size >= LIMITS.RESOLUTION_WATCHERS_MAX) return false;
     watchers.add(path);
     await this.#storage.put(WATCHER_PREFIX + path, 1);
     return true;

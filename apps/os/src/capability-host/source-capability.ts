@@ -8,11 +8,8 @@ import { RESERVED_PATH_SEGMENTS } from "./capability-path.ts";
 import { sourceSchema, type CapabilitySource } from "./itx-contract.ts";
 import type { RunnerLoad } from "../runner/runner-protocol.ts";
 import { UNTRUSTED_LIMITS } from "../worker-loader/untrusted-limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
-/** Bytes of source one capability may carry: it is stored in its capability-provided event. */
-export const SOURCE_MAX_BYTES = 131_072;
-/** Modules one source capability may have. */
-export const SOURCE_MODULES_MAX = 32;
 
 const COMPATIBILITY_DATE = "2026-08-01";
 
@@ -30,12 +27,12 @@ export function parseSourceAddress(capability: Record<string, unknown>): Capabil
   const parsed = sourceSchema.safeParse(source);
   if (!parsed.success) throw new ItxError("INVALID_ARGUMENT", `source must be { mainModule, modules: { name: code }, entrypoint?, exportType? }: ${parsed.error.issues[0]?.message ?? ""}`);
   const names = Object.keys(parsed.data.modules);
-  if (names.length === 0 || names.length > SOURCE_MODULES_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `source has 1-${SOURCE_MODULES_MAX} modules`, { details: { limit: "SOURCE_MODULES_MAX" } });
+  if (names.length === 0 || names.length > LIMITS.SOURCE_MODULES_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `source has 1-${LIMITS.SOURCE_MODULES_MAX} modules`, { details: limitDetails("SOURCE_MODULES_MAX") });
   }
   if (!names.includes(parsed.data.mainModule)) throw new ItxError("INVALID_ARGUMENT", `mainModule ${parsed.data.mainModule} is not among the modules`);
   const bytes = Object.values(parsed.data.modules).reduce((total, code) => total + code.length, 0);
-  if (bytes > SOURCE_MAX_BYTES) throw new ItxError("INVALID_ARGUMENT", `source is at most ${SOURCE_MAX_BYTES} bytes`, { details: { limit: "SOURCE_MAX_BYTES" } });
+  if (bytes > LIMITS.SOURCE_MAX_BYTES) throw new ItxError("INVALID_ARGUMENT", `source is at most ${LIMITS.SOURCE_MAX_BYTES} bytes`, { details: limitDetails("SOURCE_MAX_BYTES") });
   return parsed.data;
 }
 

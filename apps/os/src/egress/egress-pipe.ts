@@ -6,18 +6,15 @@ import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
 import { assertPublicDestination, privateAddressPolicy } from "./address-guard.ts";
 import { noteMaterialsUsed } from "./materials-in-use.ts";
 import { scrubHeaders, scrubPatterns, scrubStream, scrubText } from "./secret-scrub.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
-/** Largest text request body searched for placeholders (and response body scrubbed of material). */
-export const EGRESS_TEXT_BODY_MAX_BYTES = 1_048_576;
-/** Largest request body egress carries at all: it is held in memory while the chain is asked. */
-export const EGRESS_BODY_MAX_BYTES = 10_485_760;
 
 /** Reads a request's body once and answers a maker of identical requests. */
 export async function bufferedRequest(request: Request): Promise<() => Request> {
   const body = request.body ? await request.arrayBuffer() : null;
-  if (body && body.byteLength > EGRESS_BODY_MAX_BYTES) {
-    throw new ItxError("INVALID_ARGUMENT", `an egress request body is at most ${EGRESS_BODY_MAX_BYTES} bytes`, {
-      details: { limit: "EGRESS_BODY_MAX_BYTES" },
+  if (body && body.byteLength > LIMITS.EGRESS_BODY_MAX_BYTES) {
+    throw new ItxError("INVALID_ARGUMENT", `an egress request body is at most ${LIMITS.EGRESS_BODY_MAX_BYTES} bytes`, {
+      details: limitDetails("EGRESS_BODY_MAX_BYTES"),
     });
   }
   return () => new Request(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
@@ -63,9 +60,9 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
   for (const [, value] of headers) texts.push(value);
   if (request.body && isText(headers) && !headersOnly) {
     const bytes = await request.arrayBuffer();
-    if (bytes.byteLength > EGRESS_TEXT_BODY_MAX_BYTES) {
-      throw new ItxError("EGRESS_REFUSED", `a text body with secrets is at most ${EGRESS_TEXT_BODY_MAX_BYTES} bytes`, {
-        details: { limit: "EGRESS_TEXT_BODY_MAX_BYTES" },
+    if (bytes.byteLength > LIMITS.EGRESS_TEXT_BODY_MAX_BYTES) {
+      throw new ItxError("EGRESS_REFUSED", `a text body with secrets is at most ${LIMITS.EGRESS_TEXT_BODY_MAX_BYTES} bytes`, {
+        details: limitDetails("EGRESS_TEXT_BODY_MAX_BYTES"),
       });
     }
     body = bytes;

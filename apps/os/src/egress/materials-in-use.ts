@@ -9,9 +9,8 @@
 // never less. Nothing is kept when no run is watching.
 
 import { ItxError } from "iterate/errors";
+import { LIMITS, limitDetails } from "../limits.ts";
 
-/** Distinct materials one run may use. Past it the run's result is withheld (it is fail-closed, not forgotten). */
-export const RUN_MATERIALS_MAX = 64;
 
 export interface MaterialScope {
   projectId: string;
@@ -22,7 +21,7 @@ export interface MaterialScope {
 export interface MaterialWatch {
   /** The materials substituted for the scope since the watch began. */
   materials(): string[];
-  /** Throws LIMIT_EXCEEDED when the run used more than RUN_MATERIALS_MAX materials. */
+  /** Throws LIMIT_EXCEEDED when the run used more than LIMITS.RUN_MATERIALS_MAX materials. */
   assertWithinLimit(): void;
   end(): void;
 }
@@ -49,8 +48,8 @@ export function watchMaterials(scope: MaterialScope): MaterialWatch {
     materials: () => [...watch.materials],
     assertWithinLimit() {
       if (watch.overflowed) {
-        throw new ItxError("LIMIT_EXCEEDED", `the run used more than ${RUN_MATERIALS_MAX} secrets; its result is withheld`, {
-          details: { limit: "RUN_MATERIALS_MAX" },
+        throw new ItxError("LIMIT_EXCEEDED", `the run used more than ${LIMITS.RUN_MATERIALS_MAX} secrets; its result is withheld`, {
+          details: limitDetails("RUN_MATERIALS_MAX"),
         });
       }
     },
@@ -69,7 +68,7 @@ export function noteMaterialsUsed(scope: MaterialScope, materials: Iterable<stri
   for (const watch of set) {
     for (const material of materials) {
       if (watch.materials.has(material)) continue;
-      if (watch.materials.size >= RUN_MATERIALS_MAX) watch.overflowed = true;
+      if (watch.materials.size >= LIMITS.RUN_MATERIALS_MAX) watch.overflowed = true;
       else watch.materials.add(material);
     }
   }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { RUN_MATERIALS_MAX, noteMaterialsUsed, watchMaterials, watchedScopes } from "./materials-in-use.ts";
+import { noteMaterialsUsed, watchMaterials, watchedScopes } from "./materials-in-use.ts";
 import { ByteScrubber, SCRUB_ENCODED_MIN_BYTES, scrubBytes, scrubHeaders, scrubJsonValue, scrubPatterns, scrubText } from "./secret-scrub.ts";
+import { LIMITS } from "../limits.ts";
 
 const MATERIAL = "sk-live-Ab9/+x?&= \"quoted\" \\ é€😀-end";
 const ASCII = "sk-live-0123456789abcdef";
@@ -179,13 +180,13 @@ describe("materials a run used", () => {
     expect(watch.materials()).toEqual(["m1", "m2"]);
   });
 
-  test(`past RUN_MATERIALS_MAX (${RUN_MATERIALS_MAX}) distinct materials the run's result is withheld: LIMIT_EXCEEDED`, () => {
+  test(`past LIMITS.RUN_MATERIALS_MAX (${LIMITS.RUN_MATERIALS_MAX}) distinct materials the run's result is withheld: LIMIT_EXCEEDED`, () => {
     const watch = watchMaterials(scope);
-    noteMaterialsUsed(scope, Array.from({ length: RUN_MATERIALS_MAX }, (_, i) => `m${i}`));
+    noteMaterialsUsed(scope, Array.from({ length: LIMITS.RUN_MATERIALS_MAX }, (_, i) => `m${i}`));
     expect(() => watch.assertWithinLimit()).not.toThrow();
     noteMaterialsUsed(scope, ["one-more"]);
     expect(() => watch.assertWithinLimit()).toThrow(/LIMIT_EXCEEDED/);
-    expect(watch.materials()).toHaveLength(RUN_MATERIALS_MAX);
+    expect(watch.materials()).toHaveLength(LIMITS.RUN_MATERIALS_MAX);
     watch.end();
   });
 });

@@ -10,7 +10,7 @@ import { resolveProjectId, type HandleContext } from "./handle-scope.ts";
  */
 export async function fetchThroughChain(ctx: HandleContext, input: unknown, init?: unknown): Promise<Response> {
   // Sending a request over RPC uses its body up, and on a miss the pipe needs it again: the body
-  // is read once here (at most EGRESS_BODY_MAX_BYTES) and each road gets its own request.
+  // is read once here (at most LIMITS.EGRESS_BODY_MAX_BYTES) and each road gets its own request.
   const copy = await bufferedRequest(toRequest(input, init));
   const request = copy();
   // Most contexts shadow nothing: ask first (a boolean), rather than a call that throws NOT_FOUND.

@@ -5,9 +5,9 @@ import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { streamStub } from "../stream/stream-capability.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
 import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
-import { SCRIPT_LIMITS } from "../worker-loader/script-limits.ts";
 import { isolateScope, lookupConfinement, stampOfScope, type HandleContext } from "./handle-scope.ts";
 import type { ItxRpcTarget } from "./itx-rpc-target.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /**
  * `itx.run(script)`: runs `async (itx) => { ... }` in an isolate whose itx is the handle: it sees
@@ -45,9 +45,9 @@ export async function run(
 }
 
 function parseTimeout(value: unknown): number {
-  if (value === undefined) return SCRIPT_LIMITS.TIMEOUT_MS;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > SCRIPT_LIMITS.TIMEOUT_MS) {
-    throw new ItxError("INVALID_ARGUMENT", `timeoutMs is an integer from 1 to ${SCRIPT_LIMITS.TIMEOUT_MS}`, { details: { limit: "TIMEOUT_MS" } });
+  if (value === undefined) return LIMITS.TIMEOUT_MS;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > LIMITS.TIMEOUT_MS) {
+    throw new ItxError("INVALID_ARGUMENT", `timeoutMs is an integer from 1 to ${LIMITS.TIMEOUT_MS}`, { details: limitDetails("TIMEOUT_MS") });
   }
   return value;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test, vi } from "vitest";
 import { ItxError } from "iterate/errors";
-import { LOG_LINES_PER_WINDOW, LOG_SUMMARY_KEYS_MAX, LOG_WINDOW_MS, LogLimiter, isClientDisconnect, logUncoded } from "./log-limiter.ts";
+import { LOG_LINES_PER_WINDOW, LogLimiter, isClientDisconnect, logUncoded } from "./log-limiter.ts";
+import { LIMITS } from "../limits.ts";
 
 function recorder() {
   const lines: unknown[][] = [];
@@ -15,7 +16,7 @@ describe("the log limiter", () => {
     for (let i = 0; i < 1000; i++) limiter.error("uncoded error sent over /api", new Error(`boom ${i}`));
     for (let i = 0; i < 5; i++) limiter.error("could not disconnect live capabilities", new Error("x"));
     expect(lines).toHaveLength(LOG_LINES_PER_WINDOW);
-    now += LOG_WINDOW_MS;
+    now += LIMITS.LOG_WINDOW_MS;
     limiter.error("later", new Error("y"));
     expect(lines).toHaveLength(LOG_LINES_PER_WINDOW + 2);
     expect(lines[LOG_LINES_PER_WINDOW]).toEqual([
@@ -23,21 +24,21 @@ describe("the log limiter", () => {
     ]);
     expect(lines.at(-1)?.[0]).toBe("later");
     // Nothing suppressed since: no second summary.
-    now += LOG_WINDOW_MS;
+    now += LIMITS.LOG_WINDOW_MS;
     limiter.error("quiet", 1);
     expect(lines.at(-1)).toEqual(["quiet", 1]);
     expect(lines.filter((line) => String(line[0]).startsWith("suppressed"))).toHaveLength(1);
   });
 
-  test(`a summary names at most LOG_SUMMARY_KEYS_MAX (${LOG_SUMMARY_KEYS_MAX}) messages and counts the rest together`, () => {
+  test(`a summary names at most LIMITS.LOG_SUMMARY_KEYS_MAX (${LIMITS.LOG_SUMMARY_KEYS_MAX}) messages and counts the rest together`, () => {
     const { lines, sink } = recorder();
     let now = 0;
     const limiter = new LogLimiter(sink, () => now);
-    for (let i = 0; i < LOG_LINES_PER_WINDOW + LOG_SUMMARY_KEYS_MAX + 3; i++) limiter.error(`distinct message ${i}`);
-    now += LOG_WINDOW_MS;
+    for (let i = 0; i < LOG_LINES_PER_WINDOW + LIMITS.LOG_SUMMARY_KEYS_MAX + 3; i++) limiter.error(`distinct message ${i}`);
+    now += LIMITS.LOG_WINDOW_MS;
     limiter.error("next");
     const summary = String(lines[LOG_LINES_PER_WINDOW]?.[0]);
-    expect(summary).toContain(`suppressed ${LOG_SUMMARY_KEYS_MAX + 3} similar messages`);
+    expect(summary).toContain(`suppressed ${LIMITS.LOG_SUMMARY_KEYS_MAX + 3} similar messages`);
     expect(summary).toContain("3× other");
     expect(summary.length).toBeLessThan(2000);
   });

@@ -1,4 +1,5 @@
 import { errorCode } from "iterate/errors";
+import { LIMITS } from "../limits.ts";
 
 // Logs are for what needs attention. Expected outcomes (a coded ItxError) and a client going away
 // are not errors of the OS and are not logged as such. What is logged may be provoked by untrusted
@@ -6,17 +7,13 @@ import { errorCode } from "iterate/errors";
 
 /** Lines the OS logs per window; past it, lines are counted and summarised. */
 export const LOG_LINES_PER_WINDOW = 10;
-/** The limiter's window, in milliseconds. */
-export const LOG_WINDOW_MS = 1_000;
-/** Distinct messages a summary names; the rest are counted together. */
-export const LOG_SUMMARY_KEYS_MAX = 16;
 
 export interface LogSink {
   error(...args: unknown[]): void;
 }
 
 /**
- * At most LOG_LINES_PER_WINDOW lines per LOG_WINDOW_MS; the lines past it are counted by their
+ * At most LOG_LINES_PER_WINDOW lines per LIMITS.LOG_WINDOW_MS; the lines past it are counted by their
  * first argument (the message), and the first line of the next window that logs anything is a
  * summary: "suppressed K similar messages (...)". A Worker has no timer outside a request, so the
  * summary waits for the next line rather than a clock.
@@ -36,7 +33,7 @@ export class LogLimiter {
 
   error(message: string, ...rest: unknown[]): void {
     const now = this.#now();
-    if (now - this.#windowStart >= LOG_WINDOW_MS) {
+    if (now - this.#windowStart >= LIMITS.LOG_WINDOW_MS) {
       this.#windowStart = now;
       this.#lines = 0;
       this.#flushSummary();
@@ -48,7 +45,7 @@ export class LogLimiter {
     }
     const count = this.#suppressed.get(message);
     if (count !== undefined) this.#suppressed.set(message, count + 1);
-    else if (this.#suppressed.size < LOG_SUMMARY_KEYS_MAX) this.#suppressed.set(message, 1);
+    else if (this.#suppressed.size < LIMITS.LOG_SUMMARY_KEYS_MAX) this.#suppressed.set(message, 1);
     else this.#suppressedOther += 1;
   }
 

@@ -3,6 +3,7 @@ import { ItxError, errorCode } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-capability.ts";
+import { LIMITS } from "../limits.ts";
 
 /** The deployment-wide stream whose facts are the project directory (slug and id claims). */
 export const DIRECTORY_STREAM = coordinateName({ projectId: DEPLOYMENT_PROJECT_ID, path: "/projects" });
@@ -11,7 +12,6 @@ export const PROJECT_ID_CLAIMED = "events.iterate.com/project/id-claimed";
 
 /** A slug: 2-63 characters, lowercase kebab-case, starting with a letter (so never a `prj_` id). */
 const SLUG = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
-export const PROJECT_SLUG_MAX_LENGTH = 63;
 
 export interface ProjectRecord {
   projectId: string;
@@ -24,10 +24,10 @@ export interface ProjectRecord {
 }
 
 export function parseProjectSlug(slug: unknown): string {
-  if (typeof slug !== "string" || slug.length < 2 || slug.length > PROJECT_SLUG_MAX_LENGTH || !SLUG.test(slug)) {
+  if (typeof slug !== "string" || slug.length < 2 || slug.length > LIMITS.PROJECT_SLUG_MAX_LENGTH || !SLUG.test(slug)) {
     throw new ItxError(
       "INVALID_ARGUMENT",
-      `a project slug is 2-${PROJECT_SLUG_MAX_LENGTH} characters of lowercase letters, digits and single hyphens, starting with a letter; got ${JSON.stringify(String(slug).slice(0, 80))}`,
+      `a project slug is 2-${LIMITS.PROJECT_SLUG_MAX_LENGTH} characters of lowercase letters, digits and single hyphens, starting with a letter; got ${JSON.stringify(String(slug).slice(0, 80))}`,
     );
   }
   return slug;

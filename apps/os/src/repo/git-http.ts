@@ -1,10 +1,9 @@
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { authenticate } from "../auth/authenticate.ts";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
 import { ProjectAccess } from "../project/project-collection.ts";
 import { findProject } from "../project/project-directory.ts";
-import { STREAM_PATH_MAX_LENGTH } from "../stream/coordinate.ts";
 import { advertisement, receivePack, uploadPackV2 } from "./git-service.ts";
 import { parseRepoPath } from "./repo-names.ts";
 import { repoStub } from "./repo-stub.ts";
@@ -19,7 +18,7 @@ import { repoStub } from "./repo-stub.ts";
 export async function serveGit(request: Request, env: Env): Promise<Response> {
   const url = new URL(request.url);
   // Bounded before anything else is looked at: the URL names the project and the repository.
-  if (url.pathname.length > STREAM_PATH_MAX_LENGTH + 200) return missing();
+  if (url.pathname.length > LIMITS.STREAM_PATH_MAX_LENGTH + 200) return missing();
   const match = /^\/git\/([^/]+)\/(.+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/.exec(url.pathname);
   if (!match) return missing();
   const [, project = "", rest = "", endpoint = ""] = match;
@@ -84,8 +83,8 @@ async function basicAuth(request: Request, env: Env) {
 }
 
 /** The request body, at most `max` bytes after any gzip is undone; past it, INVALID_ARGUMENT. */
-async function readBody(request: Request, max: number, limit: string): Promise<Uint8Array> {
-  const tooLarge = () => new ItxError("INVALID_ARGUMENT", `the request body is larger than ${max} bytes`, { details: { limit } });
+async function readBody(request: Request, max: number, limit: LimitName): Promise<Uint8Array> {
+  const tooLarge = () => new ItxError("INVALID_ARGUMENT", `the request body is larger than ${max} bytes`, { details: limitDetails(limit) });
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > max) throw tooLarge();
   let stream = request.body;

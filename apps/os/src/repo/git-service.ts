@@ -1,7 +1,7 @@
 import { ItxError } from "iterate/errors";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { relay } from "../api/relay.ts";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { concat, control, DELIM, FLUSH, pkt, readPackets, sideBand, type Packet } from "./git-pkt-line.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
 import type { Actor } from "./repo-store.ts";
@@ -94,7 +94,7 @@ export async function receivePack(repo: RepoStub, body: Uint8Array, actor: Actor
   // git probes with an empty request before a large push: nothing to do, nothing to say.
   if (commands.length === 0) return new Uint8Array(0);
   if (commands.length > LIMITS.GIT_HTTP_REF_UPDATES_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `a push updates at most ${LIMITS.GIT_HTTP_REF_UPDATES_MAX} refs`, { details: { limit: "GIT_HTTP_REF_UPDATES_MAX" } });
+    throw new ItxError("INVALID_ARGUMENT", `a push updates at most ${LIMITS.GIT_HTTP_REF_UPDATES_MAX} refs`, { details: limitDetails("GIT_HTTP_REF_UPDATES_MAX") });
   }
   const pack = rest < body.byteLength ? body.subarray(rest) : null;
   const statuses = unwrapCoded(await relay(repo.receivePack({ commands, pack }, actor)));

@@ -1,4 +1,5 @@
 import { ItxError } from "iterate/errors";
+import { LIMITS } from "../limits.ts";
 
 /**
  * Glob masks over repository paths: `*` matches within one segment, `**` any number of segments,
@@ -11,14 +12,11 @@ export function pathFilter(masks: { include?: unknown; exclude?: unknown } = {})
   return (path) => (include.length === 0 || include.some((re) => re.test(path))) && !exclude.some((re) => re.test(path));
 }
 
-const MASKS_MAX = 100;
-const MASK_MAX_LENGTH = 256;
-
 function parseMasks(value: unknown, name: string): string[] {
   if (value === undefined) return [];
   const list = typeof value === "string" ? [value] : value;
-  if (!Array.isArray(list) || list.length > MASKS_MAX || list.some((mask) => typeof mask !== "string" || mask.length === 0 || mask.length > MASK_MAX_LENGTH)) {
-    throw new ItxError("INVALID_ARGUMENT", `${name} is a glob or a list of at most ${MASKS_MAX} globs of 1-${MASK_MAX_LENGTH} characters`);
+  if (!Array.isArray(list) || list.length > LIMITS.REPO_GLOB_MASKS_MAX || list.some((mask) => typeof mask !== "string" || mask.length === 0 || mask.length > LIMITS.REPO_GLOB_MASK_MAX_LENGTH)) {
+    throw new ItxError("INVALID_ARGUMENT", `${name} is a glob or a list of at most ${LIMITS.REPO_GLOB_MASKS_MAX} globs of 1-${LIMITS.REPO_GLOB_MASK_MAX_LENGTH} characters`);
   }
   return list as string[];
 }

@@ -4,7 +4,7 @@ import type { Env } from "../env.ts";
 import { asCoded, type Coded } from "../api/coded-result.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-capability.ts";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { pathFilter } from "./glob.ts";
 import { REPO_CREATED, type CommitCompleted } from "./repo-events.ts";
 import { parseCommitRequest, parseLogLimit, parseOptions, parseRef } from "./repo-input.ts";
@@ -142,7 +142,7 @@ export class RepoDurableObject extends DurableObject<Env> {
         total += bytes.byteLength;
         if (total > LIMITS.REPO_SNAPSHOT_MAX_BYTES) {
           throw new ItxError("INVALID_ARGUMENT", `the snapshot is larger than ${LIMITS.REPO_SNAPSHOT_MAX_BYTES} bytes; narrow it with include/exclude`, {
-            details: { limit: "REPO_SNAPSHOT_MAX_BYTES" },
+            details: limitDetails("REPO_SNAPSHOT_MAX_BYTES"),
           });
         }
         try {

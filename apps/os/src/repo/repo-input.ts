@@ -1,10 +1,7 @@
 import { ItxError } from "iterate/errors";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { isCommitId, parseBranchName, parseFilePath } from "./repo-names.ts";
 import type { FileChange } from "./repo-tree.ts";
-
-/** Longest commit message: it is stored in the commit and in its fact. */
-export const COMMIT_MESSAGE_MAX_LENGTH = 65_536;
 
 const ENCODER = new TextEncoder();
 
@@ -32,14 +29,14 @@ export function parseCommitRequest(input: unknown, defaultBranch: string): Commi
   const raw = record(input, shape);
   noExtra(raw, ["branch", "message", "files", "expectedHead"], "commit");
   const branch = raw.branch === undefined ? defaultBranch : parseBranchName(raw.branch);
-  if (typeof raw.message !== "string" || raw.message.trim() === "" || raw.message.length > COMMIT_MESSAGE_MAX_LENGTH) {
-    throw new ItxError("INVALID_ARGUMENT", `a commit message is a non-empty string of at most ${COMMIT_MESSAGE_MAX_LENGTH} characters`);
+  if (typeof raw.message !== "string" || raw.message.trim() === "" || raw.message.length > LIMITS.REPO_COMMIT_MESSAGE_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a commit message is a non-empty string of at most ${LIMITS.REPO_COMMIT_MESSAGE_MAX_LENGTH} characters`);
   }
   const files = record(raw.files, shape);
   const paths = Object.keys(files);
   if (paths.length > LIMITS.REPO_COMMIT_FILES_MAX) {
     throw new ItxError("INVALID_ARGUMENT", `a commit changes at most ${LIMITS.REPO_COMMIT_FILES_MAX} files, got ${paths.length}`, {
-      details: { limit: "REPO_COMMIT_FILES_MAX" },
+      details: limitDetails("REPO_COMMIT_FILES_MAX"),
     });
   }
   const changes = new Map<string, FileChange>();
@@ -70,7 +67,7 @@ export function parseCommitRequest(input: unknown, defaultBranch: string): Commi
 export function checkFileSize(path: string, bytes: number): void {
   if (bytes > LIMITS.REPO_FILE_MAX_BYTES) {
     throw new ItxError("INVALID_ARGUMENT", `file ${path.slice(0, 200)} has ${bytes} bytes, more than ${LIMITS.REPO_FILE_MAX_BYTES}; nothing was written`, {
-      details: { limit: "REPO_FILE_MAX_BYTES", path: path.slice(0, 200) },
+      details: { ...limitDetails("REPO_FILE_MAX_BYTES"), path: path.slice(0, 200) },
     });
   }
 }
@@ -96,7 +93,7 @@ export function parseOptions(input: unknown, allowed: string[], what: string): R
 export function parseLogLimit(value: unknown): number {
   if (value === undefined) return 20;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > LIMITS.REPO_LOG_LIMIT_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `limit is an integer from 1 to ${LIMITS.REPO_LOG_LIMIT_MAX}`, { details: { limit: "REPO_LOG_LIMIT_MAX" } });
+    throw new ItxError("INVALID_ARGUMENT", `limit is an integer from 1 to ${LIMITS.REPO_LOG_LIMIT_MAX}`, { details: limitDetails("REPO_LOG_LIMIT_MAX") });
   }
   return value;
 }

@@ -1,5 +1,5 @@
 import { ItxError } from "iterate/errors";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";
 
 /** Where repositories live in a project: `/repos/<name>` (and deeper). */
@@ -29,7 +29,7 @@ export function parseBranchName(name: unknown): string {
   if (typeof name !== "string" || name.length === 0) throw new ItxError("INVALID_ARGUMENT", "a branch name is a non-empty string");
   if (name.length > LIMITS.REPO_BRANCH_NAME_MAX_LENGTH) {
     throw new ItxError("INVALID_ARGUMENT", `a branch name is at most ${LIMITS.REPO_BRANCH_NAME_MAX_LENGTH} characters`, {
-      details: { limit: "REPO_BRANCH_NAME_MAX_LENGTH" },
+      details: limitDetails("REPO_BRANCH_NAME_MAX_LENGTH"),
     });
   }
   const bad = name.includes("..") || name.startsWith("-") || name === "HEAD" ||
@@ -55,7 +55,7 @@ export function parseFilePath(path: unknown): string {
   if (typeof path !== "string" || path.length === 0) throw new ItxError("INVALID_ARGUMENT", "a file path is a non-empty string");
   if (path.length > LIMITS.REPO_FILE_PATH_MAX_LENGTH) {
     throw new ItxError("INVALID_ARGUMENT", `a file path is at most ${LIMITS.REPO_FILE_PATH_MAX_LENGTH} characters`, {
-      details: { limit: "REPO_FILE_PATH_MAX_LENGTH", path: path.slice(0, 64) },
+      details: { ...limitDetails("REPO_FILE_PATH_MAX_LENGTH"), path: path.slice(0, 64) },
     });
   }
   const segments = path.split("/");

@@ -1,7 +1,7 @@
 import { indexPack, readCommit, readObject, readTree } from "isomorphic-git";
 import { writePack } from "./pack-writer.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED } from "./repo-events.ts";
 import { checkFileSize } from "./repo-input.ts";
 import { branchOfRef, parseBranchName, parseFilePath } from "./repo-names.ts";
@@ -161,7 +161,7 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
     if (seen.has(oid) || !incoming.has(oid)) return;
     seen.add(oid);
     if (seen.size > LIMITS.REPO_PUSH_COMMITS_MAX) {
-      throw new ItxError("INVALID_ARGUMENT", `a push adds at most ${LIMITS.REPO_PUSH_COMMITS_MAX} commits to a branch`, { details: { limit: "REPO_PUSH_COMMITS_MAX" } });
+      throw new ItxError("INVALID_ARGUMENT", `a push adds at most ${LIMITS.REPO_PUSH_COMMITS_MAX} commits to a branch`, { details: limitDetails("REPO_PUSH_COMMITS_MAX") });
     }
     for (const parent of (await readCommit({ ...store, oid })).commit.parent) await visit(parent);
     added.push(oid);
@@ -174,7 +174,7 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
     const parentTree = commit.parent[0] ? (await readCommit({ ...store, oid: commit.parent[0] })).commit.tree : undefined;
     const changedPaths = await diffTrees(store, parentTree, commit.tree, LIMITS.REPO_COMMIT_FILES_MAX);
     if (changedPaths.length > LIMITS.REPO_COMMIT_FILES_MAX) {
-      throw new ItxError("INVALID_ARGUMENT", `commit ${oid} changes more than ${LIMITS.REPO_COMMIT_FILES_MAX} files`, { details: { limit: "REPO_COMMIT_FILES_MAX" } });
+      throw new ItxError("INVALID_ARGUMENT", `commit ${oid} changes more than ${LIMITS.REPO_COMMIT_FILES_MAX} files`, { details: limitDetails("REPO_COMMIT_FILES_MAX") });
     }
     for (const path of changedPaths) parseFilePath(path);
     events.push({

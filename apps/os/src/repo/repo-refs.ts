@@ -1,5 +1,5 @@
 import { ItxError } from "iterate/errors";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** One ref move: `from` null creates the ref, `to` null deletes it. */
 export interface RefUpdate {
@@ -78,7 +78,7 @@ export class RepoRefs {
       }
       const count = this.#storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM refs").one().n;
       if (count > LIMITS.REPO_BRANCHES_MAX) {
-        throw new ItxError("INVALID_ARGUMENT", `a repository has at most ${LIMITS.REPO_BRANCHES_MAX} branches`, { details: { limit: "REPO_BRANCHES_MAX" } });
+        throw new ItxError("INVALID_ARGUMENT", `a repository has at most ${LIMITS.REPO_BRANCHES_MAX} branches`, { details: limitDetails("REPO_BRANCHES_MAX") });
       }
       for (const event of events) this.#enqueue(event);
     });

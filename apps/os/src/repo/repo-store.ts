@@ -1,6 +1,6 @@
 import { isDescendent, log, readBlob, readCommit, writeCommit } from "isomorphic-git";
 import { ItxError } from "iterate/errors";
-import { LIMITS } from "../limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED, type CommitCompleted } from "./repo-events.ts";
 import { isCommitId, parseBranchName } from "./repo-names.ts";
 import { RepoRefs, type PendingEvent, type RefUpdate } from "./repo-refs.ts";
@@ -111,7 +111,7 @@ export class RepoStore {
     const size = this.fs.storedBytes() + this.fs.stagedBytes();
     if (size > LIMITS.REPO_SIZE_MAX_BYTES) {
       throw new ItxError("INVALID_ARGUMENT", `the repository would hold ${size} bytes, more than ${LIMITS.REPO_SIZE_MAX_BYTES}; nothing was written`, {
-        details: { limit: "REPO_SIZE_MAX_BYTES" },
+        details: limitDetails("REPO_SIZE_MAX_BYTES"),
       });
     }
     this.#storage.transactionSync(() => this.fs.flush());

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
 import { dueOccurrence, nextDueAt, parseCadence } from "./schedule-clock.ts";
 import { parseScheduleDefinition } from "./schedule-input.ts";
-import { SCHEDULER_LIMITS } from "./scheduler-limits.ts";
+import { LIMITS } from "../limits.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const every = (seconds: number, lastScheduledFor: number | null = null) => ({ every: seconds, definedAt: T0, lastScheduledFor });
@@ -30,7 +30,7 @@ describe("the schedule clock", () => {
 
   test.each([
     [{ every: 0 }, "EVERY_MIN_SECONDS"],
-    [{ every: SCHEDULER_LIMITS.EVERY_MAX_SECONDS + 1 }, "EVERY_MAX_SECONDS"],
+    [{ every: LIMITS.EVERY_MAX_SECONDS + 1 }, "EVERY_MAX_SECONDS"],
     [{ cron: `${"* ".repeat(70)}` }, "CRON_MAX_LENGTH"],
   ])("a cadence past its limit is INVALID_ARGUMENT naming it: %j", async (input, limit) => {
     const error = await expectCode(Promise.resolve().then(() => parseCadence(input)), "INVALID_ARGUMENT");
@@ -45,7 +45,7 @@ describe("the schedule clock", () => {
   );
 
   test("a schedule script past SCRIPT_MAX_LENGTH and an unknown field are refused", async () => {
-    const long = `async () => ${"1".repeat(SCHEDULER_LIMITS.SCRIPT_MAX_LENGTH)}`;
+    const long = `async () => ${"1".repeat(LIMITS.SCRIPT_MAX_LENGTH)}`;
     const error = await expectCode(Promise.resolve().then(() => parseScheduleDefinition({ key: "k", every: 1, script: long })), "INVALID_ARGUMENT");
     expect(error.details).toMatchObject({ limit: "SCRIPT_MAX_LENGTH" });
     await expectCode(Promise.resolve().then(() => parseScheduleDefinition({ key: "k", every: 1, script: "async () => 1", at: 5 })), "INVALID_ARGUMENT");

@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import { ItxError } from "iterate/errors";
-import { SCHEDULER_LIMITS } from "./scheduler-limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** When a schedule fires: every `every` seconds from when it was defined, or on a cron expression (UTC). */
 export type Cadence = { every: number } | { cron: string };
@@ -29,15 +29,15 @@ export function parseCadence(input: { every?: unknown; cron?: unknown }): Cadenc
     throw new ItxError("INVALID_ARGUMENT", "a schedule takes exactly one of every (seconds) or cron (an expression, UTC)");
   }
   if (every !== undefined) {
-    const { EVERY_MIN_SECONDS: min, EVERY_MAX_SECONDS: max } = SCHEDULER_LIMITS;
+    const { EVERY_MIN_SECONDS: min, EVERY_MAX_SECONDS: max } = LIMITS;
     if (typeof every !== "number" || !Number.isInteger(every)) throw new ItxError("INVALID_ARGUMENT", "every is a whole number of seconds");
-    if (every < min) throw new ItxError("INVALID_ARGUMENT", `every is at least ${min} second(s)`, { details: { limit: "EVERY_MIN_SECONDS" } });
-    if (every > max) throw new ItxError("INVALID_ARGUMENT", `every is at most ${max} seconds`, { details: { limit: "EVERY_MAX_SECONDS" } });
+    if (every < min) throw new ItxError("INVALID_ARGUMENT", `every is at least ${min} second(s)`, { details: limitDetails("EVERY_MIN_SECONDS") });
+    if (every > max) throw new ItxError("INVALID_ARGUMENT", `every is at most ${max} seconds`, { details: limitDetails("EVERY_MAX_SECONDS") });
     return { every };
   }
   if (typeof cron !== "string") throw new ItxError("INVALID_ARGUMENT", "cron is a string such as \"*/5 * * * *\"");
-  if (cron.length > SCHEDULER_LIMITS.CRON_MAX_LENGTH) {
-    throw new ItxError("INVALID_ARGUMENT", `a cron expression is at most ${SCHEDULER_LIMITS.CRON_MAX_LENGTH} characters`, { details: { limit: "CRON_MAX_LENGTH" } });
+  if (cron.length > LIMITS.CRON_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a cron expression is at most ${LIMITS.CRON_MAX_LENGTH} characters`, { details: limitDetails("CRON_MAX_LENGTH") });
   }
   let parsed: Cron;
   try {
@@ -80,7 +80,7 @@ export function dueOccurrence(schedule: ScheduleClock, now: number): DueOccurren
   const cron = cronOf(schedule.cron as string);
   const newest = cron.previousRuns(1, new Date(now + 1))[0]?.getTime() ?? due;
   let coalesced = 0;
-  for (let slot: number | null = due; slot !== null && slot < newest && coalesced < SCHEDULER_LIMITS.COALESCE_COUNT_MAX; coalesced++) {
+  for (let slot: number | null = due; slot !== null && slot < newest && coalesced < LIMITS.COALESCE_COUNT_MAX; coalesced++) {
     slot = cron.nextRun(new Date(slot))?.getTime() ?? null;
   }
   return { scheduledFor: Math.max(newest, due), coalesced };

@@ -1,22 +1,22 @@
 import { z } from "zod";
 import { StreamProcessor, defineProcessorContract, type ReduceArgs } from "iterate/stream/processor";
 import { reactionTo } from "../stream/reaction.ts";
-import { SCHEDULER_LIMITS } from "./scheduler-limits.ts";
+import { LIMITS } from "../limits.ts";
 
 export const SCHEDULE_SET = "events.iterate.com/itx/schedule-set";
 export const SCHEDULE_CANCELLED = "events.iterate.com/itx/schedule-cancelled";
 export const SCHEDULE_FIRED = "events.iterate.com/itx/schedule-fired";
 export const SCHEDULE_FAILED = "events.iterate.com/itx/schedule-failed";
 
-const key = z.string().min(1).max(SCHEDULER_LIMITS.KEY_MAX_LENGTH);
+const key = z.string().min(1).max(LIMITS.KEY_MAX_LENGTH);
 
 /** A schedule's definition as `itx.scheduler.set` takes it (validated there; the fold re-checks the shape). */
 const setSchema = z
   .strictObject({
     key,
-    every: z.number().int().min(SCHEDULER_LIMITS.EVERY_MIN_SECONDS).max(SCHEDULER_LIMITS.EVERY_MAX_SECONDS).optional(),
-    cron: z.string().min(1).max(SCHEDULER_LIMITS.CRON_MAX_LENGTH).optional(),
-    script: z.string().min(1).max(SCHEDULER_LIMITS.SCRIPT_MAX_LENGTH),
+    every: z.number().int().min(LIMITS.EVERY_MIN_SECONDS).max(LIMITS.EVERY_MAX_SECONDS).optional(),
+    cron: z.string().min(1).max(LIMITS.CRON_MAX_LENGTH).optional(),
+    script: z.string().min(1).max(LIMITS.SCRIPT_MAX_LENGTH),
   })
   .refine((value) => (value.every === undefined) !== (value.cron === undefined), "exactly one of every or cron");
 
@@ -33,7 +33,7 @@ const occurrence = {
 const firedSchema = z.strictObject({ ...occurrence, durationMs: z.number().nonnegative() });
 const failedSchema = z.strictObject({
   ...occurrence,
-  error: z.strictObject({ code: z.string().max(64), message: z.string().max(SCHEDULER_LIMITS.ERROR_MESSAGE_MAX_LENGTH) }),
+  error: z.strictObject({ code: z.string().max(64), message: z.string().max(LIMITS.ERROR_MESSAGE_MAX_LENGTH) }),
 });
 
 const scheduleSchema = z.strictObject({

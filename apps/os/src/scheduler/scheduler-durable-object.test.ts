@@ -8,7 +8,7 @@ import { ensureContext } from "../itx/context-lifecycle.ts";
 import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
 import { SCHEDULE_FAILED, SCHEDULE_FIRED, SCHEDULE_SET } from "./scheduler-contract.ts";
 import { INTERRUPTED_OCCURRENCE_ERROR } from "./scheduler-durable-object.ts";
-import { SCHEDULER_LIMITS } from "./scheduler-limits.ts";
+import { LIMITS } from "../limits.ts";
 
 let counter = 0;
 const root = { principal: "tester", origin: "/" };
@@ -150,7 +150,7 @@ describe("the scheduler Durable Object", () => {
 
   test("a context holds at most SCHEDULES_PER_CONTEXT_MAX schedules", async () => {
     const { scheduler } = await freshContext();
-    for (let index = 0; index < SCHEDULER_LIMITS.SCHEDULES_PER_CONTEXT_MAX; index++) {
+    for (let index = 0; index < LIMITS.SCHEDULES_PER_CONTEXT_MAX; index++) {
       unwrapCoded(await scheduler.set({ definition: { key: `k${index}`, every: 3600, script: BEAT }, caller: root }));
     }
     const error = await expectCode(scheduler.set({ definition: { key: "one-more", every: 3600, script: BEAT }, caller: root }).then(unwrapCoded), "INVALID_ARGUMENT");

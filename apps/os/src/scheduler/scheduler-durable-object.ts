@@ -21,7 +21,7 @@ import {
   type Schedule,
   type SchedulerState,
 } from "./scheduler-contract.ts";
-import { SCHEDULER_LIMITS } from "./scheduler-limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** What an occurrence settles as when the host that started it died before it finished: it is never run again. */
 export const INTERRUPTED_OCCURRENCE_ERROR = {
@@ -65,9 +65,9 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
       const setBy = { principal: request.caller.principal, origin: request.caller.origin };
       if (current && canonicalDefinition(current) === canonicalDefinition({ ...definition, setBy })) return { ...view(current), changed: false };
       if (current) await this.#refuseStrangers(current, request.caller, "change");
-      if (!current && Object.keys(state.schedules).length >= SCHEDULER_LIMITS.SCHEDULES_PER_CONTEXT_MAX) {
-        throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${SCHEDULER_LIMITS.SCHEDULES_PER_CONTEXT_MAX} schedules`, {
-          details: { limit: "SCHEDULES_PER_CONTEXT_MAX" },
+      if (!current && Object.keys(state.schedules).length >= LIMITS.SCHEDULES_PER_CONTEXT_MAX) {
+        throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${LIMITS.SCHEDULES_PER_CONTEXT_MAX} schedules`, {
+          details: limitDetails("SCHEDULES_PER_CONTEXT_MAX"),
         });
       }
       await this.#append({ ...stampOf(request.caller), platform: "scheduler" }, { type: SCHEDULE_SET, payload: definition });
@@ -152,7 +152,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
     const payload =
       outcome.type === SCHEDULE_FIRED
         ? { ...occurrence, durationMs: outcome.durationMs }
-        : { ...occurrence, error: { code: outcome.error.code, message: outcome.error.message.slice(0, SCHEDULER_LIMITS.ERROR_MESSAGE_MAX_LENGTH) } };
+        : { ...occurrence, error: { code: outcome.error.code, message: outcome.error.message.slice(0, LIMITS.ERROR_MESSAGE_MAX_LENGTH) } };
     const principal = schedule?.setBy.principal ?? "platform";
     try {
       await this.#append(

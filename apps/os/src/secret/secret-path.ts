@@ -1,9 +1,6 @@
 import { ItxError } from "iterate/errors";
+import { LIMITS, limitDetails } from "../limits.ts";
 
-/** Most characters of secret material: it travels in request headers and bodies. */
-export const SECRET_MATERIAL_MAX_LENGTH = 16_384;
-/** Most URLs in one secret's egress allowlist. */
-export const SECRET_EGRESS_URLS_MAX = 32;
 
 const PATH = /^\/secrets(\/[A-Za-z0-9_.~-]+)+$/;
 
@@ -40,15 +37,15 @@ export function parseSecretUpdate(input: unknown): { material: string; urls: str
   if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "update takes { material, egress: { urls } }");
   const { material, egress, ...rest } = input as Record<string, unknown>;
   if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `update has no field(s) ${Object.keys(rest).join(", ")}`);
-  if (typeof material !== "string" || material.length === 0 || material.length > SECRET_MATERIAL_MAX_LENGTH) {
-    throw new ItxError("INVALID_ARGUMENT", `material is a string of 1-${SECRET_MATERIAL_MAX_LENGTH} characters`, {
-      details: { limit: "SECRET_MATERIAL_MAX_LENGTH" },
+  if (typeof material !== "string" || material.length === 0 || material.length > LIMITS.SECRET_MATERIAL_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `material is a string of 1-${LIMITS.SECRET_MATERIAL_MAX_LENGTH} characters`, {
+      details: limitDetails("SECRET_MATERIAL_MAX_LENGTH"),
     });
   }
   const urls = (egress as { urls?: unknown } | undefined)?.urls;
-  if (!Array.isArray(urls) || urls.length === 0 || urls.length > SECRET_EGRESS_URLS_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `egress.urls lists 1-${SECRET_EGRESS_URLS_MAX} URLs the secret may be sent to`, {
-      details: { limit: "SECRET_EGRESS_URLS_MAX" },
+  if (!Array.isArray(urls) || urls.length === 0 || urls.length > LIMITS.SECRET_EGRESS_URLS_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `egress.urls lists 1-${LIMITS.SECRET_EGRESS_URLS_MAX} URLs the secret may be sent to`, {
+      details: limitDetails("SECRET_EGRESS_URLS_MAX"),
     });
   }
   const parsed = urls.map((url) => {

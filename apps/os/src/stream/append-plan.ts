@@ -3,16 +3,9 @@ import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS, parseReaction, sameEventBody, validateAppendBatch } from "iterate/stream/events";
 import type { PendingEvent } from "./journal.ts";
 import { isRunaway, mayDeclareReaction } from "./reaction.ts";
-import {
-  STREAM_CORE_TYPES,
-  SUBSCRIPTION_CONFIGURED,
-  SUBSCRIPTIONS_MAX,
-  opensToWriters,
-  parseSubscriptionConfigured,
-  reduceStreamCore,
-  type StreamCoreState,
-} from "./stream-core.ts";
+import { STREAM_CORE_TYPES, SUBSCRIPTION_CONFIGURED, opensToWriters, parseSubscriptionConfigured, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { mayUseKey, mayWrite, notYourKey, notYoursToWrite, processorOfStamp } from "./write-authority.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** What an append is checked against: the stream as it stands, read-only. */
 export interface AppendContext {
@@ -115,9 +108,9 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
       if (input.type === SUBSCRIPTION_CONFIGURED) {
         const configured = parseSubscriptionConfigured(input.payload, context.hasBinding, context.projectId);
         const next = reduceStreamCore(core, { type: input.type, payload: configured } as StreamEvent);
-        if (Object.keys(next.subscriptions).length > SUBSCRIPTIONS_MAX) {
-          throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${SUBSCRIPTIONS_MAX} processor subscriptions`, {
-            details: { limit: "SUBSCRIPTIONS_MAX" },
+        if (Object.keys(next.subscriptions).length > LIMITS.SUBSCRIPTIONS_MAX) {
+          throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${LIMITS.SUBSCRIPTIONS_MAX} processor subscriptions`, {
+            details: limitDetails("SUBSCRIPTIONS_MAX"),
           });
         }
         core = next;
@@ -153,7 +146,7 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
 function parseEventsJson(text: string): unknown {
   if (text.length > STREAM_LIMITS.APPEND_MAX_BYTES) {
     throw new ItxError("INVALID_ARGUMENT", `an append is at most ${STREAM_LIMITS.APPEND_MAX_BYTES} bytes of JSON`, {
-      details: { limit: "APPEND_MAX_BYTES" },
+      details: limitDetails("APPEND_MAX_BYTES"),
     });
   }
   try {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
-import { STREAM_PATH_MAX_LENGTH, coordinateName, parseStreamPath } from "./coordinate.ts";
+import { coordinateName, parseStreamPath } from "./coordinate.ts";
+import { LIMITS } from "../limits.ts";
 
 describe("stream paths", () => {
   test.each(["/", "/agents/a", "/repos/config", "/itx/a1b2", "/a/b.c/d_e/~f"])("%s is a path", (path) => {
@@ -16,7 +17,7 @@ describe("stream paths", () => {
     ["a space", "/a b"],
     ["a colon", "/a:b"],
     ["not a string", 42],
-    ["STREAM_PATH_MAX_LENGTH", `/${"a".repeat(STREAM_PATH_MAX_LENGTH)}`],
+    ["STREAM_PATH_MAX_LENGTH", `/${"a".repeat(LIMITS.STREAM_PATH_MAX_LENGTH)}`],
   ])("%s is INVALID_ARGUMENT", async (_name, path) => {
     await expectCode(() => parseStreamPath(path), "INVALID_ARGUMENT");
   });

@@ -1,10 +1,9 @@
 import { ItxError } from "iterate/errors";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** The project id of deployment-wide streams (admin only): they belong to no project. */
 export const DEPLOYMENT_PROJECT_ID = "__null__";
 
-/** Longest stream path: paths are stamped onto every event and used as Durable Object names. */
-export const STREAM_PATH_MAX_LENGTH = 512;
 
 // A path is "/" or "/seg/seg" with segments of letters, digits and . _ - ~ (no empty segments,
 // no "." or "..": a path names one place, whoever spells it).
@@ -19,9 +18,9 @@ export interface StreamCoordinate {
 /** Validates a stream path and answers it unchanged, or throws INVALID_ARGUMENT. */
 export function parseStreamPath(path: unknown): string {
   if (typeof path !== "string") throw new ItxError("INVALID_ARGUMENT", `a stream path must be a string, got ${typeof path}`);
-  if (path.length > STREAM_PATH_MAX_LENGTH) {
-    throw new ItxError("INVALID_ARGUMENT", `a stream path is at most ${STREAM_PATH_MAX_LENGTH} characters`, {
-      details: { limit: "STREAM_PATH_MAX_LENGTH" },
+  if (path.length > LIMITS.STREAM_PATH_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a stream path is at most ${LIMITS.STREAM_PATH_MAX_LENGTH} characters`, {
+      details: limitDetails("STREAM_PATH_MAX_LENGTH"),
     });
   }
   if (path === "/") return path;

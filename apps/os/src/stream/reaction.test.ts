@@ -2,8 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import { streamStub } from "./stream-capability.ts";
 import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
-import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, reactionTo } from "./reaction.ts";
+import { LOOP_LIMIT_RECORDED, reactionTo } from "./reaction.ts";
 import { expectCode } from "iterate/stream/test-support";
+import { LIMITS } from "../limits.ts";
 
 describe("reaction chains", () => {
   test("reacting to an event moves one round along its chain, which began at the first event", () => {
@@ -16,9 +17,9 @@ describe("reaction chains", () => {
   test("a write past REACTION_ROUNDS_MAX is refused with LOOP_LIMIT, recorded once, and reading still works", async () => {
     const stream = streamStub(env.STREAM, `prj_reaction${Date.now()}:/agents/b`);
     const began = "/agents/a#5";
-    const within = { principal: "p", origin: "/agents/a", reaction: { began, round: REACTION_ROUNDS_MAX } };
+    const within = { principal: "p", origin: "/agents/a", reaction: { began, round: LIMITS.REACTION_ROUNDS_MAX } };
     await stream.append({ events: [{ type: "test/pinged" }], stamp: within });
-    const past = { ...within, reaction: { began, round: REACTION_ROUNDS_MAX + 1 } };
+    const past = { ...within, reaction: { began, round: LIMITS.REACTION_ROUNDS_MAX + 1 } };
     let refused: (Error & { code?: string; details?: unknown }) | undefined;
     try {
       await stream.append({ events: [{ type: "test/pinged" }], stamp: past });
@@ -27,11 +28,11 @@ describe("reaction chains", () => {
     }
     expect(refused?.code).toBe("LOOP_LIMIT");
     expect(refused?.message).toMatch(/began at \/agents\/a#5/);
-    await expectCode(stream.append({ events: [{ type: "test/pinged" }], stamp: { ...within, reaction: { began, round: REACTION_ROUNDS_MAX + 2 } } }), "LOOP_LIMIT");
+    await expectCode(stream.append({ events: [{ type: "test/pinged" }], stamp: { ...within, reaction: { began, round: LIMITS.REACTION_ROUNDS_MAX + 2 } } }), "LOOP_LIMIT");
     const events = await stream.getEvents({});
     expect(events.map((event) => event.type)).toEqual(["test/pinged", LOOP_LIMIT_RECORDED]);
-    expect(events[1]?.payload).toMatchObject({ began, round: REACTION_ROUNDS_MAX + 1, limit: REACTION_ROUNDS_MAX });
-    expect(events[0]?.source.reaction).toEqual({ began, round: REACTION_ROUNDS_MAX });
+    expect(events[1]?.payload).toMatchObject({ began, round: LIMITS.REACTION_ROUNDS_MAX + 1, limit: LIMITS.REACTION_ROUNDS_MAX });
+    expect(events[0]?.source.reaction).toEqual({ began, round: LIMITS.REACTION_ROUNDS_MAX });
     // Writes outside the chain go on.
     await stream.append({ events: [{ type: "test/pinged" }], stamp: { principal: "p", origin: "/" } });
     expect(await stream.head()).toBe(3);
@@ -52,13 +53,13 @@ describe("reaction chains", () => {
     await expect.poll(async () => (await host.snapshot()).offset, { timeout: 5_000 }).toBe(await stream.head());
     const echoes = await stream.getEvents({ types: ["test/echo-sent"] });
     expect(echoes.map((event) => [event.payload, event.source.reaction?.round ?? 0])).toEqual(
-      Array.from({ length: REACTION_ROUNDS_MAX + 1 }, (_, round) => [{ n: round }, round]),
+      Array.from({ length: LIMITS.REACTION_ROUNDS_MAX + 1 }, (_, round) => [{ n: round }, round]),
     );
     const [fact] = await stream.getEvents({ types: [LOOP_LIMIT_RECORDED] });
-    expect(fact?.payload).toMatchObject({ began: "/echoes#2", round: REACTION_ROUNDS_MAX + 1 });
+    expect(fact?.payload).toMatchObject({ began: "/echoes#2", round: LIMITS.REACTION_ROUNDS_MAX + 1 });
     // Quiet afterwards: nothing retries the refused write.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await stream.head()).toBe(REACTION_ROUNDS_MAX + 3);
+    expect(await stream.head()).toBe(LIMITS.REACTION_ROUNDS_MAX + 3);
   });
 
   test("a writer cannot set a reaction in its own source", async () => {

@@ -13,7 +13,7 @@ export interface AppendRequest {
   answer?: "events" | "receipt";
   /**
    * The writer appends again shortly (an inline run's request, before its settled fact): hosted
-   * processors receive these events with that next append, or after DELIVERY_HOLD_MS at the
+   * processors receive these events with that next append, or after LIMITS.DELIVERY_HOLD_MS at the
    * latest, so the pair costs them one delivery instead of two. Waiters and live subscribers are
    * not held.
    */

@@ -10,8 +10,6 @@ export const SUBSCRIPTION_CONFIGURED = "events.iterate.com/itx/subscription-conf
 /** Bindings that may host stream processors end in this suffix (e.g. CAPABILITY_HOST_PROCESSORS). */
 export const PROCESSOR_HOST_BINDING_SUFFIX = "_PROCESSORS";
 
-/** Most hosted-processor subscriptions on one stream: each is woken on every append. */
-export const SUBSCRIPTIONS_MAX = 32;
 
 export interface SubscriptionConfigured {
   key: string;

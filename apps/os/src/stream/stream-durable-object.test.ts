@@ -5,10 +5,10 @@ import { streamStub } from "./stream-capability.ts";
 import type { StreamEvent } from "iterate/types";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { unpackEvents } from "iterate/client";
-import { LIVE_SUBSCRIBERS_MAX } from "./stream-durable-object.ts";
-import { SUBSCRIPTION_CONFIGURED, SUBSCRIPTIONS_MAX } from "./stream-core.ts";
+import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 import { CONTROL_EVENTS } from "./write-authority.ts";
 import { expectCode } from "iterate/stream/test-support";
+import { LIMITS } from "../limits.ts";
 
 let counter = 0;
 /** A unique coordinate per test, so tests never share state. */
@@ -274,19 +274,19 @@ const subscriptionRow = (projectId: string, i: number) => ({
 describe("object limits", () => {
   test("LIVE_SUBSCRIBERS_MAX bounds live subscribers; replacing a key does not count twice", async () => {
     const stream = freshStream();
-    for (let i = 0; i < LIVE_SUBSCRIBERS_MAX; i++) await stream.subscribe({ key: `s${i}`, callback: () => undefined });
+    for (let i = 0; i < LIMITS.LIVE_SUBSCRIBERS_MAX; i++) await stream.subscribe({ key: `s${i}`, callback: () => undefined });
     await expectCode(stream.subscribe({ key: "one-too-many", callback: () => undefined }), "INVALID_ARGUMENT");
     await stream.subscribe({ key: "s0", callback: () => undefined });
-    expect((await stream.info()).liveSubscribers).toBe(LIVE_SUBSCRIBERS_MAX);
+    expect((await stream.info()).liveSubscribers).toBe(LIMITS.LIVE_SUBSCRIBERS_MAX);
   });
 
   test("SUBSCRIPTIONS_MAX bounds processor subscription rows", async () => {
     const projectId = freshName().split(":")[0] as string;
     const stream = streamStub(env.STREAM, `${projectId}:/test`);
     const platform = { ...stamp, platform: "context" };
-    await stream.append({ events: Array.from({ length: SUBSCRIPTIONS_MAX }, (_, i) => subscriptionRow(projectId, i)), stamp: platform });
-    await expectCode(stream.append({ events: [subscriptionRow(projectId, SUBSCRIPTIONS_MAX)], stamp: platform }), "INVALID_ARGUMENT");
-    expect(await stream.head()).toBe(SUBSCRIPTIONS_MAX);
+    await stream.append({ events: Array.from({ length: LIMITS.SUBSCRIPTIONS_MAX }, (_, i) => subscriptionRow(projectId, i)), stamp: platform });
+    await expectCode(stream.append({ events: [subscriptionRow(projectId, LIMITS.SUBSCRIPTIONS_MAX)], stamp: platform }), "INVALID_ARGUMENT");
+    expect(await stream.head()).toBe(LIMITS.SUBSCRIPTIONS_MAX);
   });
 
   test("bad subscribe input is INVALID_ARGUMENT", async () => {

@@ -9,20 +9,15 @@ import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
 import { Journal } from "./journal.ts";
 import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
-import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, loopLimitError } from "./reaction.ts";
+import { LOOP_LIMIT_RECORDED, loopLimitError } from "./reaction.ts";
 import { STREAM_CORE_TYPES, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { StreamCapability, uncodedBackend } from "./stream-capability.ts";
 import { firstStoredMatch, parseSubscribeRequest, parseWaitQuery } from "./stream-queries.ts";
 import { Waiters } from "./waiters.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
-/** Most live subscribers on one stream: each costs a retained callback and a send per append. */
-export const LIVE_SUBSCRIBERS_MAX = 256;
 
-/** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */
-export const READ_JSON_MAX_LIMIT = 10_000;
 
-/** Longest a held append (`holdDelivery`) waits for the next append before its processors get it anyway. */
-export const DELIVERY_HOLD_MS = 1_000;
 
 const CORE_CHECKPOINT_KEY = "core-checkpoint";
 
@@ -152,7 +147,7 @@ export class StreamDurableObject extends DurableObject<Env> {
         events: [
           {
             type: LOOP_LIMIT_RECORDED,
-            payload: { began: reaction.began, round: reaction.round, limit: REACTION_ROUNDS_MAX, message: error.message },
+            payload: { began: reaction.began, round: reaction.round, limit: LIMITS.REACTION_ROUNDS_MAX, message: error.message },
             idempotencyKey: `itx/loop-limit:${reaction.began}`,
           },
         ],
@@ -172,9 +167,9 @@ export class StreamDurableObject extends DurableObject<Env> {
 
   #getEventsPacked(input: unknown): string {
     const { limit, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
-    if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > READ_JSON_MAX_LIMIT)) {
-      throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${READ_JSON_MAX_LIMIT}`, {
-        details: { limit: "READ_JSON_MAX_LIMIT" },
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > LIMITS.READ_JSON_MAX_LIMIT)) {
+      throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${LIMITS.READ_JSON_MAX_LIMIT}`, {
+        details: limitDetails("READ_JSON_MAX_LIMIT"),
       });
     }
     if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsPacked reads every type; use getEvents to filter");
@@ -197,9 +192,9 @@ export class StreamDurableObject extends DurableObject<Env> {
     const { key, afterOffset, types } = parseSubscribeRequest(request);
     this.#live.get(key)?.close();
     this.#live.delete(key);
-    if (this.#live.size >= LIVE_SUBSCRIBERS_MAX) {
-      throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${LIVE_SUBSCRIBERS_MAX} live subscribers`, {
-        details: { limit: "LIVE_SUBSCRIBERS_MAX" },
+    if (this.#live.size >= LIMITS.LIVE_SUBSCRIBERS_MAX) {
+      throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${LIMITS.LIVE_SUBSCRIBERS_MAX} live subscribers`, {
+        details: limitDetails("LIVE_SUBSCRIBERS_MAX"),
       });
     }
     // Parameters are released when this call returns: keep our own reference to the callback.
@@ -256,7 +251,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       this.ctx.waitUntil(this.#pumpDeliveries());
     } else {
       // Any pump sends everything up to the head, held events included; this one is the backstop.
-      this.#heldDelivery ??= setTimeout(() => this.ctx.waitUntil(this.#pumpDeliveries()), DELIVERY_HOLD_MS);
+      this.#heldDelivery ??= setTimeout(() => this.ctx.waitUntil(this.#pumpDeliveries()), LIMITS.DELIVERY_HOLD_MS);
     }
   }
 

@@ -10,9 +10,8 @@ import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 import { notGranted } from "../capability-host/jail.ts";
 import { isRepoSource, readRepoSource } from "../repo/repo-worker-source.ts";
 import type { RunnerLoad } from "../runner/runner-protocol.ts";
+import { LIMITS } from "../limits.ts";
 
-/** Longest durable worker key: it names a facet of the context's object. */
-export const DURABLE_WORKER_KEY_MAX_LENGTH = 128;
 
 /**
  * A reference to a dynamic worker. Stateless: a WorkerEntrypoint export (default unless named)
@@ -102,8 +101,8 @@ function parseDurable(value: unknown): { className: string; key: string } {
   if (Object.keys(rest).length > 0 || typeof className !== "string" || !/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(className)) {
     throw new ItxError("INVALID_ARGUMENT", "durableObject is { className, key }");
   }
-  if (typeof key !== "string" || key.length === 0 || key.length > DURABLE_WORKER_KEY_MAX_LENGTH) {
-    throw new ItxError("INVALID_ARGUMENT", `a durable worker key is 1-${DURABLE_WORKER_KEY_MAX_LENGTH} characters`);
+  if (typeof key !== "string" || key.length === 0 || key.length > LIMITS.DURABLE_WORKER_KEY_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a durable worker key is 1-${LIMITS.DURABLE_WORKER_KEY_MAX_LENGTH} characters`);
   }
   return { className, key };
 }

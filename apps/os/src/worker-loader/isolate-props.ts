@@ -23,7 +23,7 @@ export interface IsolateProps {
  * loads, so two scopes (or two rounds of a reaction chain) must never share one.
  */
 export function isolateScopeKey(props: IsolateProps): string {
-  // The depth is part of the authority: an isolate's env carries it, and CALL_DEPTH_MAX counts it
+  // The depth is part of the authority: an isolate's env carries it, and LIMITS.CALL_DEPTH_MAX counts it
   // down, so code that calls itself must get a fresh isolate per hop. A JSON tuple keeps fields
   // apart whatever they spell (a principal may contain ":").
   return JSON.stringify([

@@ -2,12 +2,6 @@ import { parse } from "acorn";
 import { simple } from "acorn-walk";
 import { ItxError } from "iterate/errors";
 
-/**
- * Most loop iterations one run may make, across all its loops. workerd runs every isolate of a
- * process on one thread and the local runtime does not enforce the Loader's CPU limit, so a
- * script's endless loop would stop the whole OS: every loop body counts against this instead.
- */
-export const LOOP_ITERATIONS_MAX = 50_000_000;
 
 type Node = { type: string; start: number; end: number; body?: Node };
 

@@ -1,13 +1,9 @@
 import { errorMessage } from "iterate/errors";
 import { contentHash } from "./content-hash.ts";
-import { LOOP_ITERATIONS_MAX, guardLoops, guardName } from "./loop-guard.ts";
+import { guardLoops, guardName } from "./loop-guard.ts";
 import { scriptModule } from "./script-module.ts";
+import { LIMITS } from "../limits.ts";
 
-/**
- * Characters of prepared scripts (source plus module) one Worker isolate keeps: bounds the memory
- * that untrusted sources can take in the cache below (about 8 MB).
- */
-export const PREPARED_SCRIPTS_MAX_CHARS = 4_000_000;
 
 /** A script ready to load (its module, and a hash of its source for isolate ids), or why it cannot run. */
 export type PreparedScript = { ok: true; hash: string; module: string } | { ok: false; message: string };
@@ -21,7 +17,7 @@ export class PreparedScripts {
   readonly #bySource = new Map<string, PreparedScript>();
   #chars = 0;
 
-  constructor(maxChars: number = PREPARED_SCRIPTS_MAX_CHARS) {
+  constructor(maxChars: number = LIMITS.PREPARED_SCRIPTS_MAX_CHARS) {
     this.#maxChars = maxChars;
   }
 
@@ -65,7 +61,7 @@ async function prepare(source: string): Promise<PreparedScript> {
   } catch (error) {
     return { ok: false, message: errorMessage(error) };
   }
-  return { ok: true, hash: await contentHash(source), module: scriptModule(guarded, guard, LOOP_ITERATIONS_MAX) };
+  return { ok: true, hash: await contentHash(source), module: scriptModule(guarded, guard, LIMITS.LOOP_ITERATIONS_MAX) };
 }
 
 function sizeOf(source: string, script: PreparedScript): number {

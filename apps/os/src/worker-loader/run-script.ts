@@ -5,10 +5,10 @@ import { watchMaterials, type MaterialWatch } from "../egress/materials-in-use.t
 import { scrubJsonValue, scrubPatterns, scrubText } from "../egress/secret-scrub.ts";
 import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";
 import { PreparedScripts } from "./prepared-scripts.ts";
-import { SCRIPT_LIMITS } from "./script-limits.ts";
 import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
 import { answerError, runnerRunScript, type RunnerBinding } from "./runner-client.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** How a run ended. `result` is absent when the script returned undefined. */
 export type ScriptOutcome =
@@ -34,9 +34,9 @@ export function parseScriptSource(source: unknown): string {
   if (typeof source !== "string" || source.trim().length === 0) {
     throw new ItxError("INVALID_ARGUMENT", "a script is a string of source: async (itx) => { ... }");
   }
-  if (source.length > SCRIPT_LIMITS.SOURCE_MAX_LENGTH) {
-    throw new ItxError("INVALID_ARGUMENT", `a script is at most ${SCRIPT_LIMITS.SOURCE_MAX_LENGTH} characters`, {
-      details: { limit: "SOURCE_MAX_LENGTH" },
+  if (source.length > LIMITS.SOURCE_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", `a script is at most ${LIMITS.SOURCE_MAX_LENGTH} characters`, {
+      details: limitDetails("SOURCE_MAX_LENGTH"),
     });
   }
   return source;
@@ -54,7 +54,7 @@ export function parseScriptSource(source: unknown): string {
  * and keys and in a failure's message (see materials-in-use.ts). The outcome is what run-settled
  * stores and `itx.run` answers, so both are clean.
  */
-export async function runScript(env: Env, props: IsolateProps, itx: unknown, source: string, timeoutMs: number = SCRIPT_LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
+export async function runScript(env: Env, props: IsolateProps, itx: unknown, source: string, timeoutMs: number = LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
   const script = await preparedScripts.prepare(source);
   if (!script.ok) return failed("SCRIPT_FAILED", script.message);
   const watch = watchMaterials(props);
@@ -94,8 +94,8 @@ async function runPrepared(
     };
     if (answer.undefined) return { status: "succeeded" };
     const json = answer.json ?? "null";
-    if (json.length > SCRIPT_LIMITS.RESULT_MAX_BYTES) {
-      return failed("SCRIPT_FAILED", `the script returned ${json.length} bytes of JSON; at most ${SCRIPT_LIMITS.RESULT_MAX_BYTES} are kept (RESULT_MAX_BYTES)`);
+    if (json.length > LIMITS.RESULT_MAX_BYTES) {
+      return failed("SCRIPT_FAILED", `the script returned ${json.length} bytes of JSON; at most ${LIMITS.RESULT_MAX_BYTES} are kept (RESULT_MAX_BYTES)`);
     }
     return { status: "succeeded", result: JSON.parse(json) };
   } catch (error) {

@@ -12,7 +12,7 @@ export const UNTRUSTED_LIMITS = {
   CPU_MS: 5_000,
   /**
    * Wall-clock time the OS waits for one call into a stateless dynamic worker or source capability
-   * in the runner before it answers TIMEOUT (scripts use SCRIPT_LIMITS.TIMEOUT_MS). Runner calls
+   * in the runner before it answers TIMEOUT (scripts use LIMITS.TIMEOUT_MS, limits.ts). Runner calls
    * never time out by themselves: without it a call into a runner that lost its isolate waits forever.
    */
   CALL_TIMEOUT_MS: 30_000,

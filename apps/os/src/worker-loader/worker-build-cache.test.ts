@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { WORKER_BUILDS_MAX, WORKER_BUILDS_MAX_CHARS, WorkerBuildCache, type BuiltWorker } from "./worker-build.ts";
+import { WorkerBuildCache, type BuiltWorker } from "./worker-build.ts";
+import { LIMITS } from "../limits.ts";
 
 function built(hash: string, chars: number): BuiltWorker {
   return { mainModule: "index.js", modules: { "index.js": "x".repeat(chars) }, hash };
@@ -7,8 +8,8 @@ function built(hash: string, chars: number): BuiltWorker {
 
 describe("the dynamic-worker build cache is bounded", () => {
   test("it has named bounds", () => {
-    expect(WORKER_BUILDS_MAX).toBeGreaterThan(0);
-    expect(WORKER_BUILDS_MAX_CHARS).toBeGreaterThan(0);
+    expect(LIMITS.WORKER_BUILDS_MAX).toBeGreaterThan(0);
+    expect(LIMITS.WORKER_BUILDS_MAX_CHARS).toBeGreaterThan(0);
   });
 
   test("past its count, the least recently used build is dropped and built again when asked", async () => {

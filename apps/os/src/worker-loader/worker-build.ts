@@ -1,11 +1,8 @@
 import { ItxError } from "iterate/errors";
 import { ITERATE_WORKER_MODULE } from "iterate/sdk";
 import { contentHash } from "./content-hash.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
 
-/** Most files in one dynamic worker's source. */
-export const WORKER_FILES_MAX = 64;
-/** Most bytes of source in one dynamic worker. */
-export const WORKER_SOURCE_MAX_BYTES = 1_048_576;
 
 export interface WorkerSource {
   /** Paths relative to the project root, TypeScript included. */
@@ -27,10 +24,6 @@ export interface BuiltWorker {
  */
 export const PLATFORM_MODULES: Readonly<Record<string, string>> = { "iterate/worker": ITERATE_WORKER_MODULE };
 
-/** Builds one OS isolate keeps: each holds a bundle in memory, and any caller can ask for a new one. */
-export const WORKER_BUILDS_MAX = 64;
-/** Characters of bundled modules the kept builds may hold together (about 64 MB as UTF-16). */
-export const WORKER_BUILDS_MAX_CHARS = 32_000_000;
 
 /**
  * Builds by source hash, least recently used first, bounded by count and by the size of their
@@ -43,7 +36,7 @@ export class WorkerBuildCache {
   readonly #builds = new Map<string, { build: Promise<BuiltWorker>; chars: number }>();
   #chars = 0;
 
-  constructor(maxEntries: number = WORKER_BUILDS_MAX, maxChars: number = WORKER_BUILDS_MAX_CHARS) {
+  constructor(maxEntries: number = LIMITS.WORKER_BUILDS_MAX, maxChars: number = LIMITS.WORKER_BUILDS_MAX_CHARS) {
     this.#maxEntries = maxEntries;
     this.#maxChars = maxChars;
   }
@@ -111,8 +104,8 @@ export function parseWorkerSource(source: unknown): WorkerSource {
   if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `source has no field(s) ${Object.keys(rest).join(", ")}`);
   if (typeof files !== "object" || files === null || Array.isArray(files)) throw new ItxError("INVALID_ARGUMENT", "source.files maps paths to code");
   const entries = Object.entries(files);
-  if (entries.length === 0 || entries.length > WORKER_FILES_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `source has 1-${WORKER_FILES_MAX} files`, { details: { limit: "WORKER_FILES_MAX" } });
+  if (entries.length === 0 || entries.length > LIMITS.WORKER_FILES_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `source has 1-${LIMITS.WORKER_FILES_MAX} files`, { details: limitDetails("WORKER_FILES_MAX") });
   }
   let bytes = 0;
   for (const [path, code] of entries) {
@@ -120,8 +113,8 @@ export function parseWorkerSource(source: unknown): WorkerSource {
     if (path.startsWith("/") || path.split("/").includes("..")) throw new ItxError("INVALID_ARGUMENT", `file path ${JSON.stringify(path)} must be relative`);
     bytes += code.length;
   }
-  if (bytes > WORKER_SOURCE_MAX_BYTES) {
-    throw new ItxError("INVALID_ARGUMENT", `source is at most ${WORKER_SOURCE_MAX_BYTES} bytes`, { details: { limit: "WORKER_SOURCE_MAX_BYTES" } });
+  if (bytes > LIMITS.WORKER_SOURCE_MAX_BYTES) {
+    throw new ItxError("INVALID_ARGUMENT", `source is at most ${LIMITS.WORKER_SOURCE_MAX_BYTES} bytes`, { details: limitDetails("WORKER_SOURCE_MAX_BYTES") });
   }
   if (entryPoint !== undefined && (typeof entryPoint !== "string" || !(entryPoint in files))) {
     throw new ItxError("INVALID_ARGUMENT", `entryPoint must name one of the files`);
@@ -131,7 +124,7 @@ export function parseWorkerSource(source: unknown): WorkerSource {
 
 /**
  * Bundles a worker's files (TypeScript included) with @cloudflare/worker-bundler. Builds are
- * cached by a hash of their source (within WORKER_BUILDS_MAX and WORKER_BUILDS_MAX_CHARS), so
+ * cached by a hash of their source (within LIMITS.WORKER_BUILDS_MAX and LIMITS.WORKER_BUILDS_MAX_CHARS), so
  * identical sources build once per isolate of the OS while they stay in the cache. A
  * build error is INVALID_ARGUMENT naming the file and line.
  */

@@ -47,3 +47,32 @@ const CODE_SET: ReadonlySet<string> = new Set(Object.values(ERROR_CODES));
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && CODE_SET.has(value);
 }
+
+type NoDetails = Record<never, never>;
+
+/**
+ * What `details` may say for each code: the fields a caller can branch on. Each is optional (a
+ * detail is a hint beside the code). `limit` names the limit that was crossed; a registry of
+ * limits (the platform's `LimitName`) narrows it with `Limit`.
+ */
+export interface ErrorDetailsByCode<Limit extends string = string> {
+  NOT_FOUND: { unresolved?: string; jail?: string; member?: string; members?: string[] };
+  UNAUTHENTICATED: { reason?: "malformed" | "rejected" | "revoked" };
+  INVALID_ARGUMENT: { limit?: Limit; reason?: string; index?: number; field?: string; type?: string; path?: string };
+  CAPABILITY_DISCONNECTED: NoDetails;
+  IDEMPOTENCY_CONFLICT: NoDetails;
+  /** A stream's offsets are numbers; a repository's heads are commit ids (null: the branch does not exist). */
+  OFFSET_CONFLICT: { expectedOffset?: number; head?: number | string | null; expected?: string | null; ref?: string; branch?: string };
+  LOOP_LIMIT: { limit?: Limit; began?: string; round?: number; offset?: number; requestOffset?: number };
+  EGRESS_REFUSED: { limit?: Limit; host?: string; reason?: string; secret?: string; origin?: string };
+  SCRIPT_FAILED: { requestOffset?: number };
+  TIMEOUT: { limit?: Limit; requestOffset?: number; timeoutMs?: number };
+  RESOURCE_EXHAUSTED: { limit?: Limit; requestOffset?: number };
+  PERMISSION_DENIED: { reason?: string; index?: number; type?: string };
+  LIMIT_EXCEEDED: { limit?: Limit; bytes?: number; maxBytes?: number; slug?: string; offset?: number };
+  UNAVAILABLE: { limit?: Limit; reason?: string; offset?: number; status?: number; missing?: string; url?: string };
+  INTERNAL: NoDetails;
+}
+
+/** The details an error with `code` may carry. */
+export type ErrorDetails<C extends ErrorCode = ErrorCode, Limit extends string = string> = ErrorDetailsByCode<Limit>[C];

@@ -1,4 +1,4 @@
-import { type ErrorCode, isErrorCode } from "./codes.ts";
+import { type ErrorCode, type ErrorDetails, isErrorCode } from "./codes.ts";
 
 // Cap'n Web and Workers RPC rebuild a thrown error as a plain Error: the class is lost, and
 // depending on the transport so are own properties. The code therefore travels twice: as an own
@@ -11,11 +11,12 @@ const MESSAGE_PREFIX = /^\[([A-Z_]+)\] /;
  * @example
  * throw new ItxError("NOT_FOUND", `no project ${slug}`);
  */
-export class ItxError extends Error {
-  readonly code: ErrorCode;
-  readonly details?: Record<string, unknown>;
+export class ItxError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
+  /** What the error says beyond its code, typed per code (`ErrorDetailsByCode`). */
+  readonly details?: ErrorDetails<C>;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+  constructor(code: C, message: string, options?: { cause?: unknown; details?: ErrorDetails<C> }) {
     super(`[${code}] ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ItxError";
     this.code = code;
