@@ -69,10 +69,10 @@ describe("the trust boundary between projects", () => {
 
     // 1. Subscription rows naming B's hosts (or the deployment's), on A's own streams.
     for (const [binding, host] of [
-      ["CAPABILITY_HOST_PROCESSORS", `${b.projectId}:/`],
-      ["AGENT_PROCESSORS", `${b.projectId}:/agents/helper`],
-      ["CAPABILITY_HOST_PROCESSORS", "__null__:/"],
-      ["CAPABILITY_HOST_PROCESSORS", `${a.projectId}:/`],
+      ["CAPABILITY_HOST", `${b.projectId}:/`],
+      ["AGENT", `${b.projectId}:/agents/helper`],
+      ["CAPABILITY_HOST", "__null__:/"],
+      ["CAPABILITY_HOST", `${a.projectId}:/`],
     ]) {
       const row = { type: `${E}/itx/subscription-configured`, payload: { key: "core", subscription: { type: "processor", binding, host, processor: "core" } } };
       await expectCode(mine.append({ type: "demo/padding" }, row), "PERMISSION_DENIED", host);

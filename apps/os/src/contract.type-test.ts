@@ -16,7 +16,7 @@ import type { ItxRpcTarget } from "./itx/itx-rpc-target.ts";
 import type { SchedulerRpcTarget } from "./scheduler/scheduler-rpc-target.ts";
 import type { RepoRpcTarget, ReposRpcTarget } from "./repo/repos-rpc-target.ts";
 import type { SecretRpcTarget, SecretsRpcTarget } from "./secret/secrets-rpc-target.ts";
-import type { StreamCapability } from "./stream/stream-capability.ts";
+import type { StreamRpcTarget } from "./stream/stream-rpc-target.ts";
 
 type Primitive = string | number | boolean | bigint | symbol | null | undefined;
 
@@ -41,7 +41,7 @@ export type PlatformImplementsContract = [
   Expect<Implements<TokensRpcTarget, Tokens>>,
   Expect<Implements<ItxRpcTarget, Itx>>,
   Expect<Implements<CapabilityHostRpcTarget, CapabilityHost>>,
-  Expect<Implements<StreamCapability, Stream>>,
+  Expect<Implements<StreamRpcTarget, Stream>>,
   Expect<Implements<AgentsRpcTarget, Agents>>,
   Expect<Implements<AgentRpcTarget, Agent>>,
   Expect<Implements<AgentChatRpcTarget, AgentChat>>,

@@ -21,7 +21,7 @@ export interface Env {
   /** One Stream Durable Object per stream, named by its coordinate `<projectId>:<path>`. */
   STREAM: DurableObjectNamespace<StreamDurableObject>;
   /** One capability host per context, named `<projectId>:<path>`; also the context stream's processor host. */
-  CAPABILITY_HOST_PROCESSORS: DurableObjectNamespace<CapabilityHostDurableObject>;
+  CAPABILITY_HOST: DurableObjectNamespace<CapabilityHostDurableObject>;
   /** One per secret, named `<projectId>:<path>`: encrypted material and its allowlist. */
   SECRET: DurableObjectNamespace<SecretDurableObject>;
   BENCH: DurableObjectNamespace<BenchDurableObject>;
@@ -38,10 +38,12 @@ export interface Env {
    * deployment and in the workerd tests: untrusted code then loads through LOADER, with `limits`.
    */
   RUNNER?: RunnerBinding;
+  /** The bindings a stream may wake as processor hosts, comma-separated ("CAPABILITY_HOST,AGENT"). */
+  PROCESSOR_HOST_BINDINGS?: string;
+  /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */
+  AGENT: DurableObjectNamespace<AgentDurableObject>;
   /** One repository per object, named `<projectId>:<path>`: git objects and refs in its SQLite. */
   REPO: DurableObjectNamespace<RepoDurableObject>;
-  /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */
-  AGENT_PROCESSORS: DurableObjectNamespace<AgentDurableObject>;
   /** One scheduler per context, named `<projectId>:<path>`: its schedules and the alarm that fires them. */
   SCHEDULER: DurableObjectNamespace<SchedulerDurableObject>;
   /** Workers AI: bound only in a Cloudflare deployment (agents' `workers-ai` provider). */

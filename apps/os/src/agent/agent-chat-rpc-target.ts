@@ -1,6 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
-import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { MESSAGE_SENT } from "./agent-events.ts";
 import { AGENTS_SURFACE, parseMessage, type AgentScope } from "./agent-input.ts";
 
@@ -23,7 +23,7 @@ export class AgentChatRpcTarget extends RpcTarget {
     }
     const projectId = await this.#scope.projectId();
     const stamp = { ...this.#scope.stamp, platform: AGENTS_SURFACE };
-    const stream = new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), stamp);
+    const stream = new StreamRpcTarget(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), stamp);
     const [event] = await stream.append({ type: MESSAGE_SENT, payload: { text: content } });
     return { offset: event?.offset ?? 0 };
   }

@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import type { AgentState } from "./agent-contract.ts";
 import { LLM_RESPONSE_FRAME } from "./agent-events.ts";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import { reduceProcessor } from "iterate/stream/test-support";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { AGENT_CREATED, CONTEXT_ADDED, LLM_REQUEST_REQUESTED, LLM_REQUEST_SETTLED, MESSAGE_SENT } from "./agent-events.ts";
@@ -52,11 +52,11 @@ describe("agent processor replay", () => {
 
     // Only now is the agent processor subscribed: its host replays the whole history.
     await stream.append({
-      events: [{ type: SUBSCRIPTION_CONFIGURED, payload: { key: "agent", subscription: { type: "processor", binding: "AGENT_PROCESSORS", host: coordinate, processor: "agent" } } }],
+      events: [{ type: SUBSCRIPTION_CONFIGURED, payload: { key: "agent", subscription: { type: "processor", binding: "AGENT", host: coordinate, processor: "agent" } } }],
       stamp: surface,
     });
     const head = await stream.head();
-    const host = env.AGENT_PROCESSORS.getByName(coordinate);
+    const host = env.AGENT.getByName(coordinate);
     await expect.poll(async () => (await host.state()).offset, { timeout: 5_000 }).toBe(head);
     const replayed = (await host.state()).state;
     const folded = reduceProcessor(new AgentProcessor(), history);

@@ -5,7 +5,7 @@ import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
-import { deferredBackend, StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { deferredBackend, StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import type { AgentState } from "./agent-contract.ts";
 import {
@@ -23,7 +23,7 @@ import { AGENTS_SURFACE, isAgentPath, parseAgentPath, parseConfig, parseMessage,
 import { LIMITS, limitDetails } from "../limits.ts";
 
 /** The binding whose Durable Objects host agents' processors. */
-export const AGENT_BINDING = "AGENT_PROCESSORS";
+export const AGENT_BINDING = "AGENT";
 
 /** `itx.agents`: the project's agents. */
 export class AgentsRpcTarget extends RpcTarget {
@@ -110,7 +110,7 @@ export class AgentRpcTarget extends RpcTarget {
       const winner = await stream.getByIdempotencyKey("agent/created");
       return { path: this.#path, offset: winner?.offset ?? 0, created: false };
     }
-    await new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${AGENT_DIRECTORY_PATH}`), { platform: "agents" }).append({
+    await new StreamRpcTarget(streamStub(this.#scope.env.STREAM, `${projectId}:${AGENT_DIRECTORY_PATH}`), { platform: "agents" }).append({
       type: AGENT_LISTED,
       payload: { path: this.#path },
       idempotencyKey: `agent/listed:${this.#path}`,
@@ -200,7 +200,7 @@ export class AgentRpcTarget extends RpcTarget {
   /** The agent's identity, model, loop status and surface, from its stream's fold. */
   async __describe() {
     const projectId = await this.#scope.projectId();
-    const { offset, state } = await this.#scope.env.AGENT_PROCESSORS.getByName(`${projectId}:${this.#path}`).state();
+    const { offset, state } = await this.#scope.env.AGENT.getByName(`${projectId}:${this.#path}`).state();
     return {
       kind: "agent",
       whoami: `agent ${projectId}:${this.#path}`,
@@ -228,12 +228,12 @@ export class AgentRpcTarget extends RpcTarget {
   }
 
   /**
-   * The agent's stream (its context's own stream), written as the caller. A StreamCapability, not
+   * The agent's stream (its context's own stream), written as the caller. A StreamRpcTarget, not
    * a Promise of one: Cap'n Web cannot call through a getter's Promise (`agent.stream.head()`).
    */
-  get stream(): StreamCapability {
+  get stream(): StreamRpcTarget {
     const { env, stamp } = this.#scope;
-    return new StreamCapability(deferredBackend(async () => streamStub(env.STREAM, `${await this.#scope.projectId()}:${this.#path}`)), stamp);
+    return new StreamRpcTarget(deferredBackend(async () => streamStub(env.STREAM, `${await this.#scope.projectId()}:${this.#path}`)), stamp);
   }
 
   /** Speaking as the agent: what the agent's scripts use to answer people. */
@@ -252,10 +252,10 @@ export class AgentRpcTarget extends RpcTarget {
   }
 
   /** This agent's stream, written as the caller; `platform` when the surface writes its own facts. */
-  async #stream(platform?: string): Promise<StreamCapability> {
+  async #stream(platform?: string): Promise<StreamRpcTarget> {
     const projectId = await this.#scope.projectId();
     const stamp = platform === undefined ? this.#scope.stamp : { ...this.#scope.stamp, platform };
-    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), stamp);
+    return new StreamRpcTarget(streamStub(this.#scope.env.STREAM, `${projectId}:${this.#path}`), stamp);
   }
 
   async #mustExist(): Promise<void> {

@@ -6,7 +6,7 @@ import { ProjectAccess, ProjectCollectionRpcTarget } from "../project/project-co
 import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
 import { describeNode } from "./describe.ts";
-import { StreamCollection } from "../stream/stream-collection.ts";
+import { StreamCollectionRpcTarget } from "../stream/stream-collection-rpc-target.ts";
 import { deploymentRepos, type ReposRpcTarget } from "../repo/repos-built-in.ts";
 import { installMissingMemberError } from "./missing-member.ts";
 
@@ -67,8 +67,8 @@ export class SessionRpcTarget extends RpcTarget {
   }
 
   /** Admin only: the deployment-wide streams, outside every project. */
-  get streams(): StreamCollection {
-    return new StreamCollection(this.#env, this.#principal);
+  get streams(): StreamCollectionRpcTarget {
+    return new StreamCollectionRpcTarget(this.#env, this.#principal);
   }
 
   /** Admin only: the deployment-wide repositories, outside every project. */

@@ -5,7 +5,7 @@ import type { Env } from "../env.ts";
 import { answerCoded } from "../api/coded-result.ts";
 import { BUILT_IN_NAMES } from "../itx/built-ins.ts";
 import { isolateItx } from "../itx/itx-rpc-target.ts";
-import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import { runScript } from "../worker-loader/run-script.ts";
 import { builtLoad, loadBuilt } from "../worker-loader/dynamic-workers.ts";
@@ -319,7 +319,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 
   async #append(caller: Caller, ...events: Array<{ type: string; payload: unknown }>): Promise<StreamEvent[]> {
     await this.#wake();
-    const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { ...stampOf(caller), platform: "capability-host" });
+    const stream = new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { ...stampOf(caller), platform: "capability-host" });
     const written = await stream.append(...events);
     await this.ingest(written);
     return written;
@@ -333,7 +333,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   // A host is woken by its stream's delivery, or here, on first use in this incarnation.
   async #wake(): Promise<void> {
     if (this.woken) return;
-    const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "capability-host" });
+    const stream = new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "capability-host" });
     await this.wakeStreamProcessor({ name: "core", stream, coordinate: `${this.#projectId}:${this.#path}` });
   }
 }

@@ -27,7 +27,7 @@ describe("capability host", () => {
     await host.provide({ path: ["a", "deep"], capability: recipe("/c"), caller });
     await host.revoke({ path: ["b"], caller });
     const before = await host.describeOwn();
-    await runInDurableObject(env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:/`), async (_instance, state) => {
+    await runInDurableObject(env.CAPABILITY_HOST.getByName(`${projectId}:/`), async (_instance, state) => {
       await state.storage.deleteAll();
       state.abort("test: forget the checkpoint");
     }).catch(() => undefined);
@@ -40,7 +40,7 @@ describe("capability host", () => {
     const projectId = await freshProject();
     await hostStub(env, projectId, "/").provide({ path: ["clock"], capability: () => 42, caller });
     expect(await hostStub(env, projectId, "/").invoke({ path: ["clock"], args: [], caller })).toBe(42);
-    await runInDurableObject(env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:/`), (_instance, state) => state.abort("test: restart")).catch(
+    await runInDurableObject(env.CAPABILITY_HOST.getByName(`${projectId}:/`), (_instance, state) => state.abort("test: restart")).catch(
       () => undefined,
     );
     const host = hostStub(env, projectId, "/");
@@ -116,7 +116,7 @@ describe("resolution through a deep chain", () => {
     const leaf = hostStub(env, projectId, paths.at(-1) as string);
     await hostStub(env, projectId, "/").provide({ path: ["who"], capability: who("root"), caller });
     expect(await leaf.invoke({ path: ["who"], args: [], caller })).toMatchObject({ path: "/root" });
-    await runInDurableObject(env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:${paths[1]}`), (_instance, state) => state.abort("test: restart")).catch(
+    await runInDurableObject(env.CAPABILITY_HOST.getByName(`${projectId}:${paths[1]}`), (_instance, state) => state.abort("test: restart")).catch(
       () => undefined,
     );
     await hostStub(env, projectId, paths[1] as string).provide({ path: ["who"], capability: who("first"), caller });

@@ -18,7 +18,7 @@ export type CapabilityHostStub = { [K in keyof Host]: Host[K] extends (...args: 
 
 /** The capability host of context `path` in project `projectId`. */
 export function hostStub(env: Env, projectId: string, path: string): CapabilityHostStub {
-  const stub = env.CAPABILITY_HOST_PROCESSORS.getByName(`${projectId}:${path}`) as unknown as Host;
+  const stub = env.CAPABILITY_HOST.getByName(`${projectId}:${path}`) as unknown as Host;
   return {
     provide: async (request) => throwCoded(await stub.provide(request)),
     revoke: async (request) => throwCoded(await stub.revoke(request)),

@@ -23,17 +23,17 @@ export class EgressRpcTarget extends RpcTarget {
     return this.#host.fetch(input, init);
   }
 
-  async intercept(handler: unknown): Promise<EgressInterception> {
+  async intercept(handler: unknown): Promise<EgressInterceptionRpcTarget> {
     const provision = await this.#host.provideCapability({
       name: "fetch",
       capability: handler,
       instructions: "An egress interceptor: outbound requests of this context (and its children) go here.",
     });
-    return new EgressInterception(() => provision.revoke());
+    return new EgressInterceptionRpcTarget(() => provision.revoke());
   }
 }
 
-export class EgressInterception extends RpcTarget {
+export class EgressInterceptionRpcTarget extends RpcTarget {
   readonly #release: () => Promise<boolean>;
 
   constructor(release: () => Promise<boolean>) {

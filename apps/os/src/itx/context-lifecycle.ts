@@ -4,10 +4,10 @@ import type { Caller } from "../capability-host/capability-host-api.ts";
 import { stampOf } from "../capability-host/capability-host-api.ts";
 import { ITX_CREATED } from "../capability-host/itx-contract.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 
 /** The binding whose Durable Objects host contexts (and, as processor hosts, fold their streams). */
-export const CAPABILITY_HOST_BINDING = "CAPABILITY_HOST_PROCESSORS";
+export const CAPABILITY_HOST_BINDING = "CAPABILITY_HOST";
 
 /**
  * Creates a context by appending, in one commit, the subscription that feeds its stream to its

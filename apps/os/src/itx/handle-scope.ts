@@ -5,7 +5,7 @@ import type { Env } from "../env.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { hostStub, type CapabilityHostStub } from "../capability-host/host-stub.ts";
 import type { Confinement } from "../capability-host/jail.ts";
-import type { StreamCapability } from "../stream/stream-capability.ts";
+import type { StreamRpcTarget } from "../stream/stream-rpc-target.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
 import type { ItxRpcTarget } from "./itx-rpc-target.ts";
 
@@ -44,7 +44,7 @@ export interface HandleContext {
   /** The capability host of this context. */
   host(): Promise<CapabilityHostStub>;
   /** This context's stream, written with this handle's stamp. */
-  stream(): Promise<StreamCapability>;
+  stream(): Promise<StreamRpcTarget>;
   /** Who is calling, as the capability host records it. */
   caller(): Caller;
   /** A handle like this one on `path`, acting as `origin`. */

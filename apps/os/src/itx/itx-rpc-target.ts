@@ -5,7 +5,7 @@ import type { Env } from "../env.ts";
 import type { Caller, CapabilityDescription } from "../capability-host/capability-host-api.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { notGranted } from "../capability-host/jail.ts";
-import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
 import { builtInChildren, installBuiltIns, type BuiltInMembers } from "./built-ins.ts";
 import { resolveProjectId, scopeOfIsolate, stampOfScope, type HandleContext, type HandleScope } from "./handle-scope.ts";
@@ -85,7 +85,7 @@ function handleContext(scope: HandleScope, handle: ItxRpcTarget): HandleContext 
     },
     async stream() {
       const { projectId, path } = await where();
-      return new StreamCapability(streamStub(scope.env.STREAM, `${projectId}:${path}`), stampOfScope(scope));
+      return new StreamRpcTarget(streamStub(scope.env.STREAM, `${projectId}:${path}`), stampOfScope(scope));
     },
     caller() {
       const caller: Caller = { principal: scope.principal, origin: scope.origin };

@@ -2,7 +2,7 @@ import type { EventSource } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
 import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
 import { isolateScope, lookupConfinement, stampOfScope, type HandleContext } from "./handle-scope.ts";

@@ -1,7 +1,7 @@
 import { RpcTarget } from "cloudflare:workers";
-import type { EventInput, StreamEvent } from "iterate/types";
+import type { EventInput, EventPage, StreamEvent } from "iterate/types";
 import { parseStreamPath } from "../stream/coordinate.ts";
-import { StreamCapability, streamStub, type EventPage } from "../stream/stream-capability.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { resolveProjectId, stampOfScope, type HandleContext, type HandleScope } from "./handle-scope.ts";
 
 // The handle's stream members: its own context's stream, and `itx.streams` for any stream of the
@@ -33,9 +33,9 @@ export class ProjectStreamsRpcTarget extends RpcTarget {
     this.#scope = scope;
   }
 
-  async get(path: unknown): Promise<StreamCapability> {
+  async get(path: unknown): Promise<StreamRpcTarget> {
     const streamPath = parseStreamPath(path);
     const projectId = await resolveProjectId(this.#scope);
-    return new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${streamPath}`), stampOfScope(this.#scope));
+    return new StreamRpcTarget(streamStub(this.#scope.env.STREAM, `${projectId}:${streamPath}`), stampOfScope(this.#scope));
   }
 }

@@ -2,7 +2,7 @@ import type { StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import { LIMITS } from "../limits.ts";
 
 /** The deployment-wide stream whose facts are the project directory (slug and id claims). */

@@ -1,6 +1,6 @@
 import type { Env } from "../env.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import { claimProject, mintProjectId, type ProjectRecord } from "./project-directory.ts";
 
 export const PROJECT_CREATE_REQUESTED = "events.iterate.com/project/create-requested";

@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import { REPO_BRANCH_CREATED, REPO_COMMIT_COMPLETED, REPO_CREATED } from "./repo-events.ts";
 import { RepoStore } from "./repo-store.ts";
 

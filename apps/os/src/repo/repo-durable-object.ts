@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { asCoded, type Coded } from "../api/coded-result.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { pathFilter } from "./glob.ts";
 import { REPO_CREATED, type CommitCompleted } from "./repo-events.ts";

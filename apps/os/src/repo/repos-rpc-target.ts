@@ -4,7 +4,7 @@ import { relay } from "../api/relay.ts";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
-import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
 import { repoStub } from "./repo-stub.ts";
 import { REPO_DIRECTORY_PATH, REPO_LISTED } from "./repo-events.ts";
@@ -46,7 +46,7 @@ export class ReposRpcTarget extends RpcTarget {
     await ensureContext(this.#scope.env, { projectId, path, name: path.slice(path.lastIndexOf("/") + 1), parent: "/", ancestors: ["/"], caller: this.#scope.caller });
     const { created } = await call(repoStub(this.#scope.env, projectId, path).create(actorOf(this.#scope.caller)));
     if (created) {
-      await new StreamCapability(streamStub(this.#scope.env.STREAM, `${projectId}:${REPO_DIRECTORY_PATH}`), { ...actorOf(this.#scope.caller), platform: "repo" }).append({
+      await new StreamRpcTarget(streamStub(this.#scope.env.STREAM, `${projectId}:${REPO_DIRECTORY_PATH}`), { ...actorOf(this.#scope.caller), platform: "repo" }).append({
         type: REPO_LISTED,
         payload: { path },
         idempotencyKey: `repo/listed:${path}`,

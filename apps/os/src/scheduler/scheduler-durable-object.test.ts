@@ -5,7 +5,7 @@ import type { StreamEvent } from "iterate/types";
 import { expectCode } from "iterate/stream/test-support";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
-import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { SCHEDULE_FAILED, SCHEDULE_FIRED, SCHEDULE_SET } from "./scheduler-contract.ts";
 import { INTERRUPTED_OCCURRENCE_ERROR } from "./scheduler-durable-object.ts";
 import { LIMITS } from "../limits.ts";
@@ -22,7 +22,7 @@ async function freshContext(): Promise<{ projectId: string; scheduler: DurableOb
 }
 
 function events(projectId: string, types: string[]): Promise<StreamEvent[]> {
-  return Promise.resolve(new StreamCapability(streamStub(env.STREAM, `${projectId}:/`), { platform: "stream" }).getEvents({ types, limit: 500 }));
+  return Promise.resolve(new StreamRpcTarget(streamStub(env.STREAM, `${projectId}:/`), { platform: "stream" }).getEvents({ types, limit: 500 }));
 }
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {

@@ -6,7 +6,7 @@ import type { Caller } from "../capability-host/capability-host-api.ts";
 import { stampOf } from "../capability-host/capability-host-api.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { asCoded, type Coded } from "../api/coded-result.ts";
-import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import { dueOccurrence, nextDueAt, type DueOccurrence } from "./schedule-clock.ts";
 import { parseScheduleDefinition, parseScheduleKey, type ScheduleView } from "./schedule-input.ts";
@@ -195,7 +195,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
   }
 
   async #append(stamp: EventSource, ...events: EventInput[]): Promise<StreamEvent[]> {
-    const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), stamp);
+    const stream = new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), stamp);
     const written = await stream.append(...events);
     await this.ingest(written);
     return written;
@@ -203,7 +203,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
 
   async #state(): Promise<SchedulerState> {
     if (!this.woken) {
-      const stream = new StreamCapability(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "scheduler" });
+      const stream = new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "scheduler" });
       await this.wakeStreamProcessor({ name: "scheduler", stream, coordinate: `${this.#projectId}:${this.#path}` });
     }
     return (await this.snapshot()).state as SchedulerState;

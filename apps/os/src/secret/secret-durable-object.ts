@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { asCoded, type Coded } from "../api/coded-result.ts";
-import { streamStub } from "../stream/stream-capability.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import { decryptMaterial, encryptMaterial, secretsRootKey } from "./secret-crypto.ts";
 import { parseSecretUpdate, urlAllowed } from "./secret-path.ts";

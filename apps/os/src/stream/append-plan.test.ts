@@ -13,7 +13,7 @@ function context(overrides: Partial<AppendContext> = {}): AppendContext {
     head: 4,
     core: initialStreamCoreState(),
     byIdempotencyKey: (key) => stored.get(key),
-    hasBinding: (name) => name === "CAPABILITY_HOST_PROCESSORS",
+    hasBinding: (name) => name === "CAPABILITY_HOST",
     ...overrides,
   };
 }
@@ -43,7 +43,7 @@ describe("the append plan", () => {
     [
       "a subscription naming another project's host",
       {
-        events: [{ type: SUBSCRIPTION_CONFIGURED, payload: { key: "core", subscription: { type: "processor", binding: "CAPABILITY_HOST_PROCESSORS", host: "prj_b:/", processor: "core" } } }],
+        events: [{ type: SUBSCRIPTION_CONFIGURED, payload: { key: "core", subscription: { type: "processor", binding: "CAPABILITY_HOST", host: "prj_b:/", processor: "core" } } }],
         stamp: { ...person, platform: "context" },
       },
       "INVALID_ARGUMENT",

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
-import { streamStub } from "./stream-capability.ts";
+import { streamStub } from "./stream-rpc-target.ts";
 import { errorCode } from "iterate/errors";
 import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 

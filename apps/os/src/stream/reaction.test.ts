@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
-import { streamStub } from "./stream-capability.ts";
+import { streamStub } from "./stream-rpc-target.ts";
 import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 import { LOOP_LIMIT_RECORDED, reactionTo } from "./reaction.ts";
 import { expectCode } from "iterate/stream/test-support";

@@ -22,12 +22,6 @@ export interface AppendRequest {
   stamp: EventSource;
 }
 
-/** The compact answer to an append: each input's offset, in order, and the head after the commit. */
-export interface AppendReceipt {
-  offsets: number[];
-  head: number;
-}
-
 export interface SubscribeRequest {
   key?: string;
   afterOffset?: number;

@@ -7,8 +7,6 @@ import type { ProcessorSubscription } from "./hosted-delivery.ts";
 /** The one event type the Stream itself folds: a row of its subscription table, set or cleared. */
 export const SUBSCRIPTION_CONFIGURED = "events.iterate.com/itx/subscription-configured";
 
-/** Bindings that may host stream processors end in this suffix (e.g. CAPABILITY_HOST_PROCESSORS). */
-export const PROCESSOR_HOST_BINDING_SUFFIX = "_PROCESSORS";
 
 
 export interface SubscriptionConfigured {
@@ -66,9 +64,7 @@ export function parseSubscriptionConfigured(payload: unknown, hasBinding: (name:
   const { type, binding, host, processor, ...more } = subscription as Record<string, unknown>;
   if (Object.keys(more).length > 0) throw bad(`unknown subscription field(s) ${Object.keys(more).join(", ")}`);
   if (type !== "processor") throw bad('subscription.type must be "processor"');
-  if (typeof binding !== "string" || !BINDING.test(binding) || !binding.endsWith(PROCESSOR_HOST_BINDING_SUFFIX)) {
-    throw bad(`subscription.binding must name a processor host binding ending in ${PROCESSOR_HOST_BINDING_SUFFIX}`);
-  }
+  if (typeof binding !== "string" || !BINDING.test(binding)) throw bad("subscription.binding must name a processor host binding");
   if (!hasBinding(binding)) throw bad(`this deployment has no processor host binding ${binding}`);
   if (typeof host !== "string" || host.length === 0 || host.length > 512) throw bad("subscription.host must be 1-512 characters");
   // A host folds streams of its own project only: a row naming another project's host is refused.
@@ -137,4 +133,15 @@ export class StreamCore extends StreamProcessor<typeof StreamCoreContract> {
   override reduce({ event, state }: ReduceArgs<typeof StreamCoreContract>) {
     return reduceStreamCore(state, event as StreamEvent);
   }
+}
+
+/**
+ * Whether `name` is a binding of `env` that may host stream processors: the deployment names them
+ * in PROCESSOR_HOST_BINDINGS (wrangler.jsonc; the workerd tests add their own hosts), so no other
+ * Durable Object (the streams, secrets) can ever be woken as a host, whatever a row names.
+ */
+export function isProcessorHostBinding(env: { PROCESSOR_HOST_BINDINGS?: string }, name: string): boolean {
+  const listed = (env.PROCESSOR_HOST_BINDINGS ?? "").split(",").map((binding) => binding.trim());
+  const value = (env as Record<string, unknown>)[name];
+  return listed.includes(name) && typeof value === "object" && value !== null && "getByName" in value;
 }

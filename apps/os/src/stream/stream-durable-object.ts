@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Reaction, StreamEvent } from "iterate/types";
+import type { AppendReceipt, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS, validateGetEventsInput } from "iterate/stream/events";
 import type { Env } from "../env.ts";
@@ -7,11 +7,11 @@ import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
 import { planAppend } from "./append-plan.ts";
 import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
 import { Journal } from "./journal.ts";
-import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
+import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
 import { LOOP_LIMIT_RECORDED, loopLimitError } from "./reaction.ts";
-import { STREAM_CORE_TYPES, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
-import { StreamCapability, uncodedBackend } from "./stream-capability.ts";
+import { STREAM_CORE_TYPES, isProcessorHostBinding, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
+import { StreamRpcTarget, uncodedBackend } from "./stream-rpc-target.ts";
 import { firstStoredMatch, parseSubscribeRequest, parseWaitQuery } from "./stream-queries.ts";
 import { Waiters } from "./waiters.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
@@ -101,7 +101,7 @@ export class StreamDurableObject extends DurableObject<Env> {
         head: this.#journal.head,
         core: this.#core,
         byIdempotencyKey: (key) => this.#journal.byIdempotencyKey(key),
-        hasBinding: (name) => hasNamespace(this.env, name),
+        hasBinding: (name) => isProcessorHostBinding(this.env, name),
       },
       request,
     );
@@ -290,7 +290,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     if (!namespace) throw new Error(`no processor host binding ${binding}`);
     // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
     const stub = namespace.getByName(host) as any;
-    const capability = new StreamCapability(uncodedBackend(this), { platform: `processor-host:${processor}` });
+    const capability = new StreamRpcTarget(uncodedBackend(this), { platform: `processor-host:${processor}` });
     // The host checks `coordinate` against the streams it folds: a wake from any other is refused.
     const coordinate = `${this.#projectId}:${this.#path}`;
     const session = (await stub.wakeStreamProcessor({ name: processor, stream: capability, coordinate })) as ProcessorSession;
@@ -335,9 +335,4 @@ export class StreamDurableObject extends DurableObject<Env> {
       JSON.stringify({ offset: this.#journal.head, state }),
     );
   }
-}
-
-function hasNamespace(env: Env, name: string): boolean {
-  const value = (env as unknown as Record<string, unknown>)[name];
-  return typeof value === "object" && value !== null && "getByName" in value;
 }

@@ -1,6 +1,10 @@
+import type { ErrorCode } from "../types.ts";
+
+export type { ErrorCode };
+
 /**
- * The one table of error codes. Every error the platform raises on purpose carries one of
- * these as a string `code`, and the code survives Cap'n Web and Workers RPC: callers branch on
+ * The one table of error codes: a row for each of the contract's `ErrorCode` (types.ts), with
+ * what it means. Every error the platform raises on purpose carries one of these as a string `code`, and the code survives Cap'n Web and Workers RPC: callers branch on
  * `error.code`, never on `instanceof` or on message text.
  */
 export const ERROR_CODES = {
@@ -37,9 +41,7 @@ export const ERROR_CODES = {
   UNAVAILABLE: "UNAVAILABLE",
   /** A bug: an invariant was broken. The message says which. */
   INTERNAL: "INTERNAL",
-} as const;
-
-export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+} as const satisfies { readonly [C in ErrorCode]: C };
 
 const CODE_SET: ReadonlySet<string> = new Set(Object.values(ERROR_CODES));
 

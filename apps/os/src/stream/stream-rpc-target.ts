@@ -1,16 +1,16 @@
 import { RpcTarget } from "cloudflare:workers";
-import type { EventInput, EventSource, StreamEvent } from "iterate/types";
+import type { AppendReceipt, EventInput, EventPage, EventSource, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
 import { relay } from "../api/relay.ts";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
-import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
+import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import type { BatchCallback } from "./live-subscribers.ts";
 import { installMissingMemberError } from "../api/missing-member.ts";
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** What a StreamCapability forwards to: the Stream Durable Object itself, or a stub of it. */
+/** What a StreamRpcTarget forwards to: the Stream Durable Object itself, or a stub of it. */
 export interface StreamBackend {
   append(request: AppendRequest & { answer: "receipt" }): MaybePromise<AppendReceipt>;
   append(request: AppendRequest): MaybePromise<StreamEvent[]>;
@@ -24,21 +24,12 @@ export interface StreamBackend {
   info(): MaybePromise<StreamInfo>;
 }
 
-/** One page of `readEvents`. */
-export interface EventPage {
-  events: StreamEvent[];
-  /** Pass as `afterOffset` to read the next page. */
-  nextAfterOffset: number;
-  /** True when this page reached the head that existed when it was read. */
-  done: boolean;
-}
-
 /**
  * The public Stream capability: what `session.streams.get(path)` (and later `itx.streams.get`)
  * answers, and what processor hosts receive. Every write is stamped with `stamp`, fixed when the
  * capability was made; writers cannot change it.
  */
-export class StreamCapability extends RpcTarget {
+export class StreamRpcTarget extends RpcTarget {
   readonly #backend: StreamBackend;
   readonly #stamp: EventSource;
 
@@ -145,7 +136,7 @@ export class StreamCapability extends RpcTarget {
     return relay(this.#backend.unsubscribe(key));
   }
 }
-installMissingMemberError(StreamCapability, "stream");
+installMissingMemberError(StreamRpcTarget, "stream");
 
 
 /** The Stream Durable Object's RPC surface: expected failures come back as values (see coded-result.ts). */
@@ -187,7 +178,7 @@ export function streamStub(namespace: DurableObjectNamespace<never> | DurableObj
 
 /**
  * A backend whose name needs an await to find (a project id, say): every call waits for `find`
- * first. It lets a getter answer a StreamCapability at once (Cap'n Web cannot call through a
+ * first. It lets a getter answer a StreamRpcTarget at once (Cap'n Web cannot call through a
  * getter that answers a Promise) while the lookup happens on first use.
  */
 export function deferredBackend(find: () => Promise<StreamBackend>): StreamBackend {
