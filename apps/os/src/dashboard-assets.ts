@@ -1,4 +1,3 @@
-import type { Env } from "./env.ts";
 
 // What every dashboard response carries. The CSP keeps the page to its own scripts and its own
 // origin's /api (no CDN, nothing injected); 'unsafe-eval' is the REPL's "in this page" mode,

@@ -1,7 +1,6 @@
 import { serveCapnWeb } from "./api/api-route.ts";
 import { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
 import { BenchRootRpcTarget } from "./bench/bench-root.ts";
-import type { Env } from "./env.ts";
 import { routeToCapability } from "./ingress/capability-ingress.ts";
 import { codedErrorResponse } from "./api/coded-response.ts";
 import { serveGit } from "./repo/git-http.ts";

@@ -1,10 +1,9 @@
-import type { Env as OsEnv } from "../src/env.ts";
 import type { TallyProcessorHost } from "./tally-processor.ts";
 import type { EchoProcessorHost } from "./echo-processor.ts";
 
 declare global {
   namespace Cloudflare {
-    interface Env extends OsEnv {
+    interface Env extends globalThis.Env {
       TEST_PROCESSORS: DurableObjectNamespace<TallyProcessorHost>;
       ECHO_PROCESSORS: DurableObjectNamespace<EchoProcessorHost>;
     }

@@ -1,7 +1,6 @@
 import type { EventInput, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
-import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";

@@ -1,6 +1,5 @@
 import type { EventSource } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";

@@ -1,5 +1,4 @@
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { llmConfigSchema, type LlmConfig } from "./agent-contract.ts";
 
 /** The model an agent created without `llm` uses: Workers AI unless the deployment's vars say otherwise. */

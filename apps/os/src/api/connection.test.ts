@@ -1,6 +1,5 @@
 import { describe, expect, test } from "vitest";
 import { errorCode } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { LIMITS } from "../limits.ts";
 import { Connection } from "./connection.ts";
 

@@ -1,5 +1,4 @@
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { logUncoded } from "../logging/log-limiter.ts";

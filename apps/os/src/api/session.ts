@@ -3,7 +3,6 @@ import type { Principal, SessionDescription } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { TokensRpcTarget, type IssuedTokenAnswer } from "../auth/tokens-rpc-target.ts";
 import { ProjectAccess, ProjectCollectionRpcTarget } from "../project/project-collection.ts";
-import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
 import { describeNode } from "./describe.ts";
 import { StreamCollectionRpcTarget } from "../stream/stream-collection-rpc-target.ts";

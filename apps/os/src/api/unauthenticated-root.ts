@@ -2,7 +2,6 @@ import { RpcTarget } from "capnweb";
 import { authenticate, type Handshake } from "../auth/authenticate.ts";
 import { watchEnd } from "../auth/browser-session-registry.ts";
 import { watchRevocation } from "../auth/token-registry.ts";
-import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
 import { SessionRpcTarget } from "./session.ts";
 

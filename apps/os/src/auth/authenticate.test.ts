@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
-import type { Env } from "../env.ts";
 import { authenticate } from "./authenticate.ts";
 import { LIMITS } from "../limits.ts";
 import { expectCode } from "iterate/stream/test-support";

@@ -1,5 +1,4 @@
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { verifyToken } from "./bearer-token.ts";
 import { registryStatus } from "./token-registry.ts";
 import { secretsEqual } from "./constant-time.ts";

@@ -1,7 +1,6 @@
 import type { Principal, StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
 import { limitDetails } from "../limits.ts";
-import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { AUTH_WRITER } from "./token-registry.ts";

@@ -3,7 +3,6 @@ import { newHttpBatchRpcSession, newWebSocketRpcSession } from "capnweb";
 import { describe, expect, test } from "vitest";
 import type { UnauthenticatedRoot } from "iterate/types";
 import { expectCode } from "iterate/stream/test-support";
-import type { Env } from "../env.ts";
 import { LIMITS } from "../limits.ts";
 import { authenticateSessionCookie } from "./cookie-lane.ts";
 import { serveBrowserAuth } from "./browser-sign-in.ts";

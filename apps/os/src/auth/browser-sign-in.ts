@@ -1,5 +1,4 @@
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { codedErrorResponse } from "../api/coded-response.ts";
 import { authenticate } from "./authenticate.ts";

@@ -1,5 +1,4 @@
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import type { Authenticated } from "./authenticated.ts";
 import { liveSession } from "./browser-session-registry.ts";
 import { cookieKey, verifyCookie } from "./session-cookie.ts";

@@ -1,6 +1,5 @@
 import type { IssuedToken, StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { limitDetails } from "../limits.ts";

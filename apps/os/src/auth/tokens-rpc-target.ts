@@ -1,7 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
 import type { IssuedTokenAnswer } from "iterate/types";
-import type { Env } from "../env.ts";
 import { findProject } from "../project/project-directory.ts";
 import { issueToken, parseTokenRequest } from "./bearer-token.ts";
 import { listIssued, mintTokenId, parseTokenId, recordIssued, recordRevoked, type IssuedToken } from "./token-registry.ts";

@@ -1,6 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
 import { ProcessorEngine, type ProcessorStorage } from "iterate/stream/processor";
-import type { Env } from "../env.ts";
 import { Journal } from "../stream/journal.ts";
 import { ReplayProcessor } from "./replay-processor.ts";
 

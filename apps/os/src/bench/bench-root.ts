@@ -1,6 +1,5 @@
 import { RpcTarget } from "capnweb";
 import { sendThroughPipe } from "../egress/egress-pipe.ts";
-import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 
 const TRIVIAL_MODULE = "export default { add(a, b) { return a + b; }, fetch() { return new Response('ok'); } };";

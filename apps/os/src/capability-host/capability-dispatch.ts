@@ -1,5 +1,4 @@
 import { ItxError, errorCode } from "iterate/errors";
-import type { Env } from "../env.ts";
 import type { RunnerFacet } from "../runner/runner-protocol.ts";
 import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
 import type { Caller } from "./capability-host-api.ts";

@@ -1,7 +1,6 @@
 import type { StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
-import type { Env } from "../env.ts";
 import { answerCoded } from "../api/coded-result.ts";
 import { BUILT_IN_NAMES } from "../itx/built-ins.ts";
 import { isolateItx } from "../itx/itx-rpc-target.ts";

@@ -1,4 +1,3 @@
-import type { Env } from "../env.ts";
 import { pathKey } from "./capability-path.ts";
 import { hostStub } from "./host-stub.ts";
 import { ResolutionHints, ResolutionWatchers } from "./resolution-hints.ts";

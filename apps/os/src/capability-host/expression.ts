@@ -1,5 +1,4 @@
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import type { Caller } from "./capability-host-api.ts";
 import { RESERVED_PATH_SEGMENTS, parseCallPath, pathKey } from "./capability-path.ts";

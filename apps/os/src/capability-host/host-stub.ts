@@ -1,4 +1,3 @@
-import type { Env } from "../env.ts";
 import { throwCoded } from "../api/coded-result.ts";
 import type { CapabilityHostDurableObject } from "./capability-host-durable-object.ts";
 

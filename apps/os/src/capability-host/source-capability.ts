@@ -1,6 +1,5 @@
 import { exports } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { ITERATE_WORKER_MODULE } from "iterate/sdk";
 import { contentHash } from "../worker-loader/content-hash.ts";
 import { isolateScopeKey, type IsolateProps } from "../worker-loader/isolate-props.ts";

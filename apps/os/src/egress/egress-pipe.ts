@@ -1,6 +1,5 @@
 import { ItxError } from "iterate/errors";
 import { unwrapCoded } from "../api/coded-result.ts";
-import type { Env } from "../env.ts";
 import { placeholdersIn, substitute } from "../secret/secret-path.ts";
 import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
 import { assertPublicDestination, privateAddressPolicy } from "./address-guard.ts";

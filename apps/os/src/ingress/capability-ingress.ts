@@ -1,5 +1,4 @@
 import { errorCode, errorMessage } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { findProject } from "../project/project-directory.ts";
 

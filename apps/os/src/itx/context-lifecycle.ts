@@ -1,5 +1,4 @@
 import { errorCode } from "iterate/errors";
-import type { Env } from "../env.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { stampOf } from "../capability-host/capability-host-api.ts";
 import { ITX_CREATED } from "../capability-host/itx-contract.ts";

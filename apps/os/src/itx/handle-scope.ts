@@ -1,7 +1,6 @@
 import type { EventSource, Reaction } from "iterate/types";
 import { relay } from "../api/relay.ts";
 import type { Connection } from "../api/connection.ts";
-import type { Env } from "../env.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { hostStub, type CapabilityHostStub } from "../capability-host/host-stub.ts";
 import type { Confinement } from "../capability-host/jail.ts";

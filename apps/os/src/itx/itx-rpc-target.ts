@@ -1,7 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import { ITX_TYPES } from "iterate/sdk";
 import { relay } from "../api/relay.ts";
-import type { Env } from "../env.ts";
 import type { Caller, CapabilityDescription } from "../capability-host/capability-host-api.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { notGranted } from "../capability-host/jail.ts";

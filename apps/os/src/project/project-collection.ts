@@ -2,7 +2,6 @@ import { RpcTarget } from "cloudflare:workers";
 import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import type { Connection } from "../api/connection.ts";
-import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { findProject, listProjects, parseProjectSlug, type ProjectRecord } from "./project-directory.ts";
 import { createProject } from "./project-lifecycle.ts";

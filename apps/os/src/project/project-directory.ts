@@ -1,6 +1,5 @@
 import type { StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { LIMITS } from "../limits.ts";

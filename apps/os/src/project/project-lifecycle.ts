@@ -1,4 +1,3 @@
-import type { Env } from "../env.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { claimProject, mintProjectId, type ProjectRecord } from "./project-directory.ts";

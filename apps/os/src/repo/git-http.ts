@@ -1,5 +1,4 @@
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
 import { ProjectAccess } from "../project/project-collection.ts";

@@ -1,4 +1,3 @@
-import type { Env } from "../env.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
 
 /** The repository Durable Object of `path` in `projectId`. */

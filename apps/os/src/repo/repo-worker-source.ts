@@ -1,5 +1,4 @@
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { relay } from "../api/relay.ts";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { isCommitId, parseRepoPath } from "./repo-names.ts";

@@ -1,6 +1,5 @@
 import { ItxError } from "iterate/errors";
 import type { Principal } from "iterate/types";
-import type { Env } from "../env.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { CONFIG_REPO_PATH } from "./repo-names.ts";

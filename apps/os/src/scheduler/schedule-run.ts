@@ -1,5 +1,4 @@
 import { errorMessage } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { isolateItx } from "../itx/itx-rpc-target.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";

@@ -1,7 +1,6 @@
 import type { EventInput, EventSource, StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
-import type { Env } from "../env.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { stampOf } from "../capability-host/capability-host-api.ts";
 import { hostStub } from "../capability-host/host-stub.ts";

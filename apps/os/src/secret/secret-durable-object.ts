@@ -1,6 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { asCoded, type Coded } from "../api/coded-result.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";

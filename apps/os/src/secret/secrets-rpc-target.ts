@@ -1,5 +1,4 @@
 import { RpcTarget } from "cloudflare:workers";
-import type { Env } from "../env.ts";
 import { relay } from "../api/relay.ts";
 import { unwrapCoded } from "../api/coded-result.ts";
 import type { SecretDescription, SecretDurableObject } from "./secret-durable-object.ts";

@@ -1,7 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID, parseStreamPath } from "./coordinate.ts";
 import { StreamRpcTarget, streamStub } from "./stream-rpc-target.ts";
 import { installMissingMemberError } from "../api/missing-member.ts";

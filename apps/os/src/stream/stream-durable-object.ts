@@ -2,7 +2,6 @@ import { DurableObject } from "cloudflare:workers";
 import type { AppendReceipt, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS, validateGetEventsInput } from "iterate/stream/events";
-import type { Env } from "../env.ts";
 import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
 import { planAppend } from "./append-plan.ts";
 import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";

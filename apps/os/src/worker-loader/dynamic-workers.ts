@@ -1,6 +1,5 @@
 import { RpcTarget, exports } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { relay } from "../api/relay.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";

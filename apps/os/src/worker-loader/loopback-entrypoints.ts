@@ -1,5 +1,4 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
-import type { Env } from "../env.ts";
 import { isolateItx, type ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import type { EgressAnswer, InlineRequest, LentToken, RunnerCallbacks } from "../runner/runner-protocol.ts";
 import type { IsolateProps } from "./isolate-props.ts";

@@ -1,6 +1,5 @@
 import { exports } from "cloudflare:workers";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { watchMaterials, type MaterialWatch } from "../egress/materials-in-use.ts";
 import { scrubJsonValue, scrubPatterns, scrubText } from "../egress/secret-scrub.ts";
 import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";

@@ -1,5 +1,4 @@
 import { ItxError, errorMessage } from "iterate/errors";
-import type { Env } from "../env.ts";
 import type { LentToken, RunnerAnswer, RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
 import type { RunnerEntrypoint } from "../runner/runner-worker.ts";
 import type { IsolateProps } from "./isolate-props.ts";

@@ -1,6 +1,5 @@
 import { RpcTarget } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
-import type { Env } from "../env.ts";
 import { RESERVED_PATH_SEGMENTS } from "../capability-host/capability-path.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
