@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { ITX_TYPES } from "../src/sdk/itx-types.generated.ts";
-import { CONTRACT_PATH, ITX_TYPES_PATH, declarationsOf, reachableFrom, renderItxTypes } from "./generate-itx-types.ts";
+import { ITX_TYPES_PATH, declarationsOf, reachableFrom, readContract, renderItxTypes } from "./generate-itx-types.ts";
 
 describe("the types an itx answers in __describe()", () => {
   test("the generated copy matches types.ts (else run `pnpm --filter iterate generate`)", () => {
-    expect(readFileSync(ITX_TYPES_PATH, "utf8")).toBe(renderItxTypes(readFileSync(CONTRACT_PATH, "utf8")));
+    expect(readFileSync(ITX_TYPES_PATH, "utf8")).toBe(renderItxTypes(readContract()));
   });
 
   test("they hold the Itx interface and what it reaches, not the rest of the contract", () => {

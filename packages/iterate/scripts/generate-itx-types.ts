@@ -1,5 +1,6 @@
 // Writes src/sdk/itx-types.generated.ts: the TypeScript an itx answers in `__describe().types`,
-// cut from src/types.ts (the `Itx` interface and every declaration it reaches, without comments:
+// cut from the contract (src/types.ts and the parts it re-exports: the `Itx` interface and every
+// declaration it reaches, without comments:
 // every describe carries it), so what a caller reads at run time is the contract itself. types.ts stays the single source; a test fails when the
 // copy is stale.
 //
@@ -10,6 +11,13 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const CONTRACT_PATH = join(packageDir, "src", "types.ts");
+
+/** The contract's text: each part types.ts re-exports, in its order. */
+export function readContract(): string {
+  const entry = readFileSync(CONTRACT_PATH, "utf8");
+  const parts = [...entry.matchAll(/^export type \* from "\.\/([^"]+)";$/gm)].map((match) => match[1] as string);
+  return parts.map((part) => readFileSync(join(packageDir, "src", part), "utf8")).join("\n");
+}
 export const ITX_TYPES_PATH = join(packageDir, "src", "sdk", "itx-types.generated.ts");
 
 interface Declaration {
@@ -68,7 +76,7 @@ export function reachableFrom(declarations: Declaration[], root: string): Declar
   return declarations.filter((declaration) => reached.has(declaration.name));
 }
 
-/** The generated file's text for a given types.ts. */
+/** The generated file's text for a given contract text. */
 export function renderItxTypes(source: string): string {
   const text = reachableFrom(declarationsOf(source), "Itx")
     .map((declaration) => declaration.code)
@@ -88,6 +96,6 @@ export function renderItxTypes(source: string): string {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  writeFileSync(ITX_TYPES_PATH, renderItxTypes(readFileSync(CONTRACT_PATH, "utf8")));
+  writeFileSync(ITX_TYPES_PATH, renderItxTypes(readContract()));
   console.log(`wrote ${ITX_TYPES_PATH}`);
 }
