@@ -35,6 +35,7 @@ export function parseBranchName(name: unknown): string {
   const bad = name.includes("..") || name.startsWith("-") || name === "HEAD" ||
     name.split("/").some((segment) => !BRANCH_SEGMENT.test(segment) || segment.endsWith(".lock") || segment.endsWith("."));
   if (bad) {
+    // A rule, not a number, so not in LIMITS: the name is only ever this one literal (the repo tests assert it).
     throw new ItxError("INVALID_ARGUMENT", `${JSON.stringify(name)} is not a branch name: use letters, digits and . _ - in segments joined by /`, {
       details: { limit: "REPO_BRANCH_NAME_RULES" },
     });
