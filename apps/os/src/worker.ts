@@ -8,6 +8,7 @@ import { serveGit } from "./repo/git-http.ts";
 import { serveBrowserAuth } from "./auth/browser-sign-in.ts";
 import { handshakeOf } from "./auth/handshake.ts";
 import { serveDashboard } from "./dashboard-assets.ts";
+import { STREAMS_ROUTE_PREFIX, serveStreams } from "./streams-http/streams-route.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -36,6 +37,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   const routed = await routeToCapability(request, env);
   if (routed) return routed;
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
+  if (url.pathname.startsWith(STREAMS_ROUTE_PREFIX)) return serveStreams(request, env, ctx);
   switch (url.pathname) {
     case "/api":
       return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection, handshakeOf(request)));
@@ -52,7 +54,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
         return new BenchRootRpcTarget(env);
       });
     case "/health":
-      return Response.json({ ok: true, service: "iterate-os", api: "/api" });
+      return Response.json({ ok: true, service: "iterate-os", api: "/api", streams: "/streams/<project>/<stream path>" });
     default:
       return (await serveDashboard(request, env)) ?? notFound();
   }

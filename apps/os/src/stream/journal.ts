@@ -72,6 +72,12 @@ export class Journal {
     return written;
   }
 
+  /** Deletes every event (a stream deleted over the Durable Streams protocol); offsets start again at 1. */
+  clear(): void {
+    this.#sql.exec("DELETE FROM events");
+    this.#head = 0;
+  }
+
   /** Rolls the in-memory head back after a failed transaction. */
   resetHead(): void {
     this.#head = this.#sql.exec<{ head: number | null }>("SELECT max(offset) AS head FROM events").one().head ?? 0;

@@ -1,0 +1,31 @@
+import type { Principal } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import type { Env } from "../env.ts";
+import { authenticate } from "../auth/authenticate.ts";
+
+/**
+ * Who is calling a plain-HTTP route. Each lane reads one kind of credential from the request and
+ * hands it to `authenticate()`, the one place identities are checked; the first lane that finds
+ * its credential decides (a wrong credential is refused, never passed to the next lane). Today:
+ * `Authorization: Bearer <token>`. The browser's session cookie becomes a second lane here.
+ */
+export type CredentialLane = (request: Request) => unknown;
+
+export const CREDENTIAL_LANES: readonly CredentialLane[] = [bearerLane];
+
+function bearerLane(request: Request): unknown {
+  const header = request.headers.get("authorization");
+  if (header === null) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  // A malformed Authorization header is a credential that fails, not an absent one.
+  return { type: "bearer", token: match?.[1] ?? "" };
+}
+
+/** The principal of an HTTP request, or UNAUTHENTICATED. */
+export async function authenticateRequest(env: Env, request: Request, lanes: readonly CredentialLane[] = CREDENTIAL_LANES): Promise<Principal> {
+  for (const lane of lanes) {
+    const credentials = lane(request);
+    if (credentials !== undefined) return (await authenticate(env, credentials)).principal;
+  }
+  throw new ItxError("UNAUTHENTICATED", "send a bearer token: Authorization: Bearer <token>", { details: { reason: "missing" } });
+}
