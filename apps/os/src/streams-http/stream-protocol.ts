@@ -1,7 +1,7 @@
 import type { EventSource } from "iterate/types";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { LIMITS } from "../limits.ts";
-import { type ForkSource, HEADERS as H, type ProtocolAnswer, type ProtocolRequest } from "./protocol-api.ts";
+import { HEADERS as H, type ProtocolAnswer, type ProtocolRequest } from "./protocol-api.ts";
 import { BYTES_APPENDED, MESSAGE_APPENDED, base64, bytesOfPayload, isJsonMode, mediaType, type BytesPayload } from "./message-mapping.ts";
 import { formatOffset } from "./offsets.ts";
 import { eventInputsBetween, readPage } from "./protocol-page.ts";
