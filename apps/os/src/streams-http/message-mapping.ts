@@ -36,6 +36,7 @@ export function isTextMode(contentType: string): boolean {
  * only when creating), any other value is one message. Byte mode: the bytes in chunks.
  */
 export function eventsOfBody(body: Uint8Array, contentType: string, creating: boolean): BodyEvents {
+  if (body.length === 0) return { chunks: [], count: 0 };
   if (isJsonMode(contentType)) return jsonEvents(body, creating);
   return chunked(bytesEvents(body, contentType));
 }

@@ -11,7 +11,7 @@ describe("Durable Streams offsets", () => {
   test("-1 is the start, now is the tail, every other spelling is refused", () => {
     expect(parseOffset("-1")).toEqual({ after: 0 });
     expect(parseOffset("now")).toEqual({ now: true });
-    for (const bad of ["", "42", "0_0", "../x", "00000000000000a1", " 0000000000000001", "-2", "99999999999999999"]) {
+    for (const bad of ["", "42", "0_0", "0000000000000001", "0000000000000001_0000000000000002", "../x", "00000000000000a1", " 0000000000000001", "-2", "99999999999999999"]) {
       expect(parseOffset(bad), bad).toBeUndefined();
     }
   });

@@ -32,9 +32,12 @@ export async function serveSse(
   const pump = async () => {
     const started = Date.now();
     let after = startAfter;
+    // The first step answers at once (a reader learns where it stands); later ones wait for news.
+    let wait = 0;
     try {
       while (!request.signal.aborted && Date.now() - started < SSE_MAX_MS) {
-        const answer = await read({ op: "read", from: { after }, offsetParam: formatOffset(after), live: "sse", waitMs });
+        const answer = await read({ op: "read", from: { after }, offsetParam: formatOffset(after), live: "sse", waitMs: wait });
+        wait = waitMs;
         if (!answer.sse) break;
         const { last, upToDate, closed, count } = answer.sse;
         if (count > 0) {

@@ -135,6 +135,7 @@ export class StreamProtocol {
     const tail = () => formatOffset(this.#host.head());
     const echo = (seq: number): Record<string, string> => (producer ? { [H.producerEpoch]: String(producer.epoch), [H.producerSeq]: String(seq) } : {});
     if (meta.closed) {
+      if (!producer && !request.body && request.close) return answer(204, { [H.nextOffset]: tail(), [H.closed]: "true" });
       if (producer && meta.closedBy && sameTuple(meta.closedBy, producer)) {
         return answer(204, { [H.nextOffset]: tail(), [H.closed]: "true", ...echo(producer.seq) });
       }
