@@ -45,7 +45,7 @@ export class Journal {
     const rows: Array<[number, string, string, string, string | null]> = [];
     for (const event of events) {
       const offset = this.#head + rows.length + 1;
-      const payload = event.payload ?? {};
+      const payload = event.payload === undefined ? {} : event.payload;
       rows.push([offset, event.type, JSON.stringify(payload), JSON.stringify(event.source), event.idempotencyKey ?? null]);
       written.push(this.#toEvent(offset, event.type, payload, createdAt, event.source, event.idempotencyKey));
     }

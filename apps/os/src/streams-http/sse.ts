@@ -1,6 +1,6 @@
 import { HEADERS as H, type ProtocolAnswer, type ProtocolRequest } from "./protocol-api.ts";
 import { base64, isTextMode } from "./message-mapping.ts";
-import { formatOffset, type ReadFrom } from "./offsets.ts";
+import { formatOffset, parseOffset, type ReadFrom } from "./offsets.ts";
 import { responseCursor } from "./request-parsing.ts";
 
 /** Longest one SSE response stays open; the client reconnects from its last offset (as after any drop). */
@@ -23,11 +23,13 @@ export async function serveSse(
   if (head.status !== 200) return new Response(typeof head.body === "string" ? head.body : null, { status: head.status, headers: { "content-type": "text/plain" } });
   const contentType = head.headers["content-type"] ?? "application/json";
   const text = isTextMode(contentType);
-  const startAfter = "now" in query.from ? Number(head.headers[H.nextOffset]) : query.from.after;
+  const tail = parseOffset(head.headers[H.nextOffset] ?? "");
+  const startAfter = "now" in query.from ? (tail && "after" in tail ? tail.after : 0) : query.from.after;
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const encoder = new TextEncoder();
-  const send = (event: string, data: string) => writer.write(encoder.encode(`event: ${event}\n${data.split(/\r\n|\r|\n/).map((line) => `data:${line}`).join("\n")}\n\n`));
+  // Every line of a payload gets its own data: prefix, so no payload can end an event or start one.
+  const frame = (event: string, data: string) => `event: ${event}\n${data.split(/\r\n|\r|\n/).map((line) => `data:${line}`).join("\n")}\n\n`;
 
   const pump = async () => {
     const started = Date.now();
@@ -40,9 +42,10 @@ export async function serveSse(
         wait = waitMs;
         if (!answer.sse) break;
         const { last, upToDate, closed, count } = answer.sse;
+        let out = "";
         if (count > 0) {
           const body = answer.body ?? "";
-          await send("data", typeof body === "string" ? body : text ? new TextDecoder().decode(body) : base64(body));
+          out += frame("data", typeof body === "string" ? body : text ? new TextDecoder().decode(body) : base64(body));
         }
         const control: Record<string, unknown> = { streamNextOffset: formatOffset(last) };
         if (closed) control.streamClosed = true;
@@ -50,7 +53,8 @@ export async function serveSse(
           control.streamCursor = responseCursor(query.cursor);
           if (upToDate) control.upToDate = true;
         }
-        await send("control", JSON.stringify(control));
+        // One write per step: a data event and its control event reach the client together.
+        await writer.write(encoder.encode(out + frame("control", JSON.stringify(control))));
         if (closed) break;
         after = last;
       }
