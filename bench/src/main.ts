@@ -5,6 +5,7 @@ import { measureCapabilities } from "./capabilities.ts";
 import { measureCli } from "./cli.ts";
 import { measureDashboard } from "./dashboard.ts";
 import { measureDeploy } from "./deploy.ts";
+import { measureDurableStreamsHttp } from "./durable-streams-http.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureRepos } from "./repos.ts";
@@ -31,6 +32,7 @@ try {
     if (!only || only.includes("scheduler")) await measureScheduler(target);
     if (!only || only.includes("deploy")) measureDeploy();
     if (!only || only.includes("repos")) await measureRepos(target, baselines);
+    if (!only || only.includes("dshttp")) await measureDurableStreamsHttp(target);
   }
   if (!only || only.includes("cli")) await measureCli(target);
   if (!only || only.includes("dashboard")) await measureDashboard(target);

@@ -97,6 +97,11 @@ export const LIMITS = {
   STREAMS_HTTP_TTL_MAX_SECONDS: 315_360_000,
   /** Idempotent producers remembered per stream; past it the least recently active is forgotten (its next write must start again at seq 0). */
   STREAMS_HTTP_PRODUCERS_MAX: 1_000,
+  /**
+   * Credentials and project records one Worker isolate remembers for /streams, each for
+   * STREAMS_HTTP_AUTH_CACHE_MS: every request authenticates, and this bounds what the cache may hold.
+   */
+  STREAMS_HTTP_AUTH_CACHE_ENTRIES: 1_000,
   /** Events a fork copies from its source: a fork is made in one Durable Object turn. */
   STREAMS_HTTP_FORK_MAX_EVENTS: 50_000,
 } as const;

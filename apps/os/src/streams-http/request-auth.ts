@@ -2,6 +2,7 @@ import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { authenticate } from "../auth/authenticate.ts";
+import { ShortCache } from "./request-cache.ts";
 
 /**
  * Who is calling a plain-HTTP route. Each lane reads one kind of credential from the request and
@@ -21,11 +22,15 @@ function bearerLane(request: Request): unknown {
   return { type: "bearer", token: match?.[1] ?? "" };
 }
 
-/** The principal of an HTTP request, or UNAUTHENTICATED. */
+const authenticated = new ShortCache<Principal>();
+
+/** The principal of an HTTP request, or UNAUTHENTICATED. Successes are reused briefly (request-cache.ts). */
 export async function authenticateRequest(env: Env, request: Request, lanes: readonly CredentialLane[] = CREDENTIAL_LANES): Promise<Principal> {
   for (const lane of lanes) {
     const credentials = lane(request);
-    if (credentials !== undefined) return (await authenticate(env, credentials)).principal;
+    if (credentials === undefined) continue;
+    // Keyed by the whole credential: only an identical secret finds the entry.
+    return authenticated.get(JSON.stringify(credentials), async () => (await authenticate(env, credentials)).principal);
   }
   throw new ItxError("UNAUTHENTICATED", "send a bearer token: Authorization: Bearer <token>", { details: { reason: "missing" } });
 }

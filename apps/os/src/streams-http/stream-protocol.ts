@@ -158,7 +158,9 @@ export class StreamProtocol {
       next.closed = true;
       if (producer) next.closedBy = { ...producer };
     }
-    if (next.createdOverHttp || next.closed || next.lastStreamSeq !== undefined || request.close) this.#tables.saveMeta(next);
+    // The TTL window slides in memory; it is written only when something else changes or a TTL needs it.
+    if (next.ttlSeconds !== undefined || request.close || next.lastStreamSeq !== meta.lastStreamSeq || !this.#tables.meta) this.#tables.saveMeta(next);
+    else this.#tables.touch(now);
     if (request.close) this.notify();
     const headers = { [H.nextOffset]: tail(), ...echo(producer?.seq ?? 0), ...(request.close ? { [H.closed]: "true" } : {}) };
     return answer(producer && request.body ? 200 : 204, headers);

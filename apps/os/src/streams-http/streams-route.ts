@@ -13,6 +13,9 @@ import { authenticateRequest } from "./request-auth.ts";
 import { Refusal, boundedBody, createContentType, expiry, header, producerHeaders, readQuery, responseCursor } from "./request-parsing.ts";
 import { serveSse } from "./sse.ts";
 import { withCors, corsPreflight } from "./cors.ts";
+import { ShortCache } from "./request-cache.ts";
+
+const projects = new ShortCache<Awaited<ReturnType<typeof findProject>>>();
 
 /** Where every stream is served over the Durable Streams protocol: `/streams/<project slug or id>/<stream path>`. */
 export const STREAMS_ROUTE_PREFIX = "/streams/";
@@ -51,7 +54,7 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
   } catch (error) {
     return text(400, errorMessage(error));
   }
-  const record = project.length > 0 && project.length <= 128 ? await findProject(env, project) : undefined;
+  const record = project.length > 0 && project.length <= 128 ? await projects.get(project, () => findProject(env, project)) : undefined;
   // Missing and forbidden are one answer, built from nothing but what the caller sent.
   if (!record || !new ProjectAccess(principal).allows(record)) return text(404, "Stream not found");
   const stamp: EventSource = { principal: principal.id, origin: "/" };
