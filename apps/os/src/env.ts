@@ -29,6 +29,8 @@ export interface Env {
   ITERATE_SECRETS_KEY?: string;
   /** Private destinations egress may reach: "" none, "loopback" this machine, "1" all, or a comma list of hosts. */
   EGRESS_ALLOW_PRIVATE_ADDRESSES?: string;
+  /** How long a Durable Streams long-poll or SSE wait holds, in ms (default 20000; the e2e harness sets 2000). */
+  STREAMS_LIVE_WAIT_MS?: string;
   LOADER: WorkerLoader;
   /** The dashboard's static assets (wrangler.jsonc `assets`). */
   ASSETS?: Fetcher;

@@ -20,8 +20,13 @@ const projects = new ShortCache<Awaited<ReturnType<typeof findProject>>>();
 /** Where every stream is served over the Durable Streams protocol: `/streams/<project slug or id>/<stream path>`. */
 export const STREAMS_ROUTE_PREFIX = "/streams/";
 
-/** How long a long-poll or an SSE wait holds before answering that nothing came. */
-export const LIVE_WAIT_MS = 3_000;
+/** How long a long-poll or an SSE wait holds before answering that nothing came, unless STREAMS_LIVE_WAIT_MS says otherwise. */
+export const LIVE_WAIT_MS = 20_000;
+
+function liveWaitMs(env: Env): number {
+  const configured = Number(env.STREAMS_LIVE_WAIT_MS);
+  return Number.isSafeInteger(configured) && configured >= 100 && configured <= 60_000 ? configured : LIVE_WAIT_MS;
+}
 
 interface StreamTarget {
   http(request: ProtocolRequest): Promise<unknown>;
@@ -90,8 +95,8 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
     }
     case "GET": {
       const query = readQuery(url);
-      if (query.live === "sse") return serveSse(ctx, request, query, (operation) => stream(operation), LIVE_WAIT_MS);
-      const answer = await stream({ op: "read", from: query.from, offsetParam: query.offsetParam, waitMs: LIVE_WAIT_MS, ...(query.live ? { live: query.live } : {}) });
+      if (query.live === "sse") return serveSse(ctx, request, query, (operation) => stream(operation), liveWaitMs(env));
+      const answer = await stream({ op: "read", from: query.from, offsetParam: query.offsetParam, waitMs: liveWaitMs(env), ...(query.live ? { live: query.live } : {}) });
       if (query.live === "long-poll" && answer.status < 300) answer.headers[H.cursor] = responseCursor(query.cursor);
       const etag = answer.headers.etag;
       if (etag !== undefined && answer.status === 200 && request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: { etag } });
