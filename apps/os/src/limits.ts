@@ -88,7 +88,7 @@ export const LIMITS = {
   /** Characters of any one Durable Streams header or query value (content type, Stream-Seq, producer id, cursor, If-None-Match). */
   STREAMS_HTTP_HEADER_MAX_LENGTH: 256,
   /** Events in one read response: bounds the page the Stream builds; clients read on from Stream-Next-Offset. */
-  STREAMS_HTTP_READ_PAGE_EVENTS: 10_000,
+  STREAMS_HTTP_READ_PAGE_EVENTS: 50_000,
   /** Stored payload bytes in one read response (at least one event is always answered). */
   STREAMS_HTTP_READ_PAGE_BYTES: 4_194_304,
   /** Raw bytes per stored chunk of a byte-mode body: base64 keeps a chunk under the event size limit. */
