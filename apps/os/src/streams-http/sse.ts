@@ -6,6 +6,11 @@ import { responseCursor } from "./request-parsing.ts";
 /** Longest one SSE response stays open; the client reconnects from its last offset (as after any drop). */
 export const SSE_MAX_MS = 60_000;
 
+/** One SSE event. Every line of a payload gets its own data: prefix, so no payload can end an event or start one. */
+function frame(event: string, data: string): string {
+  return `event: ${event}\n${data.split(/\r\n|\r|\n/).map((line) => `data:${line}`).join("\n")}\n\n`;
+}
+
 /**
  * The SSE live mode: each page of events is one `data` event (a JSON array in JSON mode, text for
  * text streams, base64 otherwise) followed by a `control` event with the next offset, so every
@@ -28,8 +33,6 @@ export async function serveSse(
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const encoder = new TextEncoder();
-  // Every line of a payload gets its own data: prefix, so no payload can end an event or start one.
-  const frame = (event: string, data: string) => `event: ${event}\n${data.split(/\r\n|\r|\n/).map((line) => `data:${line}`).join("\n")}\n\n`;
 
   const pump = async () => {
     const started = Date.now();
