@@ -2,7 +2,7 @@ import { LIMITS } from "../limits.ts";
 import { STREAM_LIMITS } from "iterate/stream/events";
 
 /**
- * How Durable Streams messages are kept as events (decision 0012). A JSON-mode message becomes
+ * How Durable Streams messages are kept as events (decision 0013). A JSON-mode message becomes
  * one event of MESSAGE_APPENDED whose payload is the message itself; a byte-mode body becomes
  * BYTES_APPENDED events holding its bytes in chunks. Any other event of the stream (a context's
  * facts, a Cap'n Web writer's own types) is shown to JSON-mode readers as the event object itself.

@@ -5,7 +5,7 @@ import { LIMITS } from "../limits.ts";
  * expiry, whether it is closed (and by which producer write), the last `Stream-Seq`, fork
  * bookkeeping, and each idempotent producer's epoch and last sequence number. It lives in the
  * Stream Durable Object's SQLite beside the journal and changes in the same turn as the append it
- * accompanies (decision 0012): deduplication state, like idempotency keys, not a fact of the stream.
+ * accompanies (decision 0013): deduplication state, like idempotency keys, not a fact of the stream.
  */
 export interface ProtocolMeta {
   contentType: string;
