@@ -34,6 +34,8 @@ export interface Env {
   LOADER: WorkerLoader;
   /** The dashboard's static assets (wrangler.jsonc `assets`). */
   ASSETS?: Fetcher;
+  /** The MCP server `itx.mcp.exa` connects to (default Exa's public one); tests point it at loopback. */
+  MCP_EXA_URL?: string;
   /**
    * The runner: a separate workerd process that loads untrusted code, bound only by the local OS
    * (apps/os/scripts/local-os.ts), where workerd enforces no CPU or memory limit. Absent in a

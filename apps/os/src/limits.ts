@@ -104,6 +104,36 @@ export const LIMITS = {
   STREAMS_HTTP_AUTH_CACHE_ENTRIES: 1_000,
   /** Events a fork copies from its source: a fork is made in one Durable Object turn. */
   STREAMS_HTTP_FORK_MAX_EVENTS: 50_000,
+   * Bytes of one request body on a project's MCP route (`/mcp/<project>`): the body is read whole
+   * before it is parsed. Larger arguments go over /api.
+   */
+  MCP_REQUEST_BODY_MAX_BYTES: 1_048_576,
+  /** Nesting depth of a JSON body on the MCP route: bounds the parser's and every walker's recursion. */
+  MCP_JSON_MAX_DEPTH: 64,
+  /** JSON-RPC messages in one batch on the MCP route: each one is a call the OS serves. */
+  MCP_BATCH_MAX_MESSAGES: 32,
+  /**
+   * Bytes of any one answer from a remote MCP or OpenAPI server (`itx.mcp.connect`,
+   * `itx.openapi.connect`), the spec included: it is read into the Worker's memory before parsing.
+   */
+  REMOTE_RESPONSE_MAX_BYTES: 4_194_304,
+  /** Tools a remote MCP server may list: each is kept, with its schema, while the client lives. */
+  MCP_REMOTE_TOOLS_MAX: 1000,
+  /** `tools/list` pages followed: a server that pages forever is cut off here. */
+  MCP_REMOTE_LIST_PAGES_MAX: 20,
+  /** Milliseconds one remote MCP request may take before it answers TIMEOUT. */
+  MCP_REMOTE_REQUEST_TIMEOUT_MS: 60_000,
+  /**
+   * Nodes (objects, arrays, values) one remote spec or tool list may have once its references and
+   * YAML aliases are expanded: a small document with shared references can stand for an
+   * exponential tree, and `__describe()` serializes trees. Also bounds the ref parser's work, which
+   * walks the expanded tree (about 30 µs a node on a loaded machine).
+   */
+  REMOTE_SCHEMA_NODES_MAX: 100_000,
+  /** Nesting depth of a remote JSON or YAML document: bounds the parser's and every walker's recursion. */
+  REMOTE_JSON_MAX_DEPTH: 128,
+  /** Operations one OpenAPI spec may declare. */
+  OPENAPI_OPERATIONS_MAX: 2000,
 } as const;
 
 /** The name of one OS limit, as it appears in an error's `details.limit`. */

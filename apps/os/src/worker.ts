@@ -9,6 +9,7 @@ import { serveBrowserAuth } from "./auth/browser-sign-in.ts";
 import { handshakeOf } from "./auth/handshake.ts";
 import { serveDashboard } from "./dashboard-assets.ts";
 import { STREAMS_ROUTE_PREFIX, serveStreams } from "./streams-http/streams-route.ts";
+import { serveProjectMcp } from "./mcp/project-mcp-route.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -38,6 +39,8 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   if (routed) return routed;
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
   if (url.pathname.startsWith(STREAMS_ROUTE_PREFIX)) return serveStreams(request, env, ctx);
+  const mcp = await serveProjectMcp(request, env);
+  if (mcp) return mcp;
   switch (url.pathname) {
     case "/api":
       return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection, handshakeOf(request)));
