@@ -104,6 +104,7 @@ export const LIMITS = {
   STREAMS_HTTP_AUTH_CACHE_ENTRIES: 1_000,
   /** Events a fork copies from its source: a fork is made in one Durable Object turn. */
   STREAMS_HTTP_FORK_MAX_EVENTS: 50_000,
+  /**
    * Bytes of one request body on a project's MCP route (`/mcp/<project>`): the body is read whole
    * before it is parsed. Larger arguments go over /api.
    */
