@@ -5,7 +5,9 @@ import { measureCapabilities } from "./capabilities.ts";
 import { measureCli } from "./cli.ts";
 import { measureDashboard } from "./dashboard.ts";
 import { measureDeploy } from "./deploy.ts";
+import { measureDurableStreamsHttp } from "./durable-streams-http.ts";
 import { measureEgress } from "./egress.ts";
+import { measureMcp } from "./mcp.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureRepos } from "./repos.ts";
 import { measureScheduler } from "./scheduler.ts";
@@ -31,6 +33,8 @@ try {
     if (!only || only.includes("scheduler")) await measureScheduler(target);
     if (!only || only.includes("deploy")) measureDeploy();
     if (!only || only.includes("repos")) await measureRepos(target, baselines);
+    if (!only || only.includes("dshttp")) await measureDurableStreamsHttp(target);
+    if (!only || only.includes("mcp")) await measureMcp(target);
   }
   if (!only || only.includes("cli")) await measureCli(target);
   if (!only || only.includes("dashboard")) await measureDashboard(target);

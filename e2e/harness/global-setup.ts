@@ -1,5 +1,6 @@
 import type { TestProject } from "vitest/node";
 import { startLocalOs, type LocalOs } from "../../apps/os/scripts/local-os.ts";
+import { freePort } from "./mcp-server.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -7,6 +8,8 @@ declare module "vitest" {
     adminSecret: string;
     /** The local OS's log, for scans; empty when the suites run against BASE_URL. */
     logPath: string;
+    /** The loopback port the OS's MCP_EXA_URL names (`itx.mcp.exa`); 0 when the suites run against BASE_URL. */
+    exaPort: number;
   }
 }
 
@@ -20,11 +23,20 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide("baseUrl", given.replace(/\/+$/, ""));
     project.provide("adminSecret", adminSecret);
     project.provide("logPath", "");
+    // That OS's MCP_EXA_URL port, when it names one on loopback (else the exa case is skipped).
+    project.provide("exaPort", Number(process.env.MCP_EXA_PORT ?? 0) || 0);
     return;
   }
   // Loopback only: the suites run servers on 127.0.0.1, and every other private address stays refused.
   // A loaded machine (several suites starting OSes at once) can take well over a minute to start one.
-  os = await startLocalOs({ vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback" }, readyTimeoutMs: 180_000 });
+  // Durable Streams live waits of 2 s (20 s by default) keep the conformance suite's timeouts short.
+  // itx.mcp.exa reaches a port on loopback where the MCP suite starts a stand-in for Exa's server.
+  const exaPort = await freePort();
+  os = await startLocalOs({
+    vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback", STREAMS_LIVE_WAIT_MS: "2000", MCP_EXA_URL: `http://127.0.0.1:${exaPort}/mcp` },
+    readyTimeoutMs: 180_000,
+  });
+  project.provide("exaPort", exaPort);
   project.provide("baseUrl", os.baseUrl);
   project.provide("adminSecret", os.adminSecret);
   project.provide("logPath", os.logPath);

@@ -3,7 +3,27 @@
  * (checked by `pnpm typecheck`; nothing here runs). A member that drifts from types.ts, a missing
  * built-in, or a literal kind widened to `string` fails the build here.
  */
-import type { Agent, AgentChat, Agents, CapabilityHost, Egress, Itx, Repo, Repos, Scheduler, Secret, Secrets, Session, Stream, Tokens, UnauthenticatedRoot } from "iterate/types";
+import type {
+  Agent,
+  AgentChat,
+  Agents,
+  CapabilityHost,
+  Egress,
+  Itx,
+  Mcp,
+  McpClient,
+  OpenApi,
+  OpenApiClient,
+  Repo,
+  Repos,
+  Scheduler,
+  Secret,
+  Secrets,
+  Session,
+  Stream,
+  Tokens,
+  UnauthenticatedRoot,
+} from "iterate/types";
 import type { AgentChatRpcTarget } from "./agent/agent-chat-rpc-target.ts";
 import type { AgentRpcTarget, AgentsRpcTarget } from "./agent/agent-rpc-target.ts";
 import type { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
@@ -15,6 +35,10 @@ import type { BUILT_INS, BuiltInMembers, BuiltInRow } from "./itx/built-ins.ts";
 import type { ItxRpcTarget } from "./itx/itx-rpc-target.ts";
 import type { SchedulerRpcTarget } from "./scheduler/scheduler-rpc-target.ts";
 import type { RepoRpcTarget, ReposRpcTarget } from "./repo/repos-rpc-target.ts";
+import type { McpClientRpcTarget } from "./mcp/mcp-client-rpc-target.ts";
+import type { McpRpcTarget } from "./mcp/mcp-rpc-target.ts";
+import type { OpenApiClientRpcTarget } from "./openapi/openapi-client-rpc-target.ts";
+import type { OpenApiRpcTarget } from "./openapi/openapi-rpc-target.ts";
 import type { SecretRpcTarget, SecretsRpcTarget } from "./secret/secrets-rpc-target.ts";
 import type { StreamRpcTarget } from "./stream/stream-rpc-target.ts";
 
@@ -51,6 +75,10 @@ export type PlatformImplementsContract = [
   Expect<Implements<SchedulerRpcTarget, Scheduler>>,
   Expect<Implements<ReposRpcTarget, Repos>>,
   Expect<Implements<RepoRpcTarget, Repo>>,
+  Expect<Implements<McpRpcTarget, Mcp>>,
+  Expect<Implements<McpClientRpcTarget, McpClient>>,
+  Expect<Implements<OpenApiRpcTarget, OpenApi>>,
+  Expect<Implements<OpenApiClientRpcTarget, OpenApiClient>>,
 ];
 
 /** The built-ins table (itx/built-ins.ts) has a well-formed row for every member of `Itx`. */

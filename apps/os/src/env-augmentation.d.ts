@@ -18,6 +18,8 @@ interface Env {
    * deployment and in the workerd tests: untrusted code then loads through LOADER, with `limits`.
    */
   RUNNER?: import("./worker-loader/runner-client.ts").RunnerBinding;
+  /** How long a Durable Streams long-poll or SSE wait holds, in ms (default 20000; the e2e harness sets 2000). */
+  STREAMS_LIVE_WAIT_MS?: string;
   /** Workers AI: bound only in a Cloudflare deployment (agents' `workers-ai` provider). */
   AI?: { run(model: string, input: unknown): Promise<unknown> };
   /** The default model of agents created without `llm` (with AGENT_LLM_PROVIDER "openai-compatible"). */

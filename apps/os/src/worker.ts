@@ -7,6 +7,8 @@ import { serveGit } from "./repo/git-http.ts";
 import { serveBrowserAuth } from "./auth/browser-sign-in.ts";
 import { handshakeOf } from "./auth/handshake.ts";
 import { serveDashboard } from "./dashboard-assets.ts";
+import { STREAMS_ROUTE_PREFIX, serveStreams } from "./streams-http/streams-route.ts";
+import { serveProjectMcp } from "./mcp/project-mcp-route.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -35,6 +37,9 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   const routed = await routeToCapability(request, env);
   if (routed) return routed;
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
+  if (url.pathname.startsWith(STREAMS_ROUTE_PREFIX)) return serveStreams(request, env, ctx);
+  const mcp = await serveProjectMcp(request, env);
+  if (mcp) return mcp;
   switch (url.pathname) {
     case "/api":
       return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection, handshakeOf(request)));
@@ -51,7 +56,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
         return new BenchRootRpcTarget(env);
       });
     case "/health":
-      return Response.json({ ok: true, service: "iterate-os", api: "/api" });
+      return Response.json({ ok: true, service: "iterate-os", api: "/api", streams: "/streams/<project>/<stream path>" });
     default:
       return (await serveDashboard(request, env)) ?? notFound();
   }

@@ -9,6 +9,7 @@ export type * from "./contract/errors.ts";
 export type * from "./contract/discovery.ts";
 export type * from "./contract/streams.ts";
 export type * from "./contract/domains.ts";
+export type * from "./contract/remote-protocols.ts";
 export type * from "./contract/scheduler.ts";
 export type * from "./contract/repos.ts";
 export type * from "./contract/itx.ts";

@@ -212,3 +212,25 @@ describe("sign-out", () => {
     await expectCode(authenticateSessionCookie(env as Env, cookie.slice(cookie.indexOf("=") + 1)), "UNAUTHENTICATED");
   });
 });
+
+describe("the session cookie on /streams", () => {
+  test("a same-origin request reads and writes streams with the cookie alone; another origin's request gets no use of it", async () => {
+    const cookie = await signIn();
+    const { root, socket } = await openApi(cookie);
+    const slug = `cookie-streams-${Date.now().toString(36)}`;
+    await root.authenticate({ type: "session-cookie" }).projects.create({ slug }).whoami();
+    socket.close();
+    const url = `${ORIGIN}/streams/${slug}/from-the-page`;
+    const created = await exports.default.fetch(url, { method: "PUT", headers: { cookie, origin: ORIGIN, "content-type": "application/json" } });
+    expect(created.status).toBe(201);
+    const appended = await exports.default.fetch(url, { method: "POST", headers: { cookie, origin: ORIGIN, "content-type": "application/json" }, body: JSON.stringify({ hello: "page" }) });
+    expect(appended.status).toBeLessThan(300);
+    const read = await exports.default.fetch(`${url}?offset=-1`, { headers: { cookie, origin: ORIGIN } });
+    expect(await read.json()).toEqual([{ hello: "page" }]);
+    // A page of another site sending the visitor's cookie: the cookie counts for nothing there.
+    const foreign = await exports.default.fetch(`${url}?offset=-1`, { headers: { cookie, origin: "http://evil.test" } });
+    expect(foreign.status).toBe(401);
+    const none = await exports.default.fetch(`${url}?offset=-1`, { headers: { origin: ORIGIN } });
+    expect(none.status).toBe(401);
+  });
+});

@@ -6,6 +6,8 @@ import type { BuiltInNames, Confinement } from "../capability-host/jail.ts";
 import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
 import { SchedulerRpcTarget } from "../scheduler/scheduler-rpc-target.ts";
 import { configRepoOfScope, reposOfScope } from "../repo/repos-built-in.ts";
+import { McpRpcTarget } from "../mcp/mcp-rpc-target.ts";
+import { OpenApiRpcTarget } from "../openapi/openapi-rpc-target.ts";
 import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { CapabilityHostRpcTarget, CapabilityHostsRpcTarget } from "./capability-host-rpc-target.ts";
@@ -112,8 +114,18 @@ export const BUILT_INS = {
     summary: "the project's configuration repository, /repos/config",
   },
   ai: { kind: "later" },
-  mcp: { kind: "later" },
-  openapi: { kind: "later" },
+  mcp: {
+    kind: "property",
+    jail: "grantable",
+    get: (ctx: HandleContext): McpRpcTarget => new McpRpcTarget({ fetch: (input, init) => ctx.handle.fetch(input, init), exaUrl: ctx.scope.env.MCP_EXA_URL }),
+    summary: "mcp.connect({ url, headers? }) -> a client on a remote MCP server: __describe() lists its tools, client.<tool>(arguments) calls one; mcp.exa is Exa's",
+  },
+  openapi: {
+    kind: "property",
+    jail: "grantable",
+    get: (ctx: HandleContext): OpenApiRpcTarget => new OpenApiRpcTarget({ fetch: (input, init) => ctx.handle.fetch(input, init) }),
+    summary: "openapi.connect({ url | spec, baseUrl?, headers? }) -> a client on an HTTP API: __describe() lists its operations, client.<operationId>(params) calls one",
+  },
   examples: { kind: "later" },
   processor: { kind: "later" },
   debug: { kind: "reserved" },

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AppendReceipt, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { STREAM_LIMITS, validateGetEventsInput } from "iterate/stream/events";
+import { STREAM_LIMITS } from "iterate/stream/events";
 import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
 import { planAppend } from "./append-plan.ts";
 import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
@@ -11,12 +11,11 @@ import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
 import { LOOP_LIMIT_RECORDED, loopLimitError } from "./reaction.ts";
 import { STREAM_CORE_TYPES, isProcessorHostBinding, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { StreamRpcTarget, uncodedBackend } from "./stream-rpc-target.ts";
-import { firstStoredMatch, parseSubscribeRequest, parseWaitQuery } from "./stream-queries.ts";
+import { findByIdempotencyKey, firstStoredMatch, parseSubscribeRequest, parseWaitQuery, readEventsPage, readPackedPage } from "./stream-queries.ts";
 import { Waiters } from "./waiters.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
-
-
-
+import type { ProtocolAnswer, ProtocolRequest } from "../streams-http/protocol-api.ts";
+import { StreamProtocol } from "../streams-http/stream-protocol.ts";
 
 const CORE_CHECKPOINT_KEY = "core-checkpoint";
 
@@ -34,6 +33,7 @@ export class StreamDurableObject extends DurableObject<Env> {
   readonly #deliveries = new Map<string, HostedDelivery>();
   #heldDelivery: ReturnType<typeof setTimeout> | undefined;
   #core: StreamCoreState;
+  readonly #protocol: StreamProtocol;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -46,6 +46,16 @@ export class StreamDurableObject extends DurableObject<Env> {
     sql.exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     this.#journal = new Journal(sql, () => this.#path);
     this.#core = this.#restoreCore();
+    this.#protocol = new StreamProtocol({
+      sql,
+      path: this.#path,
+      head: () => this.#journal.head,
+      append: (chunks, stamp) =>
+        ctx.storage.transactionSync(() => {
+          for (const events of chunks) this.#append({ events, stamp, answer: "receipt" });
+        }),
+      clear: () => this.#clear(),
+    });
     this.#syncDeliveries();
     if (this.#deliveries.size > 0) ctx.waitUntil(this.#pumpDeliveries());
   }
@@ -61,17 +71,17 @@ export class StreamDurableObject extends DurableObject<Env> {
 
   /** Reads durable events between exclusive bounds. */
   getEvents(input: unknown = {}): Coded<StreamEvent[]> {
-    return codedSync(() => this.#getEvents(input));
+    return codedSync(() => readEventsPage(this.#journal, input));
   }
 
   /** A page without type filters in the packed format (`Journal.readPacked`): the fast path for bulk reads. */
   getEventsPacked(input: unknown = {}): Coded<string> {
-    return codedSync(() => this.#getEventsPacked(input));
+    return codedSync(() => readPackedPage(this.#journal, input));
   }
 
   /** The durable event appended with `key`, if any. */
   getByIdempotencyKey(key: string): Coded<StreamEvent | null> {
-    return codedSync(() => this.#getByIdempotencyKey(key));
+    return codedSync(() => findByIdempotencyKey(this.#journal, key));
   }
 
   /** Resolves with the first durable event (after `afterOffset`) that matches, or TIMEOUT. */
@@ -88,6 +98,23 @@ export class StreamDurableObject extends DurableObject<Env> {
    */
   subscribe(request: SubscribeRequest): Coded<{ key: string; afterOffset: number; head: number }> {
     return codedSync(() => this.#subscribe(request));
+  }
+
+  /** One Durable Streams protocol operation (apps/os/src/streams-http/); the Worker's /streams route is its only caller. */
+  http(request: ProtocolRequest): Promise<Coded<ProtocolAnswer>> {
+    return asCoded(() => this.#protocol.handle(request));
+  }
+
+  // A stream deleted over the protocol: only one that feeds no processor, so no host folds it.
+  #clear(): void {
+    if (Object.keys(this.#core.subscriptions).length > 0) {
+      throw new ItxError("PERMISSION_DENIED", `${this.#path} feeds processors and cannot be deleted`);
+    }
+    for (const subscriber of this.#live.values()) subscriber.close();
+    this.#live.clear();
+    this.#journal.clear();
+    this.ctx.storage.sql.exec("DELETE FROM meta WHERE key = ?", CORE_CHECKPOINT_KEY);
+    this.#core = initialStreamCoreState();
   }
 
   #append(request: AppendRequest & { answer: "receipt" }): AppendReceipt;
@@ -159,32 +186,8 @@ export class StreamDurableObject extends DurableObject<Env> {
     throw error;
   }
 
-  #getEvents(input: unknown): StreamEvent[] {
-    const query = validateGetEventsInput(input);
-    return this.#journal.read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100, query.types);
-  }
-
-  #getEventsPacked(input: unknown): string {
-    const { limit, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
-    if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > LIMITS.READ_JSON_MAX_LIMIT)) {
-      throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${LIMITS.READ_JSON_MAX_LIMIT}`, {
-        details: limitDetails("READ_JSON_MAX_LIMIT"),
-      });
-    }
-    if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsPacked reads every type; use getEvents to filter");
-    const query = validateGetEventsInput(rest);
-    return this.#journal.readPacked(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
-  }
-
   head(): number {
     return this.#journal.head;
-  }
-
-  #getByIdempotencyKey(key: string): StreamEvent | null {
-    if (typeof key !== "string" || key.length === 0 || key.length > STREAM_LIMITS.IDEMPOTENCY_KEY_MAX_LENGTH) {
-      throw new ItxError("INVALID_ARGUMENT", "an idempotency key is a non-empty string of at most 512 characters");
-    }
-    return this.#journal.byIdempotencyKey(key) ?? null;
   }
 
   #subscribe(request: SubscribeRequest): { key: string; afterOffset: number; head: number } {
@@ -238,6 +241,7 @@ export class StreamDurableObject extends DurableObject<Env> {
 
   #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean): void {
     if (written.length > 0) this.#waiters.offer(written);
+    if (written.length > 0) this.#protocol.notify();
     if (this.#live.size > 0) {
       const history = this.#history();
       for (const subscriber of this.#live.values()) {

@@ -1,11 +1,12 @@
 import type { StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { STREAM_LIMITS, matchesPayload, validateWaitForEventInput } from "iterate/stream/events";
+import { STREAM_LIMITS, matchesPayload, validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
+import { LIMITS, limitDetails } from "../limits.ts";
 import type { Journal } from "./journal.ts";
 import type { SubscribeRequest } from "./stream-api.ts";
 
 // The read-side questions a stream answers, apart from its Durable Object: which stored event a
-// waiter is after, and what a subscribe request asks for.
+// waiter is after, what a subscribe request asks for, and the pages its reads answer.
 
 /** A `waitForEvent` query: the first stored match, or how to wait for a later one. */
 export interface WaitQuery {
@@ -63,4 +64,31 @@ export function parseSubscribeRequest(request: SubscribeRequest): { key: string;
     throw new ItxError("INVALID_ARGUMENT", "types must be an array of event types");
   }
   return { key, afterOffset, ...(request.types ? { types: request.types } : {}) };
+}
+
+/** A `getEvents` page: durable events between exclusive bounds, optionally of some types. */
+export function readEventsPage(journal: Journal, input: unknown): StreamEvent[] {
+  const query = validateGetEventsInput(input);
+  return journal.read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100, query.types);
+}
+
+/** A `getEventsPacked` page (`Journal.readPacked`): every type, up to READ_JSON_MAX_LIMIT events. */
+export function readPackedPage(journal: Journal, input: unknown): string {
+  const { limit, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > LIMITS.READ_JSON_MAX_LIMIT)) {
+    throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${LIMITS.READ_JSON_MAX_LIMIT}`, {
+      details: limitDetails("READ_JSON_MAX_LIMIT"),
+    });
+  }
+  if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsPacked reads every type; use getEvents to filter");
+  const query = validateGetEventsInput(rest);
+  return journal.readPacked(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
+}
+
+/** The durable event appended with `key`, or null. */
+export function findByIdempotencyKey(journal: Journal, key: string): StreamEvent | null {
+  if (typeof key !== "string" || key.length === 0 || key.length > STREAM_LIMITS.IDEMPOTENCY_KEY_MAX_LENGTH) {
+    throw new ItxError("INVALID_ARGUMENT", "an idempotency key is a non-empty string of at most 512 characters");
+  }
+  return journal.byIdempotencyKey(key) ?? null;
 }

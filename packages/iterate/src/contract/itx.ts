@@ -1,6 +1,7 @@
 // Contexts: the itx handle, what can be provided on it, and its capability host. Part of the contract of record (types.ts).
 import type { Description } from "./discovery.ts";
 import type { Agent, AgentChat, Agents, Egress, Secrets, Workers } from "./domains.ts";
+import type { Mcp, OpenApi } from "./remote-protocols.ts";
 import type { Repo, Repos } from "./repos.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { EventInput, EventPage, GetEventsInput, Stream, StreamEvent, WaitForEventInput } from "./streams.ts";
@@ -151,6 +152,10 @@ export interface Itx {
   repos: Repos;
   /** The project's configuration repository, `/repos/config`: NOT_FOUND until something creates it. */
   repo: Repo;
+  /** Clients on remote MCP servers, through this context's egress road. */
+  mcp: Mcp;
+  /** Clients on HTTP APIs described by OpenAPI 3, through this context's egress road. */
+  openapi: OpenApi;
 }
 
 /** The host operations of one context. */

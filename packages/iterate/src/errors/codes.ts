@@ -58,9 +58,9 @@ type NoDetails = Record<never, never>;
  * limits (the platform's `LimitName`) narrows it with `Limit`.
  */
 export interface ErrorDetailsByCode<Limit extends string = string> {
-  NOT_FOUND: { unresolved?: string; jail?: string; member?: string; members?: string[] };
-  UNAUTHENTICATED: { reason?: "malformed" | "rejected" | "revoked" };
-  INVALID_ARGUMENT: { limit?: Limit; reason?: string; index?: number; field?: string; type?: string; path?: string };
+  NOT_FOUND: { unresolved?: string; jail?: string; member?: string; members?: string[]; mcpCode?: number };
+  UNAUTHENTICATED: { reason?: "malformed" | "rejected" | "revoked" | "missing" };
+  INVALID_ARGUMENT: { limit?: Limit; reason?: string; index?: number; field?: string; type?: string; path?: string; mcpCode?: number };
   CAPABILITY_DISCONNECTED: NoDetails;
   IDEMPOTENCY_CONFLICT: NoDetails;
   /** A stream's offsets are numbers; a repository's heads are commit ids (null: the branch does not exist). */
@@ -68,11 +68,12 @@ export interface ErrorDetailsByCode<Limit extends string = string> {
   LOOP_LIMIT: { limit?: Limit; began?: string; round?: number; offset?: number; requestOffset?: number };
   EGRESS_REFUSED: { limit?: Limit; host?: string; reason?: string; secret?: string; origin?: string };
   SCRIPT_FAILED: { requestOffset?: number };
-  TIMEOUT: { limit?: Limit; requestOffset?: number; timeoutMs?: number };
+  TIMEOUT: { limit?: Limit; requestOffset?: number; timeoutMs?: number; mcpCode?: number };
   RESOURCE_EXHAUSTED: { limit?: Limit; requestOffset?: number };
   PERMISSION_DENIED: { reason?: string; index?: number; type?: string };
   LIMIT_EXCEEDED: { limit?: Limit; bytes?: number; maxBytes?: number; slug?: string; offset?: number };
-  UNAVAILABLE: { limit?: Limit; reason?: string; offset?: number; status?: number; missing?: string; url?: string };
+  /** `status` is a remote server's HTTP status (null: it gave none); `mcpCode` a remote MCP error code. */
+  UNAVAILABLE: { limit?: Limit; reason?: string; offset?: number; status?: number | null; missing?: string; url?: string; mcpCode?: number };
   INTERNAL: NoDetails;
 }
 
