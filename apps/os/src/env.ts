@@ -3,6 +3,7 @@ import type { StreamDurableObject } from "./stream/stream-durable-object.ts";
 import type { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 import type { SecretDurableObject } from "./secret/secret-durable-object.ts";
 import type { AgentDurableObject } from "./agent/agent-durable-object.ts";
+import type { RepoDurableObject } from "./repo/repo-durable-object.ts";
 import type { RunnerBinding } from "./worker-loader/runner-client.ts";
 
 /** The bindings and variables of the OS Worker (see wrangler.jsonc). */
@@ -29,6 +30,8 @@ export interface Env {
    * deployment and in the workerd tests: untrusted code then loads through LOADER, with `limits`.
    */
   RUNNER?: RunnerBinding;
+  /** One repository per object, named `<projectId>:<path>`: git objects and refs in its SQLite. */
+  REPO: DurableObjectNamespace<RepoDurableObject>;
   /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */
   AGENT_PROCESSORS: DurableObjectNamespace<AgentDurableObject>;
   /** Workers AI: bound only in a Cloudflare deployment (agents' `workers-ai` provider). */

@@ -41,6 +41,34 @@ export const LIMITS = {
    * the connection ends), so one client cannot grow the Worker's memory without bound.
    */
   CONNECTION_LIVE_CONTEXTS_MAX: 1000,
+  /** Bytes of one file in a repository: a blob is read whole into memory whenever it is served. */
+  REPO_FILE_MAX_BYTES: 4_194_304,
+  /** Files one commit (API or pushed) may change: bounds the trees rewritten and the event's changedPaths. */
+  REPO_COMMIT_FILES_MAX: 5000,
+  /** Bytes a repository may store (objects, packs, indexes): one Durable Object's SQLite is finite. */
+  REPO_SIZE_MAX_BYTES: 268_435_456,
+  /** Characters in a file path inside a repository: paths are stored in trees and events. */
+  REPO_FILE_PATH_MAX_LENGTH: 1024,
+  /** Characters in a branch name: names are refs, event fields and URL parts. */
+  REPO_BRANCH_NAME_MAX_LENGTH: 200,
+  /** Branches one repository may have: every clone is sent the whole list. */
+  REPO_BRANCHES_MAX: 1000,
+  /** Commits one push may add to a branch: each becomes a repo/commit-completed fact. */
+  REPO_PUSH_COMMITS_MAX: 1000,
+  /** Commits `log` answers at most. */
+  REPO_LOG_LIMIT_MAX: 1000,
+  /** Bytes `snapshot` answers at most (a dynamic worker's sources, or a file map). */
+  REPO_SNAPSHOT_MAX_BYTES: 16_777_216,
+  /**
+   * Bytes of one git smart-HTTP request body (a push's pack and commands, or a fetch's
+   * negotiation), read only after the credentials are checked. The pack is held in memory while
+   * it is indexed.
+   */
+  GIT_HTTP_BODY_MAX_BYTES: 67_108_864,
+  /** Bytes of a fetch's negotiation (wants and haves): far more than any real clone sends. */
+  GIT_HTTP_NEGOTIATION_MAX_BYTES: 1_048_576,
+  /** Ref updates one push may carry. */
+  GIT_HTTP_REF_UPDATES_MAX: 100,
 } as const;
 
 /** The name of one OS limit, as it appears in an error's `details.limit`. */

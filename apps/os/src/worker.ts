@@ -12,6 +12,7 @@ export { EgressEntrypoint, ItxEntrypoint } from "./worker-loader/loopback-entryp
 export { RunnerCallbackEntrypoint } from "./worker-loader/loopback-entrypoints.ts";
 export { SecretDurableObject } from "./secret/secret-durable-object.ts";
 export { AgentDurableObject } from "./agent/agent-durable-object.ts";
+export { RepoDurableObject } from "./repo/repo-durable-object.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {

@@ -7,6 +7,7 @@ import type { Env } from "../env.ts";
 import type { Connection } from "./connection.ts";
 import { describeNode } from "./describe.ts";
 import { StreamCollection } from "../stream/stream-collection.ts";
+import { deploymentRepos, type ReposRpcTarget } from "../repo/repos-built-in.ts";
 
 /**
  * What `authenticate()` answers: a catalogue that vends contexts. It is not itself a context;
@@ -39,6 +40,7 @@ export class SessionRpcTarget extends RpcTarget {
           ...(this.#principal.kind === "admin"
             ? {
                 streams: "admin: deployment-wide streams, streams.get(path)",
+                repos: "admin: deployment-wide repositories, repos.create({ path }), repos.get(path), repos.list()",
                 issueToken: "admin: issueToken({ principal, projectIds, ttlSeconds? }) -> { token, tokenId }, a bearer token for withItx (projectIds: ids or slugs)",
                 tokens: "admin: tokens.issue(...), tokens.list(), tokens.revoke(tokenId)",
               }
@@ -66,6 +68,11 @@ export class SessionRpcTarget extends RpcTarget {
   /** Admin only: the deployment-wide streams, outside every project. */
   get streams(): StreamCollection {
     return new StreamCollection(this.#env, this.#principal);
+  }
+
+  /** Admin only: the deployment-wide repositories, outside every project. */
+  get repos(): ReposRpcTarget {
+    return deploymentRepos(this.#env, this.#principal);
   }
 
   get projects(): ProjectCollectionRpcTarget {

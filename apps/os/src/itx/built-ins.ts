@@ -2,6 +2,7 @@ import { ItxError } from "iterate/errors";
 import { AgentChatRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } from "../agent/agent-rpc-target.ts";
 import type { BuiltInNames, Confinement } from "../capability-host/jail.ts";
 import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
+import { configRepoOfScope, reposOfScope } from "../repo/repos-built-in.ts";
 import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { CapabilityHostRpcTarget, CapabilityHostsRpcTarget } from "./capability-host-rpc-target.ts";
@@ -90,8 +91,18 @@ export const BUILT_INS = {
     summary: "secrets.get('/secrets/x').update({ material, egress: { urls } }); reference it as getSecret(\"/secrets/x\") in requests",
   },
   worker: { kind: "later" },
-  repos: { kind: "later" },
-  repo: { kind: "later" },
+  repos: {
+    kind: "property",
+    jail: "grantable",
+    get: (ctx: HandleContext) => reposOfScope(ctx.scope.env, () => resolveProjectId(ctx.scope), ctx.caller()),
+    summary: "repos.create({ path: '/repos/x' }), repos.get(path), repos.list() -> git repositories: commit, readFile, listFiles, log, branches, snapshot",
+  },
+  repo: {
+    kind: "property",
+    jail: "grantable",
+    get: (ctx: HandleContext) => configRepoOfScope(ctx.scope.env, () => resolveProjectId(ctx.scope), ctx.caller()),
+    summary: "the project's configuration repository, /repos/config",
+  },
   scheduler: { kind: "later" },
   ai: { kind: "later" },
   mcp: { kind: "later" },

@@ -36,6 +36,8 @@ export const PLATFORM_WRITERS = {
   secret: "secret",
   /** The bearer-token registry: issued and revoked facts. */
   auth: "auth",
+  /** A repository's Durable Object and `itx.repos`: creation, commits, branches, the repo directory. */
+  repo: "repo",
 } as const;
 
 export type PlatformWriter = (typeof PLATFORM_WRITERS)[keyof typeof PLATFORM_WRITERS];
@@ -84,6 +86,11 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
   [`${E}project/id-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
   [`${E}secret/set`]: { writers: ["secret"], why: "audit of a secret's material and allowlist" },
   [`${E}secret/used`]: { writers: ["secret"], why: "audit of a secret's use" },
+  [`${E}repo/created`]: { writers: ["repo"], why: "a repository's birth: processors (the project worker, builds) trust it" },
+  [`${E}repo/commit-completed`]: { writers: ["repo"], why: "says a branch moved: workers rebuild and the project worker is re-certified from it" },
+  [`${E}repo/branch-created`]: { writers: ["repo"], why: "says a branch exists at a commit" },
+  [`${E}repo/branch-deleted`]: { writers: ["repo"], why: "says a branch is gone" },
+  [`${E}repo/listed`]: { writers: ["repo"], why: "a row of the project's repository list" },
   [`${E}token/issued`]: { writers: ["auth"], why: "a row of the bearer-token registry" },
   [`${E}token/revoked`]: { writers: ["auth"], why: "revokes a bearer token: its next authenticate fails and its sessions end" },
 };

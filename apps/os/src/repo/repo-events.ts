@@ -1,0 +1,26 @@
+/** The repo domain's facts, each appended by the repo's Durable Object (platform writer "repo"). */
+const E = "events.iterate.com/repo/";
+
+/** A repository was created: its path and default branch. */
+export const REPO_CREATED = `${E}created`;
+/** A branch moved to a new commit (an API commit or one commit of a push). */
+export const REPO_COMMIT_COMPLETED = `${E}commit-completed`;
+/** A branch was created (by createBranch or a push). */
+export const REPO_BRANCH_CREATED = `${E}branch-created`;
+/** A branch was deleted. */
+export const REPO_BRANCH_DELETED = `${E}branch-deleted`;
+/** A row of the project's repository directory (`/repos`), for `itx.repos.list()`. */
+export const REPO_LISTED = `${E}listed`;
+
+/** The stream that lists a project's repositories. */
+export const REPO_DIRECTORY_PATH = "/repos";
+
+/** The payload of repo/commit-completed. */
+export interface CommitCompleted {
+  branch: string;
+  commit: string;
+  parents: string[];
+  author: string;
+  message: string;
+  changedPaths: string[];
+}

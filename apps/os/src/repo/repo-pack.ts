@@ -1,0 +1,187 @@
+import { indexPack, packObjects, readCommit, readObject, readTree } from "isomorphic-git";
+import { ItxError, errorCode, errorMessage } from "iterate/errors";
+import { LIMITS } from "../limits.ts";
+import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED } from "./repo-events.ts";
+import { checkFileSize } from "./repo-input.ts";
+import { branchOfRef, parseBranchName, parseFilePath } from "./repo-names.ts";
+import type { PendingEvent, RefUpdate } from "./repo-refs.ts";
+import type { Actor, RepoStore } from "./repo-store.ts";
+import { diffTrees, type ObjectStore } from "./repo-tree.ts";
+
+/** What a git client is shown: every ref and the branch HEAD names. */
+export interface RefAdvertisement {
+  defaultBranch: string;
+  refs: Array<{ ref: string; oid: string }>;
+}
+
+/** One ref update of a push (`null`: the ref does not exist before, or is deleted after). */
+export interface PushCommand {
+  from: string | null;
+  to: string | null;
+  ref: string;
+}
+
+async function exists(store: ObjectStore, oid: string): Promise<boolean> {
+  try {
+    await readObject({ ...store, oid, format: "deflated" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every commit reachable from `tips`. */
+async function ancestry(store: ObjectStore, tips: string[]): Promise<Set<string>> {
+  const seen = new Set<string>();
+  const stack = [...tips];
+  for (let oid = stack.pop(); oid !== undefined; oid = stack.pop()) {
+    if (seen.has(oid)) continue;
+    seen.add(oid);
+    stack.push(...(await readCommit({ ...store, oid })).commit.parent);
+  }
+  return seen;
+}
+
+/** Adds `tree` and everything under it to `into`, skipping what `skip` holds. */
+async function collectTree(store: ObjectStore, tree: string, into: Set<string>, skip: Set<string>): Promise<void> {
+  if (into.has(tree) || skip.has(tree)) return;
+  into.add(tree);
+  for (const entry of (await readTree({ ...store, oid: tree })).tree) {
+    if (entry.type === "tree") await collectTree(store, entry.oid, into, skip);
+    else if (entry.type === "blob" && !skip.has(entry.oid)) into.add(entry.oid);
+  }
+}
+
+/**
+ * The objects `wants` reach that the client does not have, as one pack. The client has every
+ * object its `haves` reach (git's contract), so commits it has are skipped and the files of the
+ * commits it has are not sent again.
+ */
+export async function uploadPack(repo: RepoStore, wants: string[], haves: string[]): Promise<{ pack: Uint8Array; common: string[] }> {
+  const store = repo.objects;
+  for (const want of wants) {
+    if (!(await exists(store, want))) throw new ItxError("NOT_FOUND", `not our ref ${want}`);
+  }
+  const common: string[] = [];
+  for (const have of haves) if (await exists(store, have)) common.push(have);
+  const known = await ancestry(store, common);
+  const skip = new Set<string>();
+  for (const oid of common) await collectTree(store, (await readCommit({ ...store, oid })).commit.tree, skip, new Set());
+  const send = new Set<string>();
+  const stack = [...wants];
+  for (let oid = stack.pop(); oid !== undefined; oid = stack.pop()) {
+    if (known.has(oid) || send.has(oid)) continue;
+    send.add(oid);
+    const { commit } = await readCommit({ ...store, oid });
+    await collectTree(store, commit.tree, send, skip);
+    stack.push(...commit.parent);
+  }
+  const { packfile } = await packObjects({ ...store, oids: [...send] });
+  return { pack: packfile ?? new Uint8Array(0), common };
+}
+
+/**
+ * Stores a pushed pack and moves the refs it asks for. A ref whose client view is stale, or whose
+ * move is not a fast-forward, is refused alone; a pack over a limit refuses the whole push and
+ * keeps none of it. Every accepted move is one compare-and-swap with its facts.
+ */
+export async function receivePack(repo: RepoStore, commands: PushCommand[], pack: Uint8Array | null, actor: Actor): Promise<Array<{ ref: string; error?: string }>> {
+  const store = repo.objects;
+  try {
+    const incoming = new Set<string>();
+    if (pack && pack.byteLength > 0) {
+      const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
+      store.fs.stage(`${store.gitdir}/${name}`, pack);
+      const { oids } = await indexPack({ ...store, dir: store.gitdir, filepath: name });
+      for (const oid of oids) incoming.add(oid);
+      await checkObjects(store, oids);
+    }
+    const results: Array<{ ref: string; error?: string }> = [];
+    const updates: RefUpdate[] = [];
+    const events: PendingEvent[] = [];
+    for (const command of commands) {
+      const refused = await planCommand(repo, command, incoming, actor, updates, events);
+      results.push(refused ? { ref: command.ref, error: refused } : { ref: command.ref });
+    }
+    if (updates.length === 0) return results;
+    try {
+      repo.publish(updates, events);
+    } catch (error) {
+      if (errorCode(error) === "OFFSET_CONFLICT") return results.map(({ ref }) => ({ ref, error: "fetch first" }));
+      throw error;
+    }
+    return results;
+  } catch (error) {
+    // A limit refuses every ref; anything uncoded is a bug and surfaces as one.
+    const code = errorCode(error);
+    if (code === undefined) throw error;
+    return commands.map(({ ref }) => ({ ref, error: `[${code}] ${errorMessage(error)}` }));
+  } finally {
+    store.fs.discard();
+  }
+}
+
+// Every object of a pushed pack is held to the file limits before anything is kept.
+async function checkObjects(store: ObjectStore, oids: string[]): Promise<void> {
+  for (const oid of oids) {
+    const { type, object } = await readObject({ ...store, oid, format: "content" });
+    if (type === "blob") checkFileSize(oid, (object as Uint8Array).byteLength);
+  }
+}
+
+/** Plans one ref move into `updates`/`events`; answers git's refusal reason, or undefined. */
+async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<string>, actor: Actor, updates: RefUpdate[], events: PendingEvent[]): Promise<string | undefined> {
+  const store = repo.objects;
+  const branch = branchOfRef(command.ref);
+  if (branch === undefined) return "only branches (refs/heads/...) can be pushed";
+  try {
+    parseBranchName(branch);
+  } catch (error) {
+    return errorMessage(error);
+  }
+  const current = repo.refs.get(command.ref) ?? null;
+  if (current !== command.from) return "fetch first";
+  if (command.to === null) {
+    if (current === null) return "no such branch";
+    updates.push({ ref: command.ref, from: current, to: null });
+    events.push({ type: REPO_BRANCH_DELETED, payload: { branch, commit: current }, ...actor });
+    return undefined;
+  }
+  let tip;
+  try {
+    tip = await readCommit({ ...store, oid: command.to });
+  } catch {
+    return "missing necessary objects";
+  }
+  if (current !== null && !(await repo.descends(command.to, current))) return "non-fast-forward";
+  // The commits this push adds, parents first: those whose objects came in the pack.
+  const added: string[] = [];
+  const seen = new Set<string>();
+  const visit = async (oid: string): Promise<void> => {
+    if (seen.has(oid) || !incoming.has(oid)) return;
+    seen.add(oid);
+    if (seen.size > LIMITS.REPO_PUSH_COMMITS_MAX) {
+      throw new ItxError("INVALID_ARGUMENT", `a push adds at most ${LIMITS.REPO_PUSH_COMMITS_MAX} commits to a branch`, { details: { limit: "REPO_PUSH_COMMITS_MAX" } });
+    }
+    for (const parent of (await readCommit({ ...store, oid })).commit.parent) await visit(parent);
+    added.push(oid);
+  };
+  await visit(tip.oid);
+  updates.push({ ref: command.ref, from: current, to: command.to });
+  if (current === null) events.push({ type: REPO_BRANCH_CREATED, payload: { branch, commit: command.to }, ...actor });
+  for (const oid of added) {
+    const { commit } = await readCommit({ ...store, oid });
+    const parentTree = commit.parent[0] ? (await readCommit({ ...store, oid: commit.parent[0] })).commit.tree : undefined;
+    const changedPaths = await diffTrees(store, parentTree, commit.tree, LIMITS.REPO_COMMIT_FILES_MAX);
+    if (changedPaths.length > LIMITS.REPO_COMMIT_FILES_MAX) {
+      throw new ItxError("INVALID_ARGUMENT", `commit ${oid} changes more than ${LIMITS.REPO_COMMIT_FILES_MAX} files`, { details: { limit: "REPO_COMMIT_FILES_MAX" } });
+    }
+    for (const path of changedPaths) parseFilePath(path);
+    events.push({
+      type: REPO_COMMIT_COMPLETED,
+      payload: { branch, commit: oid, parents: commit.parent, author: commit.author.name, message: commit.message.replace(/\n$/, ""), changedPaths },
+      ...actor,
+    });
+  }
+  return undefined;
+}
