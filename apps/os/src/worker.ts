@@ -4,6 +4,7 @@ import { BenchRootRpcTarget } from "./bench/bench-root.ts";
 import type { Env } from "./env.ts";
 import { routeToCapability } from "./ingress/capability-ingress.ts";
 import { codedErrorResponse } from "./api/coded-response.ts";
+import { serveGit } from "./repo/git-http.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -30,6 +31,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   const url = new URL(request.url);
   const routed = await routeToCapability(request, env);
   if (routed) return routed;
+  if (url.pathname.startsWith("/git/")) return serveGit(request, env);
   switch (url.pathname) {
     case "/api":
       return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection));

@@ -1,0 +1,103 @@
+import { ItxError } from "iterate/errors";
+import { unwrapCoded } from "../api/coded-result.ts";
+import { relay } from "../api/relay.ts";
+import { LIMITS } from "../limits.ts";
+import { concat, control, DELIM, FLUSH, pkt, readPackets, sideBand, type Packet } from "./git-pkt-line.ts";
+import type { RepoDurableObject } from "./repo-durable-object.ts";
+import type { Actor } from "./repo-store.ts";
+
+/**
+ * The smart-HTTP conversation, written here (docs/decisions/0008-git-smart-http.md): protocol v2
+ * for fetch and clone (`ls-refs`, `fetch`), protocol v0 for push (receive-pack with
+ * report-status). Packs are built and indexed by isomorphic-git in the repo's Durable Object.
+ */
+type RepoStub = DurableObjectStub<RepoDurableObject>;
+
+const ZERO = "0".repeat(40);
+const AGENT = "agent=iterate-os";
+const OID = /^[0-9a-f]{40}$/;
+
+/** The answer to GET info/refs for `service`. */
+export async function advertisement(repo: RepoStub, service: "git-upload-pack" | "git-receive-pack", version2: boolean): Promise<Uint8Array> {
+  // Asked even for v2, whose advertisement names no refs: a missing repository is NOT_FOUND here.
+  const { refs } = unwrapCoded(await relay(repo.advertise()));
+  if (service === "git-upload-pack") {
+    if (!version2) throw new ItxError("INVALID_ARGUMENT", "this server speaks git protocol v2 for fetch and clone; use git 2.26 or newer (or set protocol.version=2)");
+    return concat([pkt("version 2\n"), pkt(`${AGENT}\n`), pkt("ls-refs=unborn\n"), pkt("fetch\n"), pkt("object-format=sha1\n"), control(FLUSH)]);
+  }
+  const caps = `report-status delete-refs ofs-delta ${AGENT}`;
+  const lines = refs.length === 0 ? [`${ZERO} capabilities^{}\0${caps}\n`] : refs.map(({ ref, oid }, i) => `${oid} ${ref}${i === 0 ? `\0${caps}` : ""}\n`);
+  return concat([pkt("# service=git-receive-pack\n"), control(FLUSH), ...lines.map((line) => pkt(line)), control(FLUSH)]);
+}
+
+/** POST git-upload-pack (protocol v2): `ls-refs` or `fetch`. */
+export async function uploadPackV2(repo: RepoStub, body: Uint8Array): Promise<Uint8Array> {
+  const { packets } = readPackets(body);
+  const command = packets[0]?.kind === "data" ? packets[0].text : "";
+  const delim = packets.findIndex((packet) => packet.kind === "delim");
+  const args = (delim < 0 ? [] : packets.slice(delim + 1)).filter((packet): packet is Extract<Packet, { kind: "data" }> => packet.kind === "data").map((packet) => packet.text);
+  if (command === "command=ls-refs") return lsRefs(repo, args);
+  if (command === "command=fetch") return fetchPack(repo, args);
+  throw new ItxError("INVALID_ARGUMENT", `unknown git command ${JSON.stringify(command.slice(0, 64))}`);
+}
+
+async function lsRefs(repo: RepoStub, args: string[]): Promise<Uint8Array> {
+  const { defaultBranch, refs } = unwrapCoded(await relay(repo.advertise()));
+  const prefixes = args.filter((arg) => arg.startsWith("ref-prefix ")).map((arg) => arg.slice("ref-prefix ".length));
+  const wanted = (name: string) => prefixes.length === 0 || prefixes.some((prefix) => name.startsWith(prefix));
+  const symrefs = args.includes("symrefs");
+  const lines: string[] = [];
+  const head = refs.find(({ ref }) => ref === `refs/heads/${defaultBranch}`);
+  if (wanted("HEAD")) {
+    const target = symrefs ? ` symref-target:refs/heads/${defaultBranch}` : "";
+    if (head) lines.push(`${head.oid} HEAD${target}`);
+    else if (args.includes("unborn")) lines.push(`unborn HEAD${target}`);
+  }
+  for (const { ref, oid } of refs) if (wanted(ref)) lines.push(`${oid} ${ref}`);
+  return concat([...lines.map((line) => pkt(`${line}\n`)), control(FLUSH)]);
+}
+
+async function fetchPack(repo: RepoStub, args: string[]): Promise<Uint8Array> {
+  const wants: string[] = [];
+  const haves: string[] = [];
+  for (const arg of args) {
+    const [word, oid] = arg.split(" ");
+    if ((word === "want" || word === "have") && (!oid || !OID.test(oid))) throw new ItxError("INVALID_ARGUMENT", `malformed ${word} line`);
+    if (word === "want") wants.push(oid as string);
+    if (word === "have") haves.push(oid as string);
+  }
+  if (wants.length === 0) throw new ItxError("INVALID_ARGUMENT", "fetch without a want");
+  const { pack, common } = unwrapCoded(await relay(repo.uploadPack({ wants, haves })));
+  const parts: Uint8Array[] = [];
+  // Without "done" the client expects acknowledgments first; "ready" says the pack follows now.
+  if (!args.includes("done")) {
+    parts.push(pkt("acknowledgments\n"));
+    if (common.length === 0) parts.push(pkt("NAK\n"));
+    for (const oid of common) parts.push(pkt(`ACK ${oid}\n`));
+    parts.push(pkt("ready\n"), control(DELIM));
+  }
+  parts.push(pkt("packfile\n"), ...sideBand(pack), control(FLUSH));
+  return concat(parts);
+}
+
+/** POST git-receive-pack (protocol v0): ref commands, then the pack; answers report-status. */
+export async function receivePack(repo: RepoStub, body: Uint8Array, actor: Actor): Promise<Uint8Array> {
+  const { packets, rest } = readPackets(body, true);
+  const commands: Array<{ from: string | null; to: string | null; ref: string }> = [];
+  for (const packet of packets) {
+    if (packet.kind !== "data") continue;
+    const [line] = packet.text.split("\0");
+    const [from, to, ref] = (line ?? "").split(" ");
+    if (!from || !to || !ref || !OID.test(from) || !OID.test(to)) throw new ItxError("INVALID_ARGUMENT", "malformed push command");
+    commands.push({ from: from === ZERO ? null : from, to: to === ZERO ? null : to, ref });
+  }
+  // git probes with an empty request before a large push: nothing to do, nothing to say.
+  if (commands.length === 0) return new Uint8Array(0);
+  if (commands.length > LIMITS.GIT_HTTP_REF_UPDATES_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `a push updates at most ${LIMITS.GIT_HTTP_REF_UPDATES_MAX} refs`, { details: { limit: "GIT_HTTP_REF_UPDATES_MAX" } });
+  }
+  const pack = rest < body.byteLength ? body.subarray(rest) : null;
+  const statuses = unwrapCoded(await relay(repo.receivePack({ commands, pack }, actor)));
+  const lines = ["unpack ok\n", ...statuses.map(({ ref, error }) => (error ? `ng ${ref} ${error.replace(/\n/g, " ")}\n` : `ok ${ref}\n`))];
+  return concat([...lines.map((line) => pkt(line)), control(FLUSH)]);
+}

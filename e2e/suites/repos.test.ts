@@ -1,0 +1,216 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { connectItx } from "iterate/client";
+import { expectCode } from "iterate/stream/test-support";
+import { adminSession, target } from "../harness/os.ts";
+import { newProject, projectItx } from "../harness/projects.ts";
+
+// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
+
+const run = promisify(execFile);
+const COMMIT_COMPLETED = "events.iterate.com/repo/commit-completed";
+let work: string;
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "iterate-repos-"));
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+/** The real git binary, isolated from the machine's config, never prompting. */
+async function git(cwd: string, ...args: string[]): Promise<string> {
+  const env = { PATH: process.env.PATH ?? "", HOME: work, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "Dev", GIT_AUTHOR_EMAIL: "dev@example.com", GIT_COMMITTER_NAME: "Dev", GIT_COMMITTER_EMAIL: "dev@example.com" };
+  const { stdout } = await run("git", ["-c", "init.defaultBranch=main", "-c", "protocol.version=2", ...args], { cwd, env, maxBuffer: 64 * 1024 * 1024 });
+  return stdout;
+}
+
+/** git's failure output (it must fail). */
+async function gitFails(cwd: string, ...args: string[]): Promise<string> {
+  try {
+    await git(cwd, ...args);
+  } catch (error) {
+    return String((error as { stderr?: string }).stderr);
+  }
+  throw new Error(`git ${args.join(" ")} succeeded`);
+}
+
+function remote(slug: string, path: string, user: string, password: string): string {
+  const url = new URL(target().baseUrl);
+  url.username = user;
+  url.password = encodeURIComponent(password);
+  url.pathname = `/git/${slug}${path}.git`;
+  return url.toString();
+}
+
+function adminRemote(slug: string, path: string): string {
+  return remote(slug, path, "admin", target().adminSecret);
+}
+
+async function dir(name: string): Promise<string> {
+  return mkdtemp(join(work, `${name}-`));
+}
+
+describe("repos through itx", () => {
+  test("create is get-or-create; commit, read, list, log, branches and snapshot; facts on the repo's stream", async () => {
+    using itx = await projectItx("repos-api");
+    await expectCode(itx.repo.log({}), "NOT_FOUND");
+    await expectCode(itx.repos.get("/repos/nope").readFile({ path: "a" }), "NOT_FOUND");
+    await expectCode(itx.repos.create({ path: "/not-repos/x" }), "INVALID_ARGUMENT");
+    const site = itx.repos.create({ path: "/repos/site" });
+    const first = await site.commit({ branch: "main", message: "first", files: { "index.html": "<h1>hi</h1>", "src/app.ts": "export {}" } });
+    expect(first.changedPaths.toSorted()).toEqual(["index.html", "src/app.ts"]);
+    await itx.repos.create({ path: "/repos/site" }); // again: nothing changes
+    const same = itx.repos.get("/repos/site");
+    expect(await same.readFile({ ref: "main", path: "index.html" })).toBe("<h1>hi</h1>");
+    expect(await same.listFiles({ ref: "main", include: "src/**" })).toEqual(["src/app.ts"]);
+    await expectCode(same.commit({ message: "stale", files: { a: "1" }, expectedHead: "0".repeat(40) }), "OFFSET_CONFLICT");
+    const second = await same.commit({ message: "second", files: { "index.html": null }, expectedHead: first.commit });
+    expect((await same.log({ ref: "main", limit: 5 })).map((entry: any) => entry.commit)).toEqual([second.commit, first.commit]);
+    await same.createBranch({ name: "draft", from: first.commit });
+    expect((await same.branches()).map((branch: any) => branch.name)).toEqual(["draft", "main"]);
+    expect((await same.snapshot({ branch: "draft" }, { exclude: "src/**" })).files).toEqual({ "index.html": "<h1>hi</h1>" });
+    await same.deleteBranch({ name: "draft" });
+    expect((await itx.repos.list()).map((row: any) => row.path)).toEqual(["/repos/site"]);
+    const description = await same.__describe();
+    expect(description).toMatchObject({ kind: "repo", path: "/repos/site", defaultBranch: "main" });
+    const stream = await itx.streams.get("/repos/site");
+    const facts = (await stream.getEvents({ afterOffset: 0, limit: 100 })).filter((event: any) => event.type === COMMIT_COMPLETED);
+    expect(facts.map((event: any) => event.payload.message)).toEqual(["first", "second"]);
+    // Nobody else may write the repo's facts.
+    await expectCode(stream.append({ type: COMMIT_COMPLETED, payload: { branch: "main" } }), "PERMISSION_DENIED");
+  });
+
+  test("session.repos is the admin's deployment-wide collection; others find nothing", async () => {
+    using admin: any = adminSession();
+    const path = `/repos/ops-${Date.now().toString(36)}`;
+    await admin.repos.create({ path }).commit({ message: "ops", files: { "a.txt": "a" } });
+    expect(await admin.repos.get(path).readFile({ path: "a.txt" })).toBe("a");
+    const { projectId } = await newProject("repos-session");
+    const { baseUrl, adminSecret } = target();
+    using alice: any = connectItx({ baseUrl, auth: { type: "impersonate", secret: adminSecret, principal: "alice", projectIds: [projectId] } });
+    await expectCode(alice.repos.get(path).readFile({ path: "a.txt" }), "NOT_FOUND");
+  });
+});
+
+describe("repos through stock git", () => {
+  test("clone, commit, push, pull from a second clone; the push lands repo/commit-completed", async () => {
+    const { slug } = await newProject("repos-git");
+    const { baseUrl, admin } = target();
+    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+    await itx.repos.create({ path: "/repos/site" }).commit({ message: "seed", files: { "README.md": "# site\n" } });
+
+    const one = await dir("one");
+    await git(one, "clone", adminRemote(slug, "/repos/site"), ".");
+    expect(await readFile(join(one, "README.md"), "utf8")).toBe("# site\n");
+    await writeFile(join(one, "README.md"), "# site, edited\n");
+    await writeFile(join(one, "new.txt"), "new file\n");
+    await git(one, "add", "-A");
+    await git(one, "commit", "-m", "edit from git");
+    await git(one, "push", "origin", "main");
+    const pushedHead = (await git(one, "rev-parse", "HEAD")).trim();
+
+    const repo = itx.repos.get("/repos/site");
+    expect(await repo.readFile({ path: "new.txt" })).toBe("new file\n");
+    expect((await repo.branches())[0].head).toBe(pushedHead);
+    const stream = await itx.streams.get("/repos/site");
+    const facts = (await stream.getEvents({ afterOffset: 0, limit: 100 })).filter((event: any) => event.type === COMMIT_COMPLETED);
+    expect(facts.at(-1).payload).toMatchObject({ branch: "main", commit: pushedHead, message: "edit from git", author: "Dev", changedPaths: ["README.md", "new.txt"] });
+
+    // An API commit, then a second clone's pull sees both.
+    await repo.commit({ message: "from itx", files: { "api.txt": "api\n" } });
+    const two = await dir("two");
+    await git(two, "clone", adminRemote(slug, "/repos/site"), ".");
+    expect(await readFile(join(two, "api.txt"), "utf8")).toBe("api\n");
+    await git(one, "pull", "--ff-only", "origin", "main");
+    expect(await readFile(join(one, "api.txt"), "utf8")).toBe("api\n");
+
+    // Both clones commit; the second push is not a fast-forward and is refused.
+    await writeFile(join(one, "a.txt"), "one\n");
+    await git(one, "add", "-A");
+    await git(one, "commit", "-m", "one wins");
+    await git(one, "push", "origin", "main");
+    await writeFile(join(two, "a.txt"), "two\n");
+    await git(two, "add", "-A");
+    await git(two, "commit", "-m", "two loses");
+    const refused = await gitFails(two, "push", "origin", "main");
+    expect(refused).toMatch(/rejected/);
+    expect(await repo.readFile({ path: "a.txt" })).toBe("one\n");
+    // Forcing it is refused by the server too: history is never rewritten.
+    const forced = await gitFails(two, "push", "--force", "origin", "main");
+    expect(forced).toMatch(/non-fast-forward/);
+    // After a pull (a merge) the push goes through.
+    await git(two, "pull", "--no-rebase", "-X", "ours", "origin", "main");
+    await git(two, "push", "origin", "main");
+    expect(await repo.readFile({ path: "a.txt" })).toBe("two\n");
+  });
+
+  test("an empty repository clones; a first push and a new branch land; a branch is deleted by push", async () => {
+    const { slug } = await newProject("repos-empty");
+    const { baseUrl, admin } = target();
+    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+    await itx.repos.create({ path: "/repos/blank" });
+    const one = await dir("blank");
+    await git(one, "clone", adminRemote(slug, "/repos/blank"), ".");
+    await writeFile(join(one, "x.txt"), "x\n");
+    await git(one, "add", "-A");
+    await git(one, "commit", "-m", "first");
+    await git(one, "push", "origin", "main");
+    await git(one, "push", "origin", "main:feature/one");
+    const repo = itx.repos.get("/repos/blank");
+    expect((await repo.branches()).map((branch: any) => branch.name)).toEqual(["feature/one", "main"]);
+    await git(one, "push", "origin", "--delete", "feature/one");
+    expect((await repo.branches()).map((branch: any) => branch.name)).toEqual(["main"]);
+  });
+
+  test("a token for project A cannot clone project B's repository (it looks missing); bad credentials are refused", async () => {
+    const a = await newProject("repos-a");
+    const b = await newProject("repos-b");
+    const { baseUrl, admin } = target();
+    using itxB: any = connectItx({ baseUrl, auth: admin, projectId: b.slug });
+    await itxB.repos.create({ path: "/repos/secret" }).commit({ message: "b", files: { "b.txt": "b" } });
+    using itxA: any = connectItx({ baseUrl, auth: admin, projectId: a.slug });
+    await itxA.repos.create({ path: "/repos/mine" }).commit({ message: "a", files: { "a.txt": "a" } });
+    using session: any = adminSession();
+    const { token } = await session.issueToken({ principal: "dev-a", projectIds: [a.slug], ttlSeconds: 600 });
+
+    await git(await dir("a-ok"), "clone", remote(a.slug, "/repos/mine", "token", token), ".");
+    const forbidden = await gitFails(await dir("a-b"), "clone", remote(b.slug, "/repos/secret", "token", token), ".");
+    const absent = await gitFails(await dir("a-none"), "clone", remote(a.slug, "/repos/absent", "token", token), ".");
+    expect(forbidden).toMatch(/not found/);
+    expect(forbidden.replace(b.slug, "X").replace("/repos/secret", "/R")).toBe(absent.replace(a.slug, "X").replace("/repos/absent", "/R"));
+
+    const wrong = await gitFails(await dir("bad"), "clone", remote(a.slug, "/repos/mine", "admin", "not-the-secret"), ".");
+    expect(wrong).toMatch(/Authentication failed|could not read Username|401/);
+    const garbage = await gitFails(await dir("bad2"), "clone", remote(a.slug, "/repos/mine", "token", "garbage"), ".");
+    expect(garbage).toMatch(/Authentication failed|could not read Username|401/);
+    // Without credentials: 401 asking for Basic, before anything is looked up.
+    const bare = await fetch(`${baseUrl}/git/${a.slug}/repos/mine.git/info/refs?service=git-upload-pack`);
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get("www-authenticate")).toContain("Basic");
+  });
+
+  test("GIT_HTTP_BODY_MAX_BYTES and GIT_HTTP_NEGOTIATION_MAX_BYTES: oversized bodies are refused before they are read", async () => {
+    const { slug } = await newProject("repos-limits");
+    const { baseUrl, admin, adminSecret } = target();
+    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+    await itx.repos.create({ path: "/repos/l" });
+    const auth = `Basic ${btoa(`admin:${adminSecret}`)}`;
+    const post = (service: string, length: number) =>
+      fetch(`${baseUrl}/git/${slug}/repos/l.git/${service}`, {
+        method: "POST",
+        headers: { authorization: auth, "content-type": `application/x-${service}-request`, "content-length": String(length) },
+        body: new Uint8Array(length),
+      });
+    const upload = await post("git-upload-pack", 1_048_577);
+    expect(upload.status).toBe(400);
+    expect(await upload.text()).toContain("larger than");
+    const receive = await post("git-receive-pack", 67_108_865);
+    expect(receive.status).toBe(400);
+    expect(await receive.text()).toContain("larger than");
+  });
+});
