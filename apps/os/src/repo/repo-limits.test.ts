@@ -28,7 +28,7 @@ function lower(name: keyof typeof LIMITS, value: number): void {
 afterEach(() => Object.assign(LIMITS, saved));
 
 /** The refusal names its limit, and the repository is as it was. */
-async function refusedWhole(stub: Awaited<ReturnType<typeof freshRepo>>["stub"], head: string, answer: Promise<Coded<unknown>>, limit: string) {
+async function expectRefusedWhole(stub: Awaited<ReturnType<typeof freshRepo>>["stub"], head: string, answer: Promise<Coded<unknown>>, limit: string) {
   const sizeBefore = (await open(stub.describe())).sizeBytes;
   const error = await expectCode(answer.then(unwrapCoded), "INVALID_ARGUMENT");
   expect((error as { details?: { limit?: string } }).details?.limit).toBe(limit);
@@ -42,7 +42,7 @@ describe("repository limits", () => {
   test("REPO_FILE_MAX_BYTES: a file one byte over refuses the whole commit", async () => {
     const { stub, base } = await freshRepo();
     const files = { "ok.txt": "fine", "big.bin": new Uint8Array(LIMITS.REPO_FILE_MAX_BYTES + 1) };
-    await refusedWhole(stub, base.commit, stub.commit({ message: "big", files }, actor), "REPO_FILE_MAX_BYTES");
+    await expectRefusedWhole(stub, base.commit, stub.commit({ message: "big", files }, actor), "REPO_FILE_MAX_BYTES");
     // At the limit it is accepted.
     await open(stub.commit({ message: "at limit", files: { "big.bin": new Uint8Array(LIMITS.REPO_FILE_MAX_BYTES) } }, actor));
   });
@@ -50,7 +50,7 @@ describe("repository limits", () => {
   test("REPO_COMMIT_FILES_MAX: one file too many refuses the commit", async () => {
     const { stub, base } = await freshRepo();
     const files = Object.fromEntries(Array.from({ length: LIMITS.REPO_COMMIT_FILES_MAX + 1 }, (_, i) => [`f/${i}.txt`, "x"]));
-    await refusedWhole(stub, base.commit, stub.commit({ message: "many", files }, actor), "REPO_COMMIT_FILES_MAX");
+    await expectRefusedWhole(stub, base.commit, stub.commit({ message: "many", files }, actor), "REPO_COMMIT_FILES_MAX");
   });
 
   test("REPO_SIZE_MAX_BYTES: a commit that would grow the repository past it keeps nothing", async () => {
@@ -58,14 +58,14 @@ describe("repository limits", () => {
     const size = (await open(stub.describe())).sizeBytes;
     lower("REPO_SIZE_MAX_BYTES", size + 1000);
     const random = crypto.getRandomValues(new Uint8Array(5000)); // incompressible
-    await refusedWhole(stub, base.commit, stub.commit({ message: "grow", files: { "r.bin": random } }, actor), "REPO_SIZE_MAX_BYTES");
+    await expectRefusedWhole(stub, base.commit, stub.commit({ message: "grow", files: { "r.bin": random } }, actor), "REPO_SIZE_MAX_BYTES");
     await open(stub.commit({ message: "small", files: { "s.txt": "s" } }, actor));
   });
 
   test("REPO_FILE_PATH_MAX_LENGTH and path rules", async () => {
     const { stub, base } = await freshRepo();
     const long = `${"d/".repeat(LIMITS.REPO_FILE_PATH_MAX_LENGTH / 2)}x`;
-    await refusedWhole(stub, base.commit, stub.commit({ message: "long", files: { [long]: "x" } }, actor), "REPO_FILE_PATH_MAX_LENGTH");
+    await expectRefusedWhole(stub, base.commit, stub.commit({ message: "long", files: { [long]: "x" } }, actor), "REPO_FILE_PATH_MAX_LENGTH");
     for (const bad of ["../escape", "a//b", "/abs", ".git/config", "a/./b", "nul\u0000"]) {
       await expectCode(stub.commit({ message: "bad", files: { [bad]: "x" } }, actor).then(unwrapCoded), "INVALID_ARGUMENT", bad);
     }
@@ -73,9 +73,9 @@ describe("repository limits", () => {
 
   test("REPO_BRANCH_NAME_MAX_LENGTH and REPO_BRANCH_NAME_RULES", async () => {
     const { stub, base } = await freshRepo();
-    await refusedWhole(stub, base.commit, stub.createBranch({ name: "b".repeat(LIMITS.REPO_BRANCH_NAME_MAX_LENGTH + 1) }, actor), "REPO_BRANCH_NAME_MAX_LENGTH");
+    await expectRefusedWhole(stub, base.commit, stub.createBranch({ name: "b".repeat(LIMITS.REPO_BRANCH_NAME_MAX_LENGTH + 1) }, actor), "REPO_BRANCH_NAME_MAX_LENGTH");
     for (const bad of ["-x", "a..b", "a/.hidden", "x.lock", "a b", "HEAD", "a/", "~x", "a:b"]) {
-      await refusedWhole(stub, base.commit, stub.createBranch({ name: bad }, actor), "REPO_BRANCH_NAME_RULES");
+      await expectRefusedWhole(stub, base.commit, stub.createBranch({ name: bad }, actor), "REPO_BRANCH_NAME_RULES");
     }
     await open(stub.createBranch({ name: "b".repeat(LIMITS.REPO_BRANCH_NAME_MAX_LENGTH) }, actor));
   });
