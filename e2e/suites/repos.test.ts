@@ -214,3 +214,30 @@ describe("repos through stock git", () => {
     expect(await receive.text()).toContain("larger than");
   });
 });
+
+describe("dynamic workers from a repository", () => {
+  const worker = (version: string) => `import { WorkerEntrypoint } from "cloudflare:workers";
+import { label } from "./label";
+export default class Main extends WorkerEntrypoint { version(): string { return label("${version}"); } }`;
+
+  test("a branch is late-bound (the next load after a commit runs it); a commit stays pinned", { timeout: 180_000 }, async () => {
+    using itx = await projectItx("repos-workers");
+    const repo = itx.repos.create({ path: "/repos/app" });
+    const first = await repo.commit({
+      message: "v1",
+      files: { "src/index.ts": worker("v1"), "src/label.ts": "export const label = (v: string) => `app ${v}`;", "docs/notes.bin": new Uint8Array([0, 159, 146, 150]) },
+    });
+    const byBranch = { source: { repo: "/repos/app", branch: "main", include: "src/**" } };
+    const pinned = { source: { repo: "/repos/app", commit: first.commit, exclude: "docs/**", entryPoint: "src/index.ts" } };
+    expect(await itx.workers.get(byBranch).version()).toBe("app v1");
+    expect(await itx.workers.get(pinned).version()).toBe("app v1");
+    await repo.commit({ message: "v2", files: { "src/index.ts": worker("v2") } });
+    expect(await itx.workers.get(byBranch).version()).toBe("app v2");
+    expect(await itx.workers.get(pinned).version()).toBe("app v1");
+    // A binary file left in is refused by name; a missing repository or commit is NOT_FOUND.
+    await expectCode(itx.workers.get({ source: { repo: "/repos/app", branch: "main" } }).version(), "INVALID_ARGUMENT");
+    await expectCode(itx.workers.get({ source: { repo: "/repos/none", branch: "main" } }).version(), "NOT_FOUND");
+    await expectCode(itx.workers.get({ source: { repo: "/repos/app", commit: "f".repeat(40) } }).version(), "NOT_FOUND");
+    await expectCode(itx.workers.get({ source: { repo: "/repos/app", branch: "main", commit: first.commit } }).version(), "INVALID_ARGUMENT");
+  });
+});

@@ -491,8 +491,16 @@ export interface Repo {
 
 /** What `itx.workers.get` loads: a stateless worker, or a Durable Object class as a facet of this context. */
 export type WorkerRef =
-  | { source: { files: Record<string, string>; entryPoint?: string }; entrypoint?: string; props?: Record<string, unknown> }
-  | { source: { files: Record<string, string>; entryPoint?: string }; durableObject: { className: string; key: string } };
+  | { source: WorkerSource; entrypoint?: string; props?: Record<string, unknown> }
+  | { source: WorkerSource; durableObject: { className: string; key: string } };
+
+/**
+ * A worker's source: files given inline, or read from a repository of the project. A `branch` is
+ * late-bound (each load reads its head then); a `commit` is pinned.
+ */
+export type WorkerSource =
+  | { files: Record<string, string>; entryPoint?: string }
+  | ({ repo: string; entryPoint?: string } & RepoMasks & ({ branch: string; commit?: never } | { commit: string; branch?: never }));
 
 /** `itx.workers`. */
 export interface Workers {

@@ -7,7 +7,7 @@ import { findProject } from "../project/project-directory.ts";
 import { STREAM_PATH_MAX_LENGTH } from "../stream/coordinate.ts";
 import { advertisement, receivePack, uploadPackV2 } from "./git-service.ts";
 import { parseRepoPath } from "./repo-names.ts";
-import { repoStub } from "./repos-rpc-target.ts";
+import { repoStub } from "./repo-stub.ts";
 
 /**
  * Stock git over smart HTTP at `/git/<project>/<repo path>[.git]/...`, for example

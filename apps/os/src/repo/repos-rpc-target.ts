@@ -6,6 +6,7 @@ import type { Caller } from "../capability-host/capability-host-api.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
+import { repoStub } from "./repo-stub.ts";
 import { REPO_DIRECTORY_PATH, REPO_LISTED } from "./repo-events.ts";
 import { parseRepoPath } from "./repo-names.ts";
 
@@ -17,11 +18,6 @@ export interface RepoScope {
 }
 
 type RepoStub = DurableObjectStub<RepoDurableObject>;
-
-/** The repository Durable Object of `path` in `projectId`. */
-export function repoStub(env: Env, projectId: string, path: string): RepoStub {
-  return env.REPO.getByName(`${projectId}:${path}`);
-}
 
 async function call<T>(answer: Promise<Coded<T>>): Promise<T> {
   return unwrapCoded(await relay(answer));

@@ -7,6 +7,8 @@ import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";
 import { buildWorker, parseWorkerSource, type BuiltWorker } from "./worker-build.ts";
 import { RunnerIsolateRpcTarget } from "./runner-isolate-rpc-target.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
+import { notGranted } from "../capability-host/jail.ts";
+import { isRepoSource, readRepoSource } from "../repo/repo-worker-source.ts";
 import type { RunnerLoad } from "../runner/runner-protocol.ts";
 
 /** Longest durable worker key: it names a facet of the context's object. */
@@ -42,8 +44,8 @@ export class WorkersRpcTarget extends RpcTarget {
     if (typeof ref !== "object" || ref === null) throw new ItxError("INVALID_ARGUMENT", "workers.get takes a worker ref");
     const { source, entrypoint, props, durableObject, ...rest } = ref as Record<string, unknown>;
     if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `a worker ref has no field(s) ${Object.keys(rest).join(", ")}`);
-    const built = await buildWorker(parseWorkerSource(source));
     const isolate = await this.#scope.props();
+    const built = await buildWorker(parseWorkerSource(await this.#source(source, isolate)));
     if (durableObject !== undefined) {
       const { className, key } = parseDurable(durableObject);
       if (entrypoint !== undefined || props !== undefined) throw new ItxError("INVALID_ARGUMENT", "a durable worker ref takes no entrypoint or props");
@@ -56,6 +58,15 @@ export class WorkersRpcTarget extends RpcTarget {
     if (runner) return new RunnerIsolateRpcTarget(this.#scope.env, runner, builtLoad(built, isolate), call, isolate);
     const worker = loadBuilt(this.#scope.env, built, isolate);
     return worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
+  }
+
+  // A repository source becomes the files it names now (repo/repo-worker-source.ts); reading a
+  // repository this way is reading it, so a jail needs the repos grant.
+  async #source(source: unknown, isolate: IsolateProps): Promise<unknown> {
+    if (!isRepoSource(source)) return source;
+    if (isolate.confinement && !isolate.confinement.grants.includes("repos")) throw notGranted("repos", isolate.confinement.jail);
+    const { files, entryPoint } = await readRepoSource(this.#scope.env, isolate.projectId, source);
+    return entryPoint === undefined ? { files } : { files, entryPoint };
   }
 }
 
