@@ -4,6 +4,7 @@ import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
+import { measureRepos } from "./repos.ts";
 import { measureScripts } from "./scripts.ts";
 import { measureStreams } from "./streams.ts";
 import { openTarget } from "./target.ts";
@@ -21,6 +22,7 @@ try {
     await measureEgress(target);
   }
   if (!only || only.includes("agents")) await measureAgents(target);
+  if (!only || only.includes("repos")) await measureRepos(target, baselines);
 } finally {
   await target.close();
 }

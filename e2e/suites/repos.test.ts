@@ -215,10 +215,13 @@ describe("repos through stock git", () => {
   });
 });
 
-describe("dynamic workers from a repository", () => {
-  const worker = (version: string) => `import { WorkerEntrypoint } from "cloudflare:workers";
+function worker(version: string): string {
+  return `import { WorkerEntrypoint } from "cloudflare:workers";
 import { label } from "./label";
 export default class Main extends WorkerEntrypoint { version(): string { return label("${version}"); } }`;
+}
+
+describe("dynamic workers from a repository", () => {
 
   test("a branch is late-bound (the next load after a commit runs it); a commit stays pinned", { timeout: 180_000 }, async () => {
     using itx = await projectItx("repos-workers");
