@@ -33,6 +33,7 @@ export class RepoDurableObject extends DurableObject<Env> {
   readonly #projectId: string;
   readonly #path: string;
   readonly #store: RepoStore;
+  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -179,12 +180,20 @@ export class RepoDurableObject extends DurableObject<Env> {
     await this.#deliver();
   }
 
-  /** Runs a change, then delivers its facts (a failed delivery is retried by alarm, not reported). */
-  async #mutate<T>(work: () => T | Promise<T>): Promise<Coded<T>> {
-    await this.#deliver();
-    const answer = await asCoded(work);
-    await this.#deliver();
-    return answer;
+  /**
+   * Runs a change, then delivers its facts (a failed delivery is retried by alarm, not reported).
+   * Changes run one at a time: they share the object store's stage, and one change's refusal
+   * discards the stage (see sqlite-fs.ts), which must never drop another change's objects.
+   */
+  #mutate<T>(work: () => T | Promise<T>): Promise<Coded<T>> {
+    const run = this.#queue.then(async () => {
+      await this.#deliver();
+      const answer = await asCoded(work);
+      await this.#deliver();
+      return answer;
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
   }
 
   async #deliver(): Promise<void> {

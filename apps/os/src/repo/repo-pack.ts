@@ -1,4 +1,5 @@
-import { indexPack, packObjects, readCommit, readObject, readTree } from "isomorphic-git";
+import { indexPack, readCommit, readObject, readTree } from "isomorphic-git";
+import { writePack } from "./pack-writer.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import { LIMITS } from "../limits.ts";
 import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED } from "./repo-events.ts";
@@ -76,8 +77,7 @@ export async function uploadPack(repo: RepoStore, wants: string[], haves: string
     await collectTree(store, commit.tree, send, skip);
     stack.push(...commit.parent);
   }
-  const { packfile } = await packObjects({ ...store, oids: [...send] });
-  return { pack: packfile ?? new Uint8Array(0), common };
+  return { pack: await writePack(store, repo.packs, [...send]), common };
 }
 
 /**

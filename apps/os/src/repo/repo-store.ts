@@ -5,6 +5,7 @@ import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED, type C
 import { isCommitId, parseBranchName } from "./repo-names.ts";
 import { RepoRefs, type PendingEvent, type RefUpdate } from "./repo-refs.ts";
 import { createFsTable, SqliteFs } from "./sqlite-fs.ts";
+import { PackReader } from "./pack-writer.ts";
 import { updateTree, walkTree, type FileChange, type ObjectStore } from "./repo-tree.ts";
 
 /** Who is acting: stamped on the facts and written as the commit's author. */
@@ -31,6 +32,8 @@ export interface LogEntry {
 export class RepoStore {
   readonly refs: RepoRefs;
   readonly objects: ObjectStore;
+  /** Whole objects in stored packs, copied as they are into the packs a fetch answers. */
+  readonly packs: PackReader;
   readonly #storage: DurableObjectStorage;
   /** Test seam: runs after objects are flushed and before refs move (a crash there must lose nothing). */
   beforeRefMove: (() => void) | undefined;
@@ -40,6 +43,7 @@ export class RepoStore {
     createFsTable(storage.sql);
     this.refs = new RepoRefs(storage);
     this.objects = { fs: new SqliteFs(storage.sql), gitdir: "/git", cache: {} };
+    this.packs = new PackReader(this.objects);
   }
 
   get fs(): SqliteFs {

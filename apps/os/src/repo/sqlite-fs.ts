@@ -94,6 +94,11 @@ export class SqliteFs {
     return total;
   }
 
+  /** Whether `path` is written only in the stage, not yet in SQLite. */
+  isStaged(path: string): boolean {
+    return this.#staged.has(path);
+  }
+
   /** Paths staged for writing. */
   stagedPaths(): string[] {
     return [...this.#staged].filter(([, data]) => data !== null).map(([path]) => path);
