@@ -110,6 +110,17 @@ describe("a repository", () => {
   });
 });
 
+describe("concurrent changes", () => {
+  test("commits sent at once all land, each on the head the previous one left", async () => {
+    const { stub } = await freshRepo();
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => open(stub.commit({ message: `c${i}`, files: { [`f${i}.txt`]: `${i}` } }, actor))));
+    expect((await open(stub.listFiles({}))).length).toBe(8);
+    const log = await open(stub.log({ limit: 20 }));
+    expect(log.length).toBe(8);
+    expect(new Set(answers.map((answer) => answer.commit))).toEqual(new Set(log.map((entry) => entry.commit)));
+  });
+});
+
 describe("durability", () => {
   test("a restart loses nothing: a fresh store over the same SQLite sees every object and ref", async () => {
     const { stub } = await freshRepo();
