@@ -76,7 +76,7 @@ export const BUILT_INS = {
   workers: {
     kind: "property",
     get: (ctx: HandleContext) => new WorkersRpcTarget({ env: ctx.scope.env, props: () => isolatePropsOf(ctx) }),
-    summary: "workers.get({ source: { files, entryPoint? }, entrypoint?, props? } | { source, durableObject: { className, key } }) -> a stub on that worker",
+    summary: "workers.get({ source: { files, entryPoint? } | { repo, branch | commit, include?, exclude?, entryPoint? }, entrypoint?, props? } | { source, durableObject: { className, key } }) -> a stub on that worker",
   },
   agents: {
     kind: "property",
