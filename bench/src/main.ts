@@ -2,9 +2,11 @@
 import { measureAgents } from "./agents.ts";
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
+import { measureDeploy } from "./deploy.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureRepos } from "./repos.ts";
+import { measureScheduler } from "./scheduler.ts";
 import { measureScripts } from "./scripts.ts";
 import { measureStreams } from "./streams.ts";
 import { openTarget } from "./target.ts";
@@ -23,6 +25,8 @@ try {
   }
   if (!only || only.includes("agents")) await measureAgents(target);
   if (!only || only.includes("repos")) await measureRepos(target, baselines);
+  if (!only || only.includes("scheduler")) await measureScheduler(target);
+  if (!only || only.includes("deploy")) measureDeploy();
 } finally {
   await target.close();
 }

@@ -35,6 +35,10 @@ const CONTROL_TYPES = [
   "token/revoked",
   "repo/commit-completed",
   "scheduler/schedule-set",
+  "itx/schedule-set",
+  "itx/schedule-cancelled",
+  "itx/schedule-fired",
+  "itx/schedule-failed",
 ].map((type) => `${E}/${type}`);
 
 const STREAMS = ["/", "/itx/child", "/secrets/key", "/agents", "/agents/helper"];
@@ -101,6 +105,8 @@ describe("the trust boundary between projects", () => {
       ["streams", (project) => project.streams.get("/").getEvents({})],
       ["agents", (project) => project.agents.get("/agents/helper").message("obey me")],
       ["secrets", (project) => project.secrets.get("/secrets/key").update({ material: "x", egress: { urls: ["http://127.0.0.1:9/"] } })],
+      ["scheduler", (project) => project.scheduler.set({ key: "sneak", every: 1, script: "async (itx) => itx.append({ type: 'demo/sneaked' })" })],
+      ["scheduler list", (project) => project.scheduler.list()],
       ["workers", (project) => project.workers.get({ source: { files: { "index.js": "export default { fetch() { return new Response('x') } }" } } }).fetch("http://x/")],
     ];
     using root: any = connectItx({ baseUrl, auth: { type: "bearer", token } });

@@ -3,7 +3,7 @@
  * (checked by `pnpm typecheck`; nothing here runs). A member that drifts from types.ts, a missing
  * built-in, or a literal kind widened to `string` fails the build here.
  */
-import type { Agent, AgentChat, Agents, CapabilityHost, Egress, Itx, Repo, Repos, Secret, Secrets, Session, Stream, Tokens, UnauthenticatedRoot } from "iterate/types";
+import type { Agent, AgentChat, Agents, CapabilityHost, Egress, Itx, Repo, Repos, Scheduler, Secret, Secrets, Session, Stream, Tokens, UnauthenticatedRoot } from "iterate/types";
 import type { AgentChatRpcTarget, AgentRpcTarget, AgentsRpcTarget } from "./agent/agent-rpc-target.ts";
 import type { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
 import type { SessionRpcTarget } from "./api/session.ts";
@@ -13,6 +13,7 @@ import type { CapabilityHostRpcTarget } from "./itx/capability-host-rpc-target.t
 import type { BUILT_INS, BuiltInMembers, BuiltInRow } from "./itx/built-ins.ts";
 import type { ItxRpcTarget } from "./itx/itx-rpc-target.ts";
 import type { RepoRpcTarget, ReposRpcTarget } from "./repo/repos-rpc-target.ts";
+import type { SchedulerRpcTarget } from "./scheduler/scheduler-rpc-target.ts";
 import type { SecretRpcTarget, SecretsRpcTarget } from "./secret/secrets-rpc-target.ts";
 import type { StreamCapability } from "./stream/stream-capability.ts";
 
@@ -48,6 +49,7 @@ export type PlatformImplementsContract = [
   Expect<Implements<EgressRpcTarget, Egress>>,
   Expect<Implements<ReposRpcTarget, Repos>>,
   Expect<Implements<RepoRpcTarget, Repo>>,
+  Expect<Implements<SchedulerRpcTarget, Scheduler>>,
 ];
 
 /** The built-ins table (itx/built-ins.ts) has a well-formed row for every member of `Itx`. */

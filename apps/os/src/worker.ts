@@ -14,6 +14,7 @@ export { RunnerCallbackEntrypoint } from "./worker-loader/loopback-entrypoints.t
 export { SecretDurableObject } from "./secret/secret-durable-object.ts";
 export { AgentDurableObject } from "./agent/agent-durable-object.ts";
 export { RepoDurableObject } from "./repo/repo-durable-object.ts";
+export { SchedulerDurableObject } from "./scheduler/scheduler-durable-object.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {

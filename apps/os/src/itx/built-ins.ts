@@ -3,6 +3,7 @@ import { AgentChatRpcTarget, AgentsRpcTarget, isAgentPath, type AgentScope } fro
 import type { BuiltInNames, Confinement } from "../capability-host/jail.ts";
 import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
 import { configRepoOfScope, reposOfScope } from "../repo/repos-built-in.ts";
+import { SchedulerRpcTarget } from "../scheduler/scheduler-rpc-target.ts";
 import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { CapabilityHostRpcTarget, CapabilityHostsRpcTarget } from "./capability-host-rpc-target.ts";
@@ -103,7 +104,11 @@ export const BUILT_INS = {
     get: (ctx: HandleContext) => configRepoOfScope(ctx.scope.env, () => resolveProjectId(ctx.scope), ctx.caller()),
     summary: "the project's configuration repository, /repos/config",
   },
-  scheduler: { kind: "later" },
+  scheduler: {
+    kind: "property",
+    get: (ctx: HandleContext) => new SchedulerRpcTarget({ env: ctx.scope.env, where: () => ctx.where(), caller: ctx.caller() }),
+    summary: "scheduler.set({ key, every: seconds | cron: '*/5 * * * *', script }), cancel(key), list(): scripts on a clock, each run as the setter",
+  },
   ai: { kind: "later" },
   mcp: { kind: "later" },
   openapi: { kind: "later" },

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { ItxContract } from "../capability-host/itx-contract.ts";
 import { AgentContract } from "../agent/agent-contract.ts";
+import { SchedulerContract } from "../scheduler/scheduler-contract.ts";
 import { StreamCoreContract } from "./stream-core.ts";
 import { CONTROL_EVENTS, OPEN_EVENTS, mayWrite, writeRuleOf } from "./write-authority.ts";
 import { LOOP_LIMIT_RECORDED } from "./reaction.ts";
@@ -13,7 +14,7 @@ import { SECRET_SET, SECRET_USED } from "../secret/secret-durable-object.ts";
  * Every contract the platform folds. A new domain's contract joins this list; the test below then
  * fails until each type it folds has a rule: a writer list, or a reason anyone may write it.
  */
-const PLATFORM_CONTRACTS = [StreamCoreContract, ItxContract, AgentContract];
+const PLATFORM_CONTRACTS = [StreamCoreContract, ItxContract, AgentContract, SchedulerContract];
 
 /** Facts the platform writes and reads back by key or by type outside a contract's fold. */
 const PLATFORM_FACTS = [LOOP_LIMIT_RECORDED, AGENT_LISTED, LLM_RESPONSE_FRAME, MESSAGE_SENT, PROJECT_CREATE_REQUESTED, PROJECT_CREATED, PROJECT_SLUG_CLAIMED, PROJECT_ID_CLAIMED, SECRET_SET, SECRET_USED];

@@ -38,6 +38,8 @@ export const PLATFORM_WRITERS = {
   auth: "auth",
   /** A repository's Durable Object and `itx.repos`: creation, commits, branches, the repo directory. */
   repo: "repo",
+  /** A context's scheduler: schedules set and cancelled, and each occurrence fired or failed. */
+  scheduler: "scheduler",
 } as const;
 
 export type PlatformWriter = (typeof PLATFORM_WRITERS)[keyof typeof PLATFORM_WRITERS];
@@ -71,6 +73,10 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
     writers: ["run", "capability-host", "processor-host:core"],
     why: "closes a run; agents read its result as the script's output",
   },
+  [`${E}itx/schedule-set`]: { writers: ["scheduler"], why: "defines a schedule: its script runs on a clock as the stamped writer" },
+  [`${E}itx/schedule-cancelled`]: { writers: ["scheduler"], why: "ends a schedule" },
+  [`${E}itx/schedule-fired`]: { writers: ["scheduler"], why: "settles an occurrence: the fold moves the schedule's clock past its slot" },
+  [`${E}itx/schedule-failed`]: { writers: ["scheduler"], why: "settles an occurrence as failed: the fold moves the schedule's clock past its slot" },
   [`${E}itx/loop-limit`]: { writers: ["stream"], why: "records that a chain of reactions was stopped" },
   [`${E}agent/created`]: { writers: ["agents"], why: "makes the agent: its model, key reference and system prompt" },
   [`${E}agent/configured`]: { writers: ["agents"], why: "changes the agent's model or system prompt (validated by configure())" },

@@ -1,0 +1,43 @@
+// What `wrangler deploy` would upload for the OS Worker, measured by a dry run (no account, no
+// network). Used by `pnpm test:deploy` (scripts/deploy-check.ts) and by `pnpm bench`.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const OS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** A dry run's outcome: the sizes in KiB when it succeeded, wrangler's output when it did not. */
+export type DeploySize = { ok: true; uploadKiB: number; gzipKiB: number } | { ok: false; status: number | null; output: string };
+
+/** Runs `wrangler deploy --dry-run` of apps/os into a temporary folder and measures what it would upload. */
+export function measureDeploySize(): DeploySize {
+  const outdir = mkdtempSync(join(tmpdir(), "iterate-os-deploy-"));
+  try {
+    const run = spawnSync("pnpm", ["exec", "wrangler", "deploy", "--dry-run", "--outdir", outdir], {
+      cwd: OS_DIR,
+      encoding: "utf8",
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false", DO_NOT_TRACK: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    });
+    const output = `${run.stdout}${run.stderr}`;
+    if (run.status !== 0) return { ok: false, status: run.status, output };
+    // Wrangler's own figure when it prints one; otherwise our gzip of what it would upload.
+    const printed = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(output);
+    if (printed) return { ok: true, uploadKiB: Number(printed[1]), gzipKiB: Number(printed[2]) };
+    const files = listFiles(outdir).filter((file) => !file.endsWith(".map") && !file.endsWith("README.md"));
+    const uploadKiB = files.reduce((sum, file) => sum + statSync(file).size, 0) / 1024;
+    const gzipKiB = files.reduce((sum, file) => sum + gzipSync(readFileSync(file)).length, 0) / 1024;
+    return { ok: true, uploadKiB, gzipKiB };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? listFiles(path) : [path];
+  });
+}

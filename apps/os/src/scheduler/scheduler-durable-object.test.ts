@@ -1,0 +1,161 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, test } from "vitest";
+import type { StreamEvent } from "iterate/types";
+import { expectCode } from "iterate/stream/test-support";
+import { unwrapCoded } from "../api/coded-result.ts";
+import { ensureContext } from "../itx/context-lifecycle.ts";
+import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { SCHEDULE_FAILED, SCHEDULE_FIRED, SCHEDULE_SET } from "./scheduler-contract.ts";
+import { INTERRUPTED_OCCURRENCE_ERROR } from "./scheduler-durable-object.ts";
+import { SCHEDULER_LIMITS } from "./scheduler-limits.ts";
+
+let counter = 0;
+const root = { principal: "tester", origin: "/" };
+const BEAT = `async (itx) => { await itx.append({ type: "test/beat" }) }`;
+
+async function freshContext(): Promise<{ projectId: string; scheduler: DurableObjectStub<import("./scheduler-durable-object.ts").SchedulerDurableObject> }> {
+  counter += 1;
+  const projectId = `prj_sched${Date.now()}${counter}`;
+  await ensureContext(env, { projectId, path: "/", name: "test", parent: null, ancestors: [], caller: root });
+  return { projectId, scheduler: env.SCHEDULER.getByName(`${projectId}:/`) };
+}
+
+function events(projectId: string, types: string[]): Promise<StreamEvent[]> {
+  return Promise.resolve(new StreamCapability(streamStub(env.STREAM, `${projectId}:/`), { platform: "stream" }).getEvents({ types, limit: 500 }));
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("the scheduler Durable Object", () => {
+  test("{ every: 1 } fires on its alarm, as its setter, once per slot; list counts the runs", async () => {
+    const { projectId, scheduler } = await freshContext();
+    const set = unwrapCoded(await scheduler.set({ definition: { key: "beat", every: 1, script: BEAT }, caller: root }));
+    expect(set).toMatchObject({ key: "beat", every: 1, changed: true, runCount: 0 });
+    const fired = await until(() => events(projectId, [SCHEDULE_FIRED]), (list) => list.length >= 2);
+    expect(fired.length).toBeGreaterThanOrEqual(2);
+    const slots = fired.map((event) => (event.payload as { scheduledFor: number }).scheduledFor);
+    expect(new Set(slots).size).toBe(slots.length);
+    expect((slots[1] ?? 0) - (slots[0] ?? 0)).toBeGreaterThanOrEqual(1000);
+    const beats = await events(projectId, ["test/beat"]);
+    expect(beats.length).toBeGreaterThanOrEqual(2);
+    // The occurrence acts as whoever set the schedule, in reaction to its defining event.
+    expect(beats[0]?.source).toMatchObject({ principal: "tester", origin: "/", reaction: { began: `/#${set.definedAtOffset}`, round: 1 } });
+    const [listed] = await scheduler.list();
+    expect(listed?.runCount).toBeGreaterThanOrEqual(2);
+    expect(unwrapCoded(await scheduler.cancel({ key: "beat", caller: root }))).toBe(true);
+  });
+
+  test("setting an unchanged definition keeps its defining event; a change makes a new one", async () => {
+    const { projectId, scheduler } = await freshContext();
+    const first = unwrapCoded(await scheduler.set({ definition: { key: "k", every: 60, script: BEAT }, caller: root }));
+    const again = unwrapCoded(await scheduler.set({ definition: { key: "k", every: 60, script: BEAT }, caller: root }));
+    expect(again).toMatchObject({ changed: false, definedAtOffset: first.definedAtOffset, nextAt: first.nextAt });
+    const changed = unwrapCoded(await scheduler.set({ definition: { key: "k", every: 120, script: BEAT }, caller: root }));
+    expect(changed.changed).toBe(true);
+    expect(changed.definedAtOffset).toBeGreaterThan(first.definedAtOffset);
+    expect(await events(projectId, [SCHEDULE_SET])).toHaveLength(2);
+  });
+
+  test("a failing script settles schedule-failed with its code, and the schedule keeps firing", async () => {
+    const { projectId, scheduler } = await freshContext();
+    const script = `async (itx) => { await itx.append({ type: "test/tried" }); throw new Error("nope") }`;
+    unwrapCoded(await scheduler.set({ definition: { key: "bad", every: 1, script }, caller: root }));
+    const failed = await until(() => events(projectId, [SCHEDULE_FAILED]), (list) => list.length >= 2);
+    expect(failed[0]?.payload).toMatchObject({ key: "bad", error: { code: "SCRIPT_FAILED" } });
+    expect(failed.length).toBeGreaterThanOrEqual(2);
+    const [listed] = await scheduler.list();
+    expect(listed).toMatchObject({ key: "bad" });
+    expect(listed?.failedCount).toBeGreaterThanOrEqual(2);
+    unwrapCoded(await scheduler.cancel({ key: "bad", caller: root }));
+  });
+
+  test("a schedule survives its host's restart: the stored alarm brings it back", async () => {
+    const { projectId, scheduler } = await freshContext();
+    unwrapCoded(await scheduler.set({ definition: { key: "r", every: 1, script: BEAT }, caller: root }));
+    await runInDurableObject(scheduler, (_instance, state) => state.abort("test: restart")).catch(() => undefined);
+    const restartedAt = Date.now();
+    const fired = await until(
+      () => events(projectId, [SCHEDULE_FIRED]),
+      (list) => list.filter((event) => Date.parse(event.createdAt) > restartedAt).length >= 2,
+    );
+    expect(fired.filter((event) => Date.parse(event.createdAt) > restartedAt).length).toBeGreaterThanOrEqual(2);
+    unwrapCoded(await env.SCHEDULER.getByName(`${projectId}:/`).cancel({ key: "r", caller: root }));
+  });
+
+  test("missed slots coalesce into one occurrence (no backfill)", async () => {
+    const { projectId, scheduler } = await freshContext();
+    unwrapCoded(await scheduler.set({ definition: { key: "c", every: 1, script: BEAT }, caller: root }));
+    // The alarm is lost for a while, as if the host were down for three slots.
+    await runInDurableObject(scheduler, (_instance, state) => state.storage.deleteAlarm());
+    await new Promise((resolve) => setTimeout(resolve, 3_300));
+    await runInDurableObject(scheduler, (_instance, state) => state.storage.setAlarm(Date.now()));
+    await runDurableObjectAlarm(scheduler);
+    const fired = await until(() => events(projectId, [SCHEDULE_FIRED]), (list) => list.length >= 1);
+    expect(fired[0]?.payload).toMatchObject({ key: "c", coalesced: 2 });
+    expect(await events(projectId, ["test/beat"])).toHaveLength(1);
+    unwrapCoded(await scheduler.cancel({ key: "c", caller: root }));
+  });
+
+  test("an occurrence its host died running is settled failed once after the restart and not run again", async () => {
+    const { projectId, scheduler } = await freshContext();
+    const set = unwrapCoded(await scheduler.set({ definition: { key: "d", every: 3600, script: BEAT }, caller: root }));
+    const slot = set.nextAt as number;
+    // What a host that died mid-run leaves behind: its in-flight record, and an alarm to look again.
+    await runInDurableObject(scheduler, async (_instance, state) => {
+      await state.storage.put("scheduler/in-flight:d", { key: "d", definedAtOffset: set.definedAtOffset, scheduledFor: slot, coalesced: 0 });
+      await state.storage.setAlarm(Date.now());
+    });
+    await runInDurableObject(scheduler, (_instance, state) => state.abort("test: the host dies mid-run")).catch(() => undefined);
+    await runDurableObjectAlarm(env.SCHEDULER.getByName(`${projectId}:/`));
+    const failed = await until(() => events(projectId, [SCHEDULE_FAILED]), (list) => list.length >= 1);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.payload).toMatchObject({ key: "d", scheduledFor: slot, error: { code: INTERRUPTED_OCCURRENCE_ERROR.code } });
+    expect(await events(projectId, ["test/beat"])).toHaveLength(0);
+    const [listed] = await env.SCHEDULER.getByName(`${projectId}:/`).list();
+    expect(listed).toMatchObject({ runCount: 1, failedCount: 1, lastScheduledFor: slot, nextAt: slot + 3_600_000 });
+  });
+
+  test("a schedule's state is a fold: a deleted checkpoint is rebuilt by replay", async () => {
+    const { projectId, scheduler } = await freshContext();
+    unwrapCoded(await scheduler.set({ definition: { key: "a", cron: "0 9 * * 1", script: BEAT }, caller: root }));
+    unwrapCoded(await scheduler.set({ definition: { key: "b", every: 600, script: BEAT }, caller: root }));
+    const before = await scheduler.list();
+    await runInDurableObject(scheduler, async (_instance, state) => {
+      await state.storage.deleteAll();
+      state.abort("test: forget the checkpoint");
+    }).catch(() => undefined);
+    expect(await env.SCHEDULER.getByName(`${projectId}:/`).list()).toEqual(before);
+  });
+
+  test("a sibling cannot change or cancel a schedule another context set; the setter and an ancestor can", async () => {
+    const { projectId } = await freshContext();
+    await ensureContext(env, { projectId, path: "/work", name: "work", parent: "/", ancestors: ["/"], caller: root });
+    const scheduler = env.SCHEDULER.getByName(`${projectId}:/work`);
+    const a = { principal: "tester", origin: "/agents/a" };
+    const b = { principal: "tester", origin: "/agents/b" };
+    unwrapCoded(await scheduler.set({ definition: { key: "x", every: 600, script: BEAT }, caller: a }));
+    await expectCode(scheduler.cancel({ key: "x", caller: b }).then(unwrapCoded), "PERMISSION_DENIED");
+    await expectCode(scheduler.set({ definition: { key: "x", every: 60, script: BEAT }, caller: b }).then(unwrapCoded), "PERMISSION_DENIED");
+    expect(unwrapCoded(await scheduler.set({ definition: { key: "x", every: 60, script: BEAT }, caller: a })).changed).toBe(true);
+    expect(unwrapCoded(await scheduler.cancel({ key: "x", caller: root }))).toBe(true);
+  });
+
+  test("a context holds at most SCHEDULES_PER_CONTEXT_MAX schedules", async () => {
+    const { scheduler } = await freshContext();
+    for (let index = 0; index < SCHEDULER_LIMITS.SCHEDULES_PER_CONTEXT_MAX; index++) {
+      unwrapCoded(await scheduler.set({ definition: { key: `k${index}`, every: 3600, script: BEAT }, caller: root }));
+    }
+    const error = await expectCode(scheduler.set({ definition: { key: "one-more", every: 3600, script: BEAT }, caller: root }).then(unwrapCoded), "INVALID_ARGUMENT");
+    expect(error.details).toMatchObject({ limit: "SCHEDULES_PER_CONTEXT_MAX" });
+    // Redefining one that exists is still allowed.
+    expect(unwrapCoded(await scheduler.set({ definition: { key: "k0", every: 60, script: BEAT }, caller: root })).changed).toBe(true);
+  });
+});
