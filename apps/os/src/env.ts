@@ -36,6 +36,8 @@ export interface Env {
   REPO: DurableObjectNamespace<RepoDurableObject>;
   /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */
   AGENT_PROCESSORS: DurableObjectNamespace<AgentDurableObject>;
+  /** Project hosts are `<slug>.<PROJECT_INGRESS_BASE>` (default `localhost`); set it to the deployment's own domain. */
+  PROJECT_INGRESS_BASE?: string;
   /** One Project processor host per project, named `<projectId>:/`: creation, the project worker. */
   PROJECT_PROCESSORS: DurableObjectNamespace<ProjectDurableObject>;
   /** One scheduler per context, named `<projectId>:<path>`: its schedules and the alarm that fires them. */

@@ -3,6 +3,7 @@ import { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
 import { BenchRootRpcTarget } from "./bench/bench-root.ts";
 import type { Env } from "./env.ts";
 import { routeToCapability } from "./ingress/capability-ingress.ts";
+import { routeToProjectWorker } from "./ingress/project-ingress.ts";
 import { codedErrorResponse } from "./api/coded-response.ts";
 import { serveGit } from "./repo/git-http.ts";
 
@@ -31,7 +32,7 @@ export default {
 
 async function route(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   const url = new URL(request.url);
-  const routed = await routeToCapability(request, env);
+  const routed = (await routeToCapability(request, env)) ?? (await routeToProjectWorker(request, env));
   if (routed) return routed;
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
   switch (url.pathname) {

@@ -365,6 +365,18 @@ export interface Itx {
   repo: Repo;
   /** Scripts on a clock at this context; each occurrence runs as whoever set the schedule. */
   scheduler: Scheduler;
+  /**
+   * The project's own worker (`worker.ts` in `/repos/config`): `itx.worker.<method>(...args)` calls
+   * a method it exposes, from any context of the project; NOT_FOUND before it has a worker.
+   */
+  worker: ProjectWorker;
+}
+
+/** The project worker's methods, whatever its `worker.ts` exposes; each call is one dispatch. */
+export interface ProjectWorker {
+  __describe(): Description;
+  /** Calls `path` on the worker; `itx.worker.a(x)` is `invokeCapability({ path: ["a"], args: [x] })`. */
+  invokeCapability(input: { path: string[]; args: unknown[] }): unknown;
 }
 
 /** The host operations of one context. */

@@ -49,6 +49,10 @@ describe("the project worker follows /repos/config", () => {
     const updated = await waitLong(record.projectId, { type: PROJECT_WORKER_UPDATED, afterOffset: after });
     expect(updated.payload).toMatchObject({ commit: committed.commit });
     expect(await homepage(record.projectId)).toEqual({ status: 200, text: `Hello from ${record.slug}` });
+    // itx.worker: a method the worker exposes, called from another context, which it can name.
+    const host = env.PROJECT_PROCESSORS.getByName(`${record.projectId}:/`);
+    expect(await host.callWorker({ path: ["whereFrom"], args: [], callerPath: "/child" })).toBe("/child");
+    await expect(host.callWorker({ path: ["processEvent"], args: [{}], callerPath: "/child" })).rejects.toThrow(/NOT_FOUND/);
 
     const before = await root(record.projectId).head();
     const broken = unwrapCoded(await repo.commit({ message: "oops", files: { "worker.ts": "export default class { fetch( {" } }, caller));
