@@ -5,6 +5,7 @@ import { measureCapabilities } from "./capabilities.ts";
 import { measureDeploy } from "./deploy.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
+import { measureProjects } from "./projects.ts";
 import { measureRepos } from "./repos.ts";
 import { measureScheduler } from "./scheduler.ts";
 import { measureScripts } from "./scripts.ts";
@@ -27,6 +28,7 @@ try {
   if (!only || only.includes("repos")) await measureRepos(target, baselines);
   if (!only || only.includes("scheduler")) await measureScheduler(target);
   if (!only || only.includes("deploy")) measureDeploy();
+  if (!only || only.includes("projects")) await measureProjects(target);
 } finally {
   await target.close();
 }

@@ -51,6 +51,10 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
   }
 }
 
+/** A config worker whose homepage says `text` and the project's slug. */
+const worker = (text: string) =>
+  `import { IterateConfigEntrypoint } from "iterate/sdk";\nexport default class extends IterateConfigEntrypoint {\n  async fetch() { return new Response(${JSON.stringify(text)} + " " + this.projectSlug()); }\n}\n`;
+
 async function git(cwd: string, ...args: string[]): Promise<string> {
   const env = { PATH: process.env.PATH ?? "", HOME: work, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "Dev", GIT_AUTHOR_EMAIL: "dev@example.com", GIT_COMMITTER_NAME: "Dev", GIT_COMMITTER_EMAIL: "dev@example.com" };
   const { stdout } = await run("git", ["-c", "init.defaultBranch=main", ...args], { cwd, env });
@@ -99,8 +103,6 @@ describe("projects program themselves", () => {
     await session.projects.create({ slug });
     const { baseUrl, admin } = target();
     using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
-    const worker = (text: string) =>
-      `import { IterateConfigEntrypoint } from "iterate/sdk";\nexport default class extends IterateConfigEntrypoint {\n  async fetch() { return new Response(${JSON.stringify(text)} + " " + this.projectSlug()); }\n}\n`;
 
     const before = await itx.waitForEvent({ type: `${E}project/worker-updated`, timeoutMs: 30_000 });
     const viaItx = await itx.repo.commit({ message: "via itx", files: { "worker.ts": worker("Edited through itx:") } });
