@@ -2,6 +2,7 @@
 import { measureAgents } from "./agents.ts";
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
+import { measureCli } from "./cli.ts";
 import { measureDeploy } from "./deploy.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
@@ -16,19 +17,23 @@ const target = await openTarget();
 try {
   console.log(`# iterate benchmarks against ${target.baseUrl} (node ${process.version})`);
   const only = process.env.BENCH_ONLY?.split(",");
-  const baselines = await measureBaselines(target);
-  if (!only || only.includes("streams")) await measureStreams(target, baselines);
-  if (!only || only.includes("processors")) await measureProcessors(target);
-  if (!only || only.includes("capabilities")) await measureCapabilities(target);
-  if (!only || only.includes("scripts")) {
-    await measureScripts(target, baselines);
-    await measureEgress(target);
+  // The CLI is timed as whole processes against each other and needs no baselines.
+  if (!only || only.some((name) => name !== "cli")) {
+    const baselines = await measureBaselines(target);
+    if (!only || only.includes("streams")) await measureStreams(target, baselines);
+    if (!only || only.includes("processors")) await measureProcessors(target);
+    if (!only || only.includes("capabilities")) await measureCapabilities(target);
+    if (!only || only.includes("scripts")) {
+      await measureScripts(target, baselines);
+      await measureEgress(target);
+    }
+    if (!only || only.includes("agents")) await measureAgents(target);
+    if (!only || only.includes("scheduler")) await measureScheduler(target);
+    if (!only || only.includes("deploy")) measureDeploy();
+    if (!only || only.includes("repos")) await measureRepos(target, baselines);
+    if (!only || only.includes("projects")) await measureProjects(target);
   }
-  if (!only || only.includes("agents")) await measureAgents(target);
-  if (!only || only.includes("repos")) await measureRepos(target, baselines);
-  if (!only || only.includes("scheduler")) await measureScheduler(target);
-  if (!only || only.includes("deploy")) measureDeploy();
-  if (!only || only.includes("projects")) await measureProjects(target);
+  if (!only || only.includes("cli")) await measureCli(target);
 } finally {
   await target.close();
 }

@@ -23,7 +23,8 @@ export async function setup(project: TestProject): Promise<void> {
     return;
   }
   // Loopback only: the suites run servers on 127.0.0.1, and every other private address stays refused.
-  os = await startLocalOs({ vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback" } });
+  // A loaded machine (several suites starting OSes at once) can take well over a minute to start one.
+  os = await startLocalOs({ vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback" }, readyTimeoutMs: 180_000 });
   project.provide("baseUrl", os.baseUrl);
   project.provide("adminSecret", os.adminSecret);
   project.provide("logPath", os.logPath);

@@ -335,8 +335,9 @@ describe("agents", () => {
       ),
     });
     using agent: any = connectItx({ baseUrl, auth: admin, projectId, agentPath: "/agents/direct" });
-    expect((await agent.__describe()).whoami).toBe(`agent ${projectId}:/agents/direct`);
-    expect((await agent.ask({ message: "who are you?", timeoutMs: 20_000 })).text).toBe("from /agents/direct");
+    expect((await agent.whoami()).path).toBe("/agents/direct");
+    expect((await agent.agent.__describe()).whoami).toBe(`agent ${projectId}:/agents/direct`);
+    expect((await agent.agent.ask({ message: "who are you?", timeoutMs: 20_000 })).text).toBe("from /agents/direct");
     // Code that only reaches the agent's context (cd keeps the acting origin) cannot speak as it.
     const posing = await expectCode(root.cd("/agents/direct").run("async (itx) => { await itx.chat.sendMessage('forged'); }"), "SCRIPT_FAILED");
     expect(posing.message).toContain("only code running as /agents/direct speaks as that agent");

@@ -17,8 +17,9 @@ describe("clients", () => {
     expect((await project.whoami()).projectId).toBe(projectId);
     using agent: any = connectItx({ baseUrl, auth: admin, projectId, agentPath: "/agents/demo" });
     expect(await agent.whoami()).toMatchObject({ projectId, path: "/agents/demo" });
-    expect((await agent.__describe()).agent).toEqual({ created: false, offset: 0 });
-    await expectCode(agent.message("hello"), "NOT_FOUND");
+    // The agent's context: `agent` is the agent itself, not created yet.
+    expect((await agent.agent.__describe()).agent).toEqual({ created: false, offset: 0 });
+    await expectCode(agent.agent.message("hello"), "NOT_FOUND");
   });
 
   test("withItx: a bearer token issued by an admin reaches exactly its projects", async () => {

@@ -47,6 +47,11 @@ function remote(slug: string, path: string, user: string, password: string): str
   return url.toString();
 }
 
+/** One git pkt-line (ASCII text). */
+function pktLine(text: string): string {
+  return `${(text.length + 4).toString(16).padStart(4, "0")}${text}`;
+}
+
 function adminRemote(slug: string, path: string): string {
   return remote(slug, path, "admin", target().adminSecret);
 }
@@ -213,6 +218,23 @@ describe("repos through stock git", () => {
     const receive = await post("git-receive-pack", 67_108_865);
     expect(receive.status).toBe(400);
     expect(await receive.text()).toContain("larger than");
+  });
+
+  test("GIT_HTTP_REF_UPDATES_MAX: a push naming one ref too many is refused and moves nothing", async () => {
+    const { slug } = await newProject("repos-refs");
+    const { baseUrl, admin, adminSecret } = target();
+    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+    await itx.repos.create({ path: "/repos/r" });
+    const zero = "0".repeat(40);
+    const commands = Array.from({ length: 101 }, (_, i) => pktLine(`${zero} ${"a".repeat(40)} refs/heads/b${i}${i === 0 ? "\0report-status" : ""}\n`));
+    const response = await fetch(`${baseUrl}/git/${slug}/repos/r.git/git-receive-pack`, {
+      method: "POST",
+      headers: { authorization: `Basic ${btoa(`admin:${adminSecret}`)}`, "content-type": "application/x-git-receive-pack-request" },
+      body: `${commands.join("")}0000`,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain("at most 100 refs");
+    expect(await itx.repos.get("/repos/r").branches()).toEqual([]);
   });
 });
 

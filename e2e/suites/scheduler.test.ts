@@ -146,9 +146,9 @@ describe("the scheduler", () => {
 });
 
 describe("the scheduler across a restart", () => {
-  test("restarting the OS mid-schedule loses nothing and duplicates nothing; missed slots coalesce", { timeout: 300_000 }, async () => {
+  test("restarting the OS mid-schedule loses nothing and duplicates nothing; missed slots coalesce", { timeout: 480_000 }, async () => {
     const persistTo = mkdtempSync(join(tmpdir(), "iterate-sched-"));
-    let os = await startLocalOs({ persistTo });
+    let os = await startLocalOs({ persistTo, readyTimeoutMs: 180_000 });
     try {
       let itx: any = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
       const project: any = itx.projects.create({ slug: "restart" });
@@ -163,7 +163,7 @@ describe("the scheduler across a restart", () => {
       await new Promise((resolve) => setTimeout(resolve, 3_000));
 
       const downAt = Date.now();
-      os = await startLocalOs({ persistTo });
+      os = await startLocalOs({ persistTo, readyTimeoutMs: 180_000 });
       // Nobody touches the context: its alarm alone brings the schedule back.
       const probe: any = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
       const settled = await until(

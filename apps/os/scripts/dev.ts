@@ -3,6 +3,7 @@
 // The admin secret comes from ITERATE_ADMIN_SECRET, else the documented local default.
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
+import { devBanner } from "./dev-banner.ts";
 import { LOCAL_ADMIN_SECRET, startLocalOs } from "./local-os.ts";
 
 const { values } = parseArgs({
@@ -31,17 +32,15 @@ const adminSecret = fromEnv !== undefined && fromEnv !== "" ? fromEnv : LOCAL_AD
 // Locally, egress may reach your own servers on this machine (loopback only, never the rest of
 // your network) unless you say otherwise: EGRESS_ALLOW_PRIVATE_ADDRESSES=1 opens every private range.
 const allowPrivate = process.env.EGRESS_ALLOW_PRIVATE_ADDRESSES ?? "loopback";
-const os = await startLocalOs({ port, persistTo, adminSecret, inheritOutput: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: allowPrivate } });
-console.log(`
-iterate OS is running at ${os.baseUrl}   (Cap'n Web at ${os.baseUrl}/api, state in ${persistTo})
-Authenticate with the admin secret ${fromEnv ? "from ITERATE_ADMIN_SECRET" : `"${LOCAL_ADMIN_SECRET}" (the local default; set ITERATE_ADMIN_SECRET to change it)`}:
-
-  import { connectItx } from "iterate/client";
-  using session = connectItx({ baseUrl: "${os.baseUrl}", auth: { type: "admin-secret", secret: process.env.ITERATE_ADMIN_SECRET } });
-  console.log(await session.__describe());
-
-Press Ctrl-C to stop.
-`);
+let os: Awaited<ReturnType<typeof startLocalOs>>;
+try {
+  os = await startLocalOs({ port, persistTo, adminSecret, inheritOutput: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: allowPrivate } });
+} catch (error) {
+  // One line that says what to do (a busy port, most often), not a stack trace.
+  console.error(`pnpm dev: ${(error as Error).message.split("\n")[0]}`);
+  process.exit(1);
+}
+console.log(devBanner({ baseUrl: os.baseUrl, persistTo, secretFromEnv: adminSecret === fromEnv }));
 
 let stopping = false;
 const shutdown = async () => {

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,6 +78,9 @@ export const QUIET_WRANGLER_ENV = {
 };
 
 export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalOs> {
+  // A port someone else listens on would answer our readiness probe with their OS: refuse it
+  // before starting anything, rather than report success and fail later.
+  if (options.port !== undefined) await assertPortFree(options.port);
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
   const temporaryState = options.persistTo === undefined;
@@ -177,6 +181,24 @@ function localConfig(withRunner: boolean): Record<string, unknown> {
   const { $schema: _schema, main, ...config } = JSON.parse(text) as Record<string, unknown>;
   const services = withRunner ? [{ binding: "RUNNER", service: RUNNER_SERVICE, entrypoint: "RunnerEntrypoint" }] : [];
   return { ...config, main: join(OS_DIR, String(main)), services };
+}
+
+/** Fails, naming the port and what to do, when something already listens on 127.0.0.1:`port`. */
+export async function assertPortFree(port: number): Promise<void> {
+  const server = createServer();
+  try {
+    await new Promise<void>((listening, fail) => {
+      server.once("error", fail);
+      server.listen(port, "127.0.0.1", listening);
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      throw new Error(`port ${port} is already in use on 127.0.0.1 (another \`pnpm dev\`?): stop it, or choose another port with --port`, { cause: error });
+    }
+    throw error;
+  } finally {
+    await new Promise((closed) => server.close(closed));
+  }
 }
 
 async function waitUntilReady(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {

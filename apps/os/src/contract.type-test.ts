@@ -12,8 +12,8 @@ import type { EgressRpcTarget } from "./egress/egress-rpc-target.ts";
 import type { CapabilityHostRpcTarget } from "./itx/capability-host-rpc-target.ts";
 import type { BUILT_INS, BuiltInMembers, BuiltInRow } from "./itx/built-ins.ts";
 import type { ItxRpcTarget } from "./itx/itx-rpc-target.ts";
-import type { RepoRpcTarget, ReposRpcTarget } from "./repo/repos-rpc-target.ts";
 import type { SchedulerRpcTarget } from "./scheduler/scheduler-rpc-target.ts";
+import type { RepoRpcTarget, ReposRpcTarget } from "./repo/repos-rpc-target.ts";
 import type { SecretRpcTarget, SecretsRpcTarget } from "./secret/secrets-rpc-target.ts";
 import type { StreamCapability } from "./stream/stream-capability.ts";
 
@@ -47,9 +47,9 @@ export type PlatformImplementsContract = [
   Expect<Implements<SecretsRpcTarget, Secrets>>,
   Expect<Implements<SecretRpcTarget, Secret>>,
   Expect<Implements<EgressRpcTarget, Egress>>,
+  Expect<Implements<SchedulerRpcTarget, Scheduler>>,
   Expect<Implements<ReposRpcTarget, Repos>>,
   Expect<Implements<RepoRpcTarget, Repo>>,
-  Expect<Implements<SchedulerRpcTarget, Scheduler>>,
 ];
 
 /** The built-ins table (itx/built-ins.ts) has a well-formed row for every member of `Itx`. */

@@ -359,12 +359,12 @@ export interface Itx {
   workers: Workers;
   /** This context's egress road. */
   egress: Egress;
-  /** The project's git repositories (`/repos/<name>`), also reachable with stock git at `/git/<project>/<path>.git`. */
-  repos: Repos;
-  /** The project's configuration repository, `/repos/config`: NOT_FOUND until something creates it. */
-  repo: Repo;
   /** Scripts on a clock at this context; each occurrence runs as whoever set the schedule. */
   scheduler: Scheduler;
+  /** The project's git repositories (`/repos/<name>`), also reachable with stock git at `/git/<project>/<path>.git`. */
+  repos: Repos;
+  /** The project's configuration repository, `/repos/config` (every project is created with one). */
+  repo: Repo;
   /**
    * The project's own worker (`worker.ts` in `/repos/config`): `itx.worker.<method>(...args)` calls
    * a method it exposes, from any context of the project; NOT_FOUND before it has a worker.
@@ -444,6 +444,44 @@ export interface Secret {
   __describe(): Description & { path: string; placeholder: string; version: number | null };
 }
 
+/**
+ * A schedule as `itx.scheduler.set` takes it: a key (unique in the context), exactly one of
+ * `every` (whole seconds, at least 1) or `cron` (five or six fields, UTC), and a script
+ * `async (itx) => { ... }` whose itx is the setter's handle on the context.
+ */
+export type ScheduleDefinition = { key: string; script: string } & ({ every: number; cron?: never } | { cron: string; every?: never });
+
+/** One schedule as `list()` and `set()` answer it. Times are epoch milliseconds. */
+export interface ScheduleSummary {
+  key: string;
+  every?: number;
+  cron?: string;
+  script: string;
+  /** Offset of the `itx/schedule-set` event that defines the schedule as it stands. */
+  definedAtOffset: number;
+  /** Who set it: each occurrence runs with this principal and origin. */
+  setBy: { principal: string; origin?: string };
+  /** Occurrences run under this definition (fired or failed), and how many of them failed. */
+  runCount: number;
+  failedCount: number;
+  /** The slot the last occurrence ran for, or null before the first. */
+  lastScheduledFor: number | null;
+  /** The next slot, or null when a cron expression has no more. */
+  nextAt: number | null;
+}
+
+/**
+ * `itx.scheduler`: each occurrence appends `itx/schedule-fired` or `itx/schedule-failed` (with a
+ * code) to the context's stream. Missed slots coalesce into one occurrence; schedules survive restarts.
+ */
+export interface Scheduler {
+  /** Defines or redefines a schedule. An unchanged definition keeps its clock, run count and defining event (`changed: false`). */
+  set(input: ScheduleDefinition): ScheduleSummary & { changed: boolean };
+  /** Cancels the schedule under `key`; answers whether there was one. */
+  cancel(key: string): boolean;
+  list(): ScheduleSummary[];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Repositories
 // ---------------------------------------------------------------------------------------------
@@ -506,44 +544,6 @@ export interface Repo {
   deleteBranch(input: { name: string; expectedHead?: string }): { deleted: true };
   /** Inert file contents (text as strings, other files as bytes) of a branch's head now, or of a commit. */
   snapshot(at: { branch: string } | { commit: string }, masks?: RepoMasks): { commit: string; files: Record<string, string | Uint8Array> };
-}
-
-/**
- * A schedule as `itx.scheduler.set` takes it: a key (unique in the context), exactly one of
- * `every` (whole seconds, at least 1) or `cron` (five or six fields, UTC), and a script
- * `async (itx) => { ... }` whose itx is the setter's handle on the context.
- */
-export type ScheduleDefinition = { key: string; script: string } & ({ every: number; cron?: never } | { cron: string; every?: never });
-
-/** One schedule as `list()` and `set()` answer it. Times are epoch milliseconds. */
-export interface ScheduleSummary {
-  key: string;
-  every?: number;
-  cron?: string;
-  script: string;
-  /** Offset of the `itx/schedule-set` event that defines the schedule as it stands. */
-  definedAtOffset: number;
-  /** Who set it: each occurrence runs with this principal and origin. */
-  setBy: { principal: string; origin?: string };
-  /** Occurrences run under this definition (fired or failed), and how many of them failed. */
-  runCount: number;
-  failedCount: number;
-  /** The slot the last occurrence ran for, or null before the first. */
-  lastScheduledFor: number | null;
-  /** The next slot, or null when a cron expression has no more. */
-  nextAt: number | null;
-}
-
-/**
- * `itx.scheduler`: each occurrence appends `itx/schedule-fired` or `itx/schedule-failed` (with a
- * code) to the context's stream. Missed slots coalesce into one occurrence; schedules survive restarts.
- */
-export interface Scheduler {
-  /** Defines or redefines a schedule. An unchanged definition keeps its clock, run count and defining event (`changed: false`). */
-  set(input: ScheduleDefinition): ScheduleSummary & { changed: boolean };
-  /** Cancels the schedule under `key`; answers whether there was one. */
-  cancel(key: string): boolean;
-  list(): ScheduleSummary[];
 }
 
 /** What `itx.workers.get` loads: a stateless worker, or a Durable Object class as a facet of this context. */

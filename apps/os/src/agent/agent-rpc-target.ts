@@ -8,7 +8,7 @@ import { ensureContext } from "../itx/context-lifecycle.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { parseStreamPath } from "../stream/coordinate.ts";
-import { StreamCapability, streamStub } from "../stream/stream-capability.ts";
+import { deferredBackend, StreamCapability, streamStub } from "../stream/stream-capability.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import { llmConfigSchema, type AgentState } from "./agent-contract.ts";
 import {
@@ -256,9 +256,13 @@ export class AgentRpcTarget extends RpcTarget {
     return this.#scope.at(this.#path).whoami();
   }
 
-  /** The agent's stream (its context's own stream). */
-  get stream(): Promise<StreamCapability> {
-    return this.#stream();
+  /**
+   * The agent's stream (its context's own stream), written as the caller. A StreamCapability, not
+   * a Promise of one: Cap'n Web cannot call through a getter's Promise (`agent.stream.head()`).
+   */
+  get stream(): StreamCapability {
+    const { env, stamp } = this.#scope;
+    return new StreamCapability(deferredBackend(async () => streamStub(env.STREAM, `${await this.#scope.projectId()}:${this.#path}`)), stamp);
   }
 
   /** Speaking as the agent: what the agent's scripts use to answer people. */

@@ -51,10 +51,11 @@ describe("the WebSocket message guard", () => {
     );
     const outcomes: string[] = await Promise.all(attempts);
     expect(outcomes.some((message) => message.includes("UNAUTHENTICATED"))).toBe(true);
-    expect(outcomes.some((message) => message.includes("API_UNAUTHENTICATED_MESSAGES_MAX") || message.includes("1009"))).toBe(true);
+    expect(outcomes.some((message) => /API_UNAUTHENTICATED_MESSAGES_MAX|1008|before authenticate\(\) succeeds/.test(message))).toBe(true);
     expect(outcomes).not.toContain("authenticated");
+    // A count past its budget is a policy violation (1008); 1009 is kept for what was too large.
     const { code, reason } = await closed;
-    expect(code).toBe(1009);
+    expect(code).toBe(1008);
     expect(reason).toContain("before authenticate() succeeds");
   });
 

@@ -8,6 +8,7 @@ import type { Connection } from "./connection.ts";
 import { describeNode } from "./describe.ts";
 import { StreamCollection } from "../stream/stream-collection.ts";
 import { deploymentRepos, type ReposRpcTarget } from "../repo/repos-built-in.ts";
+import { installMissingMemberError } from "./missing-member.ts";
 
 /**
  * What `authenticate()` answers: a catalogue that vends contexts. It is not itself a context;
@@ -79,3 +80,4 @@ export class SessionRpcTarget extends RpcTarget {
     return new ProjectCollectionRpcTarget(this.#env, this.#access, this.#connection);
   }
 }
+installMissingMemberError(SessionRpcTarget, "session");

@@ -5,6 +5,7 @@ import type { Env } from "../env.ts";
 import { findProject } from "../project/project-directory.ts";
 import { issueToken, parseTokenRequest } from "./bearer-token.ts";
 import { listIssued, mintTokenId, parseTokenId, recordIssued, recordRevoked, type IssuedToken } from "./token-registry.ts";
+import { installMissingMemberError } from "../api/missing-member.ts";
 
 export type { IssuedTokenAnswer };
 
@@ -59,3 +60,4 @@ export class TokensRpcTarget extends RpcTarget {
     return { revoked: await recordRevoked(this.#env, parseTokenId(tokenId), this.#admin) };
   }
 }
+installMissingMemberError(TokensRpcTarget, "tokens");

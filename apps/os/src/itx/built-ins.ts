@@ -98,6 +98,11 @@ export const BUILT_INS = {
     get: (ctx: HandleContext) => new ProjectWorkerRpcTarget({ env: ctx.scope.env, projectId: () => resolveProjectId(ctx.scope), callerPath: ctx.caller().origin }),
     summary: "worker.<method>(...args): a method of the project's own worker (worker.ts in /repos/config), run as the root",
   },
+  scheduler: {
+    kind: "property",
+    get: (ctx: HandleContext) => new SchedulerRpcTarget({ env: ctx.scope.env, where: () => ctx.where(), caller: ctx.caller() }),
+    summary: "scheduler.set({ key, every: seconds | cron: '*/5 * * * *', script }), cancel(key), list(): scripts on a clock, each run as the setter",
+  },
   repos: {
     kind: "property",
     jail: "grantable",
@@ -109,11 +114,6 @@ export const BUILT_INS = {
     jail: "grantable",
     get: (ctx: HandleContext) => configRepoOfScope(ctx.scope.env, () => resolveProjectId(ctx.scope), ctx.caller()),
     summary: "the project's configuration repository, /repos/config",
-  },
-  scheduler: {
-    kind: "property",
-    get: (ctx: HandleContext) => new SchedulerRpcTarget({ env: ctx.scope.env, where: () => ctx.where(), caller: ctx.caller() }),
-    summary: "scheduler.set({ key, every: seconds | cron: '*/5 * * * *', script }), cancel(key), list(): scripts on a clock, each run as the setter",
   },
   ai: { kind: "later" },
   mcp: { kind: "later" },

@@ -6,6 +6,7 @@ import type { Env } from "../env.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { findProject, listProjects, parseProjectSlug, type ProjectRecord } from "./project-directory.ts";
 import { createProject, requestCreation, type CreateOptions } from "./project-lifecycle.ts";
+import { installMissingMemberError } from "../api/missing-member.ts";
 
 /**
  * What a session may reach: every project (admin), or the projects its credential names plus the
@@ -116,6 +117,7 @@ export class ProjectCollectionRpcTarget extends RpcTarget {
     );
   }
 }
+installMissingMemberError(ProjectCollectionRpcTarget, "projects");
 
 /** A project's root context, as `projects.get` answers it: an itx plus `create()`. */
 export class ProjectRootRpcTarget extends ItxRpcTarget {

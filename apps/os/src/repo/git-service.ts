@@ -7,7 +7,7 @@ import type { RepoDurableObject } from "./repo-durable-object.ts";
 import type { Actor } from "./repo-store.ts";
 
 /**
- * The smart-HTTP conversation, written here (docs/decisions/0009-git-smart-http.md): protocol v2
+ * The smart-HTTP conversation, written here (docs/decisions/0010-git-smart-http.md): protocol v2
  * for fetch and clone (`ls-refs`, `fetch`), protocol v0 for push (receive-pack with
  * report-status). Packs are built and indexed by isomorphic-git in the repo's Durable Object.
  */

@@ -6,6 +6,7 @@ import { relay } from "../api/relay.ts";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
 import type { AppendReceipt, AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import type { BatchCallback } from "./live-subscribers.ts";
+import { installMissingMemberError } from "../api/missing-member.ts";
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -144,6 +145,7 @@ export class StreamCapability extends RpcTarget {
     return relay(this.#backend.unsubscribe(key));
   }
 }
+installMissingMemberError(StreamCapability, "stream");
 
 
 /** The Stream Durable Object's RPC surface: expected failures come back as values (see coded-result.ts). */
@@ -181,4 +183,26 @@ export function uncodedBackend(target: CodedStreamBackend): StreamBackend {
  */
 export function streamStub(namespace: DurableObjectNamespace<never> | DurableObjectNamespace, name: string): StreamBackend {
   return uncodedBackend(namespace.getByName(name) as unknown as CodedStreamBackend);
+}
+
+/**
+ * A backend whose name needs an await to find (a project id, say): every call waits for `find`
+ * first. It lets a getter answer a StreamCapability at once (Cap'n Web cannot call through a
+ * getter that answers a Promise) while the lookup happens on first use.
+ */
+export function deferredBackend(find: () => Promise<StreamBackend>): StreamBackend {
+  let found: Promise<StreamBackend> | undefined;
+  const backend = () => (found ??= find());
+  const deferred = {
+    append: async (request: AppendRequest) => (await backend()).append(request),
+    getEvents: async (input?: unknown) => (await backend()).getEvents(input),
+    getEventsPacked: async (input?: unknown) => (await backend()).getEventsPacked(input),
+    head: async () => (await backend()).head(),
+    getByIdempotencyKey: async (key: string) => (await backend()).getByIdempotencyKey(key),
+    waitForEvent: async (input: unknown) => (await backend()).waitForEvent(input),
+    subscribe: async (request: SubscribeRequest) => (await backend()).subscribe(request),
+    unsubscribe: async (key: string) => (await backend()).unsubscribe(key),
+    info: async () => (await backend()).info(),
+  };
+  return deferred as StreamBackend;
 }

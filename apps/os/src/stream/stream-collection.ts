@@ -4,6 +4,7 @@ import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { coordinateName, DEPLOYMENT_PROJECT_ID, parseStreamPath } from "./coordinate.ts";
 import { StreamCapability, streamStub } from "./stream-capability.ts";
+import { installMissingMemberError } from "../api/missing-member.ts";
 
 /**
  * `streams` on a session: the deployment-wide streams (project id `__null__`), admin only. Any
@@ -31,3 +32,4 @@ export class StreamCollection extends RpcTarget {
     return new StreamCapability(stub, { principal: this.#principal.id });
   }
 }
+installMissingMemberError(StreamCollection, "streams");

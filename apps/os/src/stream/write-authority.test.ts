@@ -34,9 +34,12 @@ describe("who may write what", () => {
   });
 
   test("a type in a platform namespace without a row is the platform's; other types are anybody's", () => {
-    expect(writeRuleOf("events.iterate.com/repo/commit-completed")).toBeDefined();
-    expect(mayWrite("events.iterate.com/repo/commit-completed", { origin: "/" })).toBe(false);
-    expect(mayWrite("events.iterate.com/repo/commit-completed", { platform: "context" })).toBe(true);
+    expect(writeRuleOf("events.iterate.com/repo/some-later-fact")).toBeDefined();
+    expect(mayWrite("events.iterate.com/repo/some-later-fact", { origin: "/" })).toBe(false);
+    expect(mayWrite("events.iterate.com/repo/some-later-fact", { platform: "context" })).toBe(true);
+    // A type with a row is its writers' alone.
+    expect(mayWrite("events.iterate.com/repo/commit-completed", { platform: "repo" })).toBe(true);
+    expect(mayWrite("events.iterate.com/repo/commit-completed", { platform: "context" })).toBe(false);
     expect(mayWrite("events.iterate.com/slack/webhook-received", { origin: "/" })).toBe(true);
     expect(mayWrite("demo/ping", {})).toBe(true);
     expect(mayWrite("events.iterate.com/agent/context-added", { origin: "/agents/a" })).toBe(true);

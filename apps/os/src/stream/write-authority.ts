@@ -36,10 +36,10 @@ export const PLATFORM_WRITERS = {
   secret: "secret",
   /** The bearer-token registry: issued and revoked facts. */
   auth: "auth",
-  /** A repository's Durable Object and `itx.repos`: creation, commits, branches, the repo directory. */
-  repo: "repo",
   /** A context's scheduler: schedules set and cancelled, and each occurrence fired or failed. */
   scheduler: "scheduler",
+  /** A repository's Durable Object and `itx.repos`: creation, commits, branches, the repo directory. */
+  repo: "repo",
 } as const;
 
 export type PlatformWriter = (typeof PLATFORM_WRITERS)[keyof typeof PLATFORM_WRITERS];

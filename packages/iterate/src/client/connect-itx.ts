@@ -1,6 +1,7 @@
-import { newHttpBatchRpcSession, newWebSocketRpcSession, type RpcStub } from "capnweb";
+import { newHttpBatchRpcSession, RpcSession, type RpcStub } from "capnweb";
 import { ItxError } from "../errors/index.ts";
 import type { Credentials, Session, UnauthenticatedRoot } from "../types.ts";
+import { ItxWebSocketTransport, requireWebSocket } from "./websocket-transport.ts";
 
 /** How to reach a running OS. */
 export interface ConnectOptions {
@@ -19,17 +20,24 @@ export interface ConnectProjectOptions extends ConnectWithAuthOptions {
 }
 
 export interface ConnectAgentOptions extends ConnectProjectOptions {
+  /** The agent's context path, `/agents/<name>`: the handle is that context, where `agent` and `chat` exist. */
   agentPath: string;
 }
 
-/** A disposable Cap'n Web stub: `using` closes the connection it came from. */
+/**
+ * A disposable Cap'n Web stub: `using` closes the connection it came from. Awaiting it answers a
+ * handle that closes the same connection when disposed.
+ */
 export type Handle<T> = RpcStub<T & object> & Disposable;
 
 /**
  * Connects to an OS and returns a handle. With no `auth` the handle is the unauthenticated root,
  * whose only method is `authenticate`; with `auth` it is the Session; with `projectId` the project's
- * root context; with `agentPath` that agent's context. Authentication and the narrowing calls are
- * pipelined: nothing waits for a round trip until you call something.
+ * root context; with `agentPath` that agent's context (`handle.agent` is the agent, `handle.chat`
+ * its voice). Authentication and the narrowing calls are pipelined: nothing waits for a round trip
+ * until you call something. `await connectItx(...)` waits for that round trip (failing with
+ * UNAUTHENTICATED, or UNAVAILABLE naming the URL when no OS answers) and answers a handle that
+ * still owns the connection: disposing either closes it.
  *
  * @example
  * using session = connectItx({ baseUrl: "http://127.0.0.1:8787", auth: { type: "admin-secret", secret } });
@@ -49,15 +57,23 @@ export function connectItx(
   const session = (root as any).authenticate(options.auth);
   let handle = session;
   if (options.projectId !== undefined) handle = session.projects.get(options.projectId);
-  if (options.agentPath !== undefined) handle = handle.agents.get(options.agentPath);
+  if (options.agentPath !== undefined) {
+    if (options.projectId === undefined) throw new ItxError("INVALID_ARGUMENT", "agentPath needs projectId: agents live in a project");
+    if (!/^\/agents\/[^/]/.test(options.agentPath)) {
+      throw new ItxError("INVALID_ARGUMENT", `agentPath is an agent's context path like "/agents/helper", got ${JSON.stringify(options.agentPath)}`);
+    }
+    handle = handle.cd(options.agentPath);
+  }
   return owningConnection(handle, root);
 }
 
 function openRoot(options: ConnectOptions): RpcStub<UnauthenticatedRoot> {
   const url = apiUrl(options.baseUrl);
   if (options.transport === "http-batch") return newHttpBatchRpcSession<UnauthenticatedRoot>(url.toString());
+  requireWebSocket();
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  return newWebSocketRpcSession<UnauthenticatedRoot>(url.toString());
+  const transport = new ItxWebSocketTransport(new WebSocket(url.toString()), options.baseUrl);
+  return new RpcSession<UnauthenticatedRoot>(transport).getRemoteMain();
 }
 
 function apiUrl(baseUrl: string): URL {
@@ -76,20 +92,47 @@ function apiUrl(baseUrl: string): URL {
 
 // Disposing the returned handle also disposes the root stub, which closes the connection.
 // Everything else is forwarded to the capnweb stub unchanged, so pipelining keeps working.
+// Awaiting the handle answers the settled stub wrapped the same way (and not thenable, or `await`
+// would never end); when it rejects, nobody holds a handle to dispose, so the connection closes.
 function owningConnection(handle: object, root: Disposable): Handle<unknown> {
-  const dispose = () => {
+  let closed = false;
+  const close = (stub: object) => {
     try {
-      (handle as Partial<Disposable>)[Symbol.dispose]?.();
+      (stub as Partial<Disposable>)[Symbol.dispose]?.();
     } finally {
-      root[Symbol.dispose]();
+      if (!closed) {
+        closed = true;
+        root[Symbol.dispose]();
+      }
     }
   };
-  return new Proxy(handle, {
-    get(target, property, receiver) {
-      if (property === Symbol.dispose) return dispose;
-      return Reflect.get(target, property, receiver);
-    },
-  }) as Handle<unknown>;
+  const owning = (stub: object, thenable: boolean): Handle<unknown> =>
+    new Proxy(stub, {
+      get(target, property, receiver) {
+        if (property === Symbol.dispose) return () => close(stub);
+        if (property === "then") {
+          const then = thenable ? (Reflect.get(target, property, receiver) as PromiseLike<unknown>["then"] | undefined) : undefined;
+          if (typeof then !== "function") return undefined;
+          return (onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) =>
+            then
+              .call(
+                target as PromiseLike<unknown>,
+                (value) => (isStub(value) ? owning(value, false) : value),
+                (error: unknown) => {
+                  close(stub);
+                  throw error;
+                },
+              )
+              .then(onFulfilled, onRejected);
+        }
+        return Reflect.get(target, property, receiver);
+      },
+    }) as Handle<unknown>;
+  return owning(handle, true);
+}
+
+function isStub(value: unknown): value is object {
+  return (typeof value === "object" && value !== null) || typeof value === "function";
 }
 
 export interface WithItxOptions extends ConnectOptions {
