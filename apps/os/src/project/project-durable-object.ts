@@ -14,7 +14,7 @@ import type { BuiltWorker } from "../worker-loader/worker-build.ts";
 import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
 import { CONFIG_BRANCH, CONFIG_REPO, type ProjectState } from "./project-contract.ts";
 import { ProjectProcessor, type ProjectEffects } from "./project-processor.ts";
-import { ArtifactStore, artifactKey, buildConfigWorker, CONFIG_WORKER_INCLUDE } from "./project-worker-build.ts";
+import { ArtifactStore, artifactKey, buildConfigWorker, CONFIG_WORKER_INCLUDE, workerFiles } from "./project-worker-build.ts";
 import { callConfigWorker, probeConfigWorker } from "./project-worker-call.ts";
 
 /**
@@ -26,6 +26,8 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
   readonly processor: ProjectProcessor;
   readonly #projectId: string;
   readonly #artifacts: ArtifactStore;
+  /** The commit this incarnation seeded from the template: its files are known without reading them back. */
+  #seeded: string | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -124,6 +126,7 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     const committed = unwrapCoded(
       await relay(stub.commit({ branch: CONFIG_BRANCH, message: "Seed from the template configs/default", files: { ...CONFIG_TEMPLATE_FILES }, expectedHead: null }, caller)),
     ).commit;
+    this.#seeded = committed;
     return { commit: committed };
   }
 
@@ -131,6 +134,12 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     if (!state.record) throw new ItxError("INVALID_ARGUMENT", "no project record");
     const snapshotAt = "commit" in at ? { commit: at.commit } : { branch: CONFIG_BRANCH };
     let snapshot: { commit: string; files: Record<string, string | Uint8Array> };
+    if ("commit" in at && at.commit === this.#seeded) {
+      // Creation's own seed commit: its code is the template's, so the read-back is skipped.
+      const built = await this.#artifact(workerFiles(CONFIG_TEMPLATE_FILES));
+      await probeConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug });
+      return { commit: at.commit, hash: built.hash };
+    }
     try {
       snapshot = unwrapCoded(await relay(repoStub(this.env, this.#projectId, CONFIG_REPO).snapshot(snapshotAt, { include: CONFIG_WORKER_INCLUDE })));
     } catch (error) {
