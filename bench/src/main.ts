@@ -3,7 +3,9 @@ import { measureAgents } from "./agents.ts";
 import { measureBaselines } from "./baselines.ts";
 import { measureCapabilities } from "./capabilities.ts";
 import { measureCli } from "./cli.ts";
+import { measureDashboard } from "./dashboard.ts";
 import { measureDeploy } from "./deploy.ts";
+import { measureDurableStreamsHttp } from "./durable-streams-http.ts";
 import { measureEgress } from "./egress.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureProjects } from "./projects.ts";
@@ -31,9 +33,11 @@ try {
     if (!only || only.includes("scheduler")) await measureScheduler(target);
     if (!only || only.includes("deploy")) measureDeploy();
     if (!only || only.includes("repos")) await measureRepos(target, baselines);
+    if (!only || only.includes("dshttp")) await measureDurableStreamsHttp(target);
     if (!only || only.includes("projects")) await measureProjects(target);
   }
   if (!only || only.includes("cli")) await measureCli(target);
+  if (!only || only.includes("dashboard")) await measureDashboard(target);
 } finally {
   await target.close();
 }

@@ -24,7 +24,8 @@ export async function setup(project: TestProject): Promise<void> {
   }
   // Loopback only: the suites run servers on 127.0.0.1, and every other private address stays refused.
   // A loaded machine (several suites starting OSes at once) can take well over a minute to start one.
-  os = await startLocalOs({ vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback" }, readyTimeoutMs: 180_000 });
+  // Durable Streams live waits of 2 s (20 s by default) keep the conformance suite's timeouts short.
+  os = await startLocalOs({ vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback", STREAMS_LIVE_WAIT_MS: "2000" }, readyTimeoutMs: 180_000 });
   project.provide("baseUrl", os.baseUrl);
   project.provide("adminSecret", os.adminSecret);
   project.provide("logPath", os.logPath);

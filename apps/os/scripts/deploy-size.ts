@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { ensureDashboardBuilt } from "./dashboard-build.ts";
 
 const OS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -14,6 +15,9 @@ export type DeploySize = { ok: true; uploadKiB: number; gzipKiB: number } | { ok
 
 /** Runs `wrangler deploy --dry-run` of apps/os into a temporary folder and measures what it would upload. */
 export function measureDeploySize(): DeploySize {
+  // wrangler.jsonc's `assets` names the dashboard's build: a deployment uploads it beside the
+  // Worker (not inside it), and the dry run refuses a missing folder.
+  ensureDashboardBuilt();
   const outdir = mkdtempSync(join(tmpdir(), "iterate-os-deploy-"));
   try {
     const run = spawnSync("pnpm", ["exec", "wrangler", "deploy", "--dry-run", "--outdir", outdir], {

@@ -5,11 +5,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startRunnerWatchdog, type RunnerWatchdog } from "./runner-watchdog.ts";
 import { freePort } from "./free-port.ts";
+import { ensureDashboardBuilt } from "./dashboard-build.ts";
 
 export { freePort };
 
@@ -81,6 +83,8 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   // A port someone else listens on would answer our readiness probe with their OS: refuse it
   // before starting anything, rather than report success and fail later.
   if (options.port !== undefined) await assertPortFree(options.port);
+  // The dashboard is static assets the Worker serves: build them first if they are stale.
+  ensureDashboardBuilt({ log: (line) => console.log(line) });
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
   const temporaryState = options.persistTo === undefined;
@@ -92,6 +96,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   const secretsKey = options.vars?.ITERATE_SECRETS_KEY ?? (keyFromEnv !== undefined && keyFromEnv !== "" ? keyFromEnv : LOCAL_SECRETS_KEY);
   const vars = {
     ITERATE_ADMIN_SECRET: adminSecret,
+    ITERATE_SESSION_KEY: process.env.ITERATE_SESSION_KEY || localSessionKey(persistTo),
     EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback",
     ITERATE_SECRETS_KEY: secretsKey,
     ...options.vars,
@@ -155,7 +160,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     if (temporaryState) rmSync(persistTo, { recursive: true, force: true });
   };
   try {
-    [runner] = await Promise.all([runnerStarting, waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 60_000)]);
+    [runner] = await Promise.all([runnerStarting, waitUntilReady(baseUrl, child, options.readyTimeoutMs ?? 120_000)]);
   } catch (error) {
     runner = await runnerStarting.catch(() => undefined);
     await stop();
@@ -165,6 +170,23 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     console.log(`local OS at ${baseUrl}: ITERATE_SECRETS_KEY is unset, so secrets are encrypted under the local default key (local use only, never a deployment)`);
   }
   return { baseUrl, adminSecret, persistTo, logPath, process: child, ...(runner ? { runner } : {}), stop };
+}
+
+/**
+ * The key browser session cookies are signed with locally: random, made once per state folder
+ * (so `pnpm dev` keeps you signed in across restarts) and readable only by you. There is no
+ * shared default: a cookie from one local OS never verifies on another.
+ */
+function localSessionKey(persistTo: string): string {
+  const path = join(persistTo, "session-key");
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    mkdirSync(persistTo, { recursive: true });
+    const key = randomBytes(32).toString("base64url");
+    writeFileSync(path, key, { mode: 0o600 });
+    return key;
+  }
 }
 
 /**
@@ -180,7 +202,10 @@ function localConfig(withRunner: boolean): Record<string, unknown> {
     .join("\n");
   const { $schema: _schema, main, ...config } = JSON.parse(text) as Record<string, unknown>;
   const services = withRunner ? [{ binding: "RUNNER", service: RUNNER_SERVICE, entrypoint: "RunnerEntrypoint" }] : [];
-  return { ...config, main: join(OS_DIR, String(main)), services };
+  // Paths in the config are relative to wrangler.jsonc; this copy lives elsewhere.
+  const assets = config.assets as { directory: string } | undefined;
+  const absoluteAssets = assets ? { assets: { ...assets, directory: resolve(OS_DIR, assets.directory) } } : {};
+  return { ...config, ...absoluteAssets, main: join(OS_DIR, String(main)), services };
 }
 
 /** Fails, naming the port and what to do, when something already listens on 127.0.0.1:`port`. */

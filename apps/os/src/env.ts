@@ -12,6 +12,11 @@ import type { RunnerBinding } from "./worker-loader/runner-client.ts";
 export interface Env {
   /** The deployment's admin secret. Unset means the admin lanes refuse everyone. */
   ITERATE_ADMIN_SECRET?: string;
+  /**
+   * The key browser session cookies are signed with (with the admin secret). Unset: browser
+   * sign-in fails with UNAVAILABLE; only the local runner supplies one.
+   */
+  ITERATE_SESSION_KEY?: string;
   /** "1" exposes the benchmark root at /api/bench. Only the bench harness sets it. */
   ITERATE_BENCH?: string;
   /** One Stream Durable Object per stream, named by its coordinate `<projectId>:<path>`. */
@@ -25,7 +30,11 @@ export interface Env {
   ITERATE_SECRETS_KEY?: string;
   /** Private destinations egress may reach: "" none, "loopback" this machine, "1" all, or a comma list of hosts. */
   EGRESS_ALLOW_PRIVATE_ADDRESSES?: string;
+  /** How long a Durable Streams long-poll or SSE wait holds, in ms (default 20000; the e2e harness sets 2000). */
+  STREAMS_LIVE_WAIT_MS?: string;
   LOADER: WorkerLoader;
+  /** The dashboard's static assets (wrangler.jsonc `assets`). */
+  ASSETS?: Fetcher;
   /**
    * The runner: a separate workerd process that loads untrusted code, bound only by the local OS
    * (apps/os/scripts/local-os.ts), where workerd enforces no CPU or memory limit. Absent in a

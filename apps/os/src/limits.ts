@@ -69,6 +69,41 @@ export const LIMITS = {
   GIT_HTTP_NEGOTIATION_MAX_BYTES: 1_048_576,
   /** Ref updates one push may carry. */
   GIT_HTTP_REF_UPDATES_MAX: 100,
+  /** Bytes of a browser sign-in body ({ credentials }): read whole before anything authenticates. */
+  SIGN_IN_BODY_MAX_BYTES: 16_384,
+  /** Characters of a Cookie header the OS reads: bounds parsing before anything authenticates. */
+  COOKIE_HEADER_MAX_LENGTH: 8_192,
+  /** Characters of a session cookie's value: longer ones are never ours and are not verified. */
+  SESSION_COOKIE_MAX_LENGTH: 256,
+  /**
+   * Bytes of one Durable Streams request body (PUT or POST at /streams): read whole before it is
+   * parsed, so it bounds what one request can make the Worker hold. Larger bodies get 413.
+   */
+  STREAMS_HTTP_BODY_MAX_BYTES: 524_288,
+  /**
+   * Nesting of one JSON message over HTTP (the batch array not counted): checked before
+   * JSON.parse, so a hostile body cannot make parsing recurse deeply. Same depth as a payload.
+   */
+  STREAMS_HTTP_JSON_MAX_DEPTH: 32,
+  /** Characters of any one Durable Streams header or query value (content type, Stream-Seq, producer id, cursor, If-None-Match). */
+  STREAMS_HTTP_HEADER_MAX_LENGTH: 256,
+  /** Events in one read response: bounds the page the Stream builds; clients read on from Stream-Next-Offset. */
+  STREAMS_HTTP_READ_PAGE_EVENTS: 50_000,
+  /** Stored payload bytes in one read response (at least one event is always answered). */
+  STREAMS_HTTP_READ_PAGE_BYTES: 4_194_304,
+  /** Raw bytes per stored chunk of a byte-mode body: base64 keeps a chunk under the event size limit. */
+  STREAMS_HTTP_BYTES_CHUNK: 131_072,
+  /** Longest Stream-TTL accepted, in seconds (ten years): larger values would overflow date arithmetic. */
+  STREAMS_HTTP_TTL_MAX_SECONDS: 315_360_000,
+  /** Idempotent producers remembered per stream; past it the least recently active is forgotten (its next write must start again at seq 0). */
+  STREAMS_HTTP_PRODUCERS_MAX: 1_000,
+  /**
+   * Credentials and project records one Worker isolate remembers for /streams, each for
+   * STREAMS_HTTP_AUTH_CACHE_MS: every request authenticates, and this bounds what the cache may hold.
+   */
+  STREAMS_HTTP_AUTH_CACHE_ENTRIES: 1_000,
+  /** Events a fork copies from its source: a fork is made in one Durable Object turn. */
+  STREAMS_HTTP_FORK_MAX_EVENTS: 50_000,
 } as const;
 
 /** The name of one OS limit, as it appears in an error's `details.limit`. */

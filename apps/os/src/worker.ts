@@ -6,6 +6,10 @@ import { routeToCapability } from "./ingress/capability-ingress.ts";
 import { routeToProjectWorker } from "./ingress/project-ingress.ts";
 import { codedErrorResponse } from "./api/coded-response.ts";
 import { serveGit } from "./repo/git-http.ts";
+import { serveBrowserAuth } from "./auth/browser-sign-in.ts";
+import { handshakeOf } from "./auth/handshake.ts";
+import { serveDashboard } from "./dashboard-assets.ts";
+import { STREAMS_ROUTE_PREFIX, serveStreams } from "./streams-http/streams-route.ts";
 
 export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
@@ -35,9 +39,14 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   const routed = (await routeToCapability(request, env)) ?? (await routeToProjectWorker(request, env));
   if (routed) return routed;
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
+  if (url.pathname.startsWith(STREAMS_ROUTE_PREFIX)) return serveStreams(request, env, ctx);
   switch (url.pathname) {
     case "/api":
-      return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection));
+      return serveCapnWeb(request, ctx, (connection) => new UnauthenticatedRootRpcTarget(env, connection, handshakeOf(request)));
+    case "/auth/sign-in":
+      return serveBrowserAuth(request, env, "sign-in");
+    case "/auth/sign-out":
+      return serveBrowserAuth(request, env, "sign-out");
     case "/api/bench":
       if (env.ITERATE_BENCH !== "1") return notFound();
       // The benchmark root (on only with ITERATE_BENCH=1) has no authenticate(): its sessions are
@@ -46,11 +55,10 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
         connection.markAuthenticated();
         return new BenchRootRpcTarget(env);
       });
-    case "/":
     case "/health":
-      return Response.json({ ok: true, service: "iterate-os", api: "/api" });
+      return Response.json({ ok: true, service: "iterate-os", api: "/api", streams: "/streams/<project>/<stream path>" });
     default:
-      return notFound();
+      return (await serveDashboard(request, env)) ?? notFound();
   }
 }
 

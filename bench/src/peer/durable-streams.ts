@@ -40,18 +40,19 @@ export async function startDurableStreamsPeer(): Promise<DurableStreamsPeer> {
 }
 
 /** One POST of a JSON array, the protocol-level batch append. */
-export async function postBatch(url: string, body: string): Promise<void> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+export async function postBatch(url: string, body: string, headers: Record<string, string> = {}): Promise<void> {
+  const response = await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body });
   await response.arrayBuffer();
   if (!response.ok) throw new Error(`POST ${url} -> ${response.status}`);
 }
 
 /** Reads a whole stream from the start with the protocol's offset loop; answers the item count. */
-export async function readAll(url: string): Promise<number> {
+export async function readAll(url: string, headers: Record<string, string> = {}): Promise<number> {
   let offset = "-1";
   let items = 0;
   for (;;) {
-    const response = await fetch(`${url}?offset=${encodeURIComponent(offset)}`);
+    const response = await fetch(`${url}?offset=${encodeURIComponent(offset)}`, { headers });
+    if (!response.ok) throw new Error(`GET ${url} -> ${response.status}`);
     items += (JSON.parse(await response.text()) as unknown[]).length;
     offset = response.headers.get("stream-next-offset") ?? offset;
     if (response.headers.get("stream-up-to-date") === "true") return items;

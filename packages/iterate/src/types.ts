@@ -65,11 +65,20 @@ export interface OperatorSessionCredentials {
   token: string;
 }
 
+/**
+ * The browser's same-origin lane: authenticates with the session cookie that `POST /auth/sign-in`
+ * set, sent by the browser on the WebSocket handshake. Page script never holds a secret.
+ */
+export interface SessionCookieCredentials {
+  type: "session-cookie";
+}
+
 export type Credentials =
   | AdminSecretCredentials
   | BearerCredentials
   | ImpersonateCredentials
-  | OperatorSessionCredentials;
+  | OperatorSessionCredentials
+  | SessionCookieCredentials;
 
 /** Who a session acts as. Admins reach every project; others only their `projectIds`. */
 export type Principal =

@@ -1,22 +1,19 @@
-import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import type { Env } from "../env.ts";
 import { verifyToken } from "./bearer-token.ts";
 import { registryStatus } from "./token-registry.ts";
 import { secretsEqual } from "./constant-time.ts";
 import { parseCredentials } from "./credentials.ts";
+import { authenticateSessionCookie } from "./cookie-lane.ts";
+import type { Authenticated, Handshake } from "./authenticated.ts";
 
-/** Who authenticated, and with which bearer token (its id) when it was one. */
-export interface Authenticated {
-  principal: Principal;
-  tokenId?: string;
-}
+export type { Authenticated, Handshake };
 
 /**
  * Turns untrusted credentials into a Principal, or fails with `UNAUTHENTICATED`. This is the only
  * place the OS checks who a caller is (authentication happens at connect and nowhere else).
  */
-export async function authenticate(env: Env, input: unknown): Promise<Authenticated> {
+export async function authenticate(env: Env, input: unknown, handshake: Handshake = {}): Promise<Authenticated> {
   const credentials = parseCredentials(input);
   switch (credentials.type) {
     case "admin-secret":
@@ -30,8 +27,10 @@ export async function authenticate(env: Env, input: unknown): Promise<Authentica
       const status = await registryStatus(env, { tokenId, principal: principal.id, projectIds: principal.projectIds, expiresAt });
       if (status === "revoked") throw new ItxError("UNAUTHENTICATED", "bearer token has been revoked", { details: { reason: "revoked" } });
       if (status === "unknown") throw new ItxError("UNAUTHENTICATED", "bearer token is not valid for this deployment", { details: { reason: "rejected" } });
-      return { principal, tokenId };
+      return { principal, tokenId, tokenExpiresAt: expiresAt };
     }
+    case "session-cookie":
+      return authenticateSessionCookie(env, handshake.sessionCookie);
     case "operator-session":
       // No operator grants are issued by this deployment yet: every one is unknown.
       throw new ItxError("UNAUTHENTICATED", "operator-session token is not valid for this deployment", {

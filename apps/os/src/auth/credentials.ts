@@ -15,9 +15,10 @@ const CredentialsSchema = z.discriminatedUnion("type", [
     projectIds: z.array(z.string().min(1).max(LIMITS.PRINCIPAL_ID_MAX_LENGTH)).max(LIMITS.IMPERSONATED_PROJECT_IDS_MAX),
   }),
   z.strictObject({ type: z.literal("operator-session"), token: secret }),
+  z.strictObject({ type: z.literal("session-cookie") }),
 ]);
 
-const KNOWN_TYPES = ["admin-secret", "bearer", "impersonate", "operator-session"];
+const KNOWN_TYPES = ["admin-secret", "bearer", "impersonate", "operator-session", "session-cookie"];
 
 /**
  * Validates untrusted credentials. Anything that is not exactly one of the documented shapes fails

@@ -100,7 +100,7 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
           streamPath: context.path,
           offset: context.head + pending.length,
           type: input.type,
-          payload: input.payload ?? {},
+          payload: input.payload === undefined ? {} : input.payload,
           createdAt: "",
           source,
           ephemeral: true,
@@ -138,7 +138,7 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
           continue;
         }
       }
-      const event: PendingEvent = { type: input.type, payload: input.payload ?? {}, source };
+      const event: PendingEvent = { type: input.type, payload: input.payload === undefined ? {} : input.payload, source };
       if (input.idempotencyKey !== undefined) {
         event.idempotencyKey = input.idempotencyKey;
         keysInCall.set(input.idempotencyKey, event);

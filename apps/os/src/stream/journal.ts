@@ -45,7 +45,7 @@ export class Journal {
     const rows: Array<[number, string, string, string, string | null]> = [];
     for (const event of events) {
       const offset = this.#head + rows.length + 1;
-      const payload = event.payload ?? {};
+      const payload = event.payload === undefined ? {} : event.payload;
       rows.push([offset, event.type, JSON.stringify(payload), JSON.stringify(event.source), event.idempotencyKey ?? null]);
       written.push(this.#toEvent(offset, event.type, payload, createdAt, event.source, event.idempotencyKey));
     }
@@ -70,6 +70,12 @@ export class Journal {
     }
     this.#head += rows.length;
     return written;
+  }
+
+  /** Deletes every event (a stream deleted over the Durable Streams protocol); offsets start again at 1. */
+  clear(): void {
+    this.#sql.exec("DELETE FROM events");
+    this.#head = 0;
   }
 
   /** Rolls the in-memory head back after a failed transaction. */

@@ -13,6 +13,8 @@ import { LOOP_LIMIT_RECORDED, REACTION_ROUNDS_MAX, loopLimitError } from "./reac
 import { STREAM_CORE_TYPES, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { StreamCapability, uncodedBackend } from "./stream-capability.ts";
 import { Waiters } from "./waiters.ts";
+import type { ProtocolAnswer, ProtocolRequest } from "../streams-http/protocol-api.ts";
+import { StreamProtocol } from "../streams-http/stream-protocol.ts";
 
 /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
 export const LIVE_SUBSCRIBERS_MAX = 256;
@@ -39,6 +41,7 @@ export class StreamDurableObject extends DurableObject<Env> {
   readonly #deliveries = new Map<string, HostedDelivery>();
   #heldDelivery: ReturnType<typeof setTimeout> | undefined;
   #core: StreamCoreState;
+  readonly #protocol: StreamProtocol;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -51,6 +54,16 @@ export class StreamDurableObject extends DurableObject<Env> {
     sql.exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     this.#journal = new Journal(sql, () => this.#path);
     this.#core = this.#restoreCore();
+    this.#protocol = new StreamProtocol({
+      sql,
+      path: this.#path,
+      head: () => this.#journal.head,
+      append: (chunks, stamp) =>
+        ctx.storage.transactionSync(() => {
+          for (const events of chunks) this.#append({ events, stamp, answer: "receipt" });
+        }),
+      clear: () => this.#clear(),
+    });
     this.#syncDeliveries();
     if (this.#deliveries.size > 0) ctx.waitUntil(this.#pumpDeliveries());
   }
@@ -90,6 +103,23 @@ export class StreamDurableObject extends DurableObject<Env> {
    */
   subscribe(request: SubscribeRequest): Coded<{ key: string; afterOffset: number; head: number }> {
     return codedSync(() => this.#subscribe(request));
+  }
+
+  /** One Durable Streams protocol operation (apps/os/src/streams-http/); the Worker's /streams route is its only caller. */
+  http(request: ProtocolRequest): Promise<Coded<ProtocolAnswer>> {
+    return asCoded(() => this.#protocol.handle(request));
+  }
+
+  // A stream deleted over the protocol: only one that feeds no processor, so no host folds it.
+  #clear(): void {
+    if (Object.keys(this.#core.subscriptions).length > 0) {
+      throw new ItxError("PERMISSION_DENIED", `${this.#path} feeds processors and cannot be deleted`);
+    }
+    for (const subscriber of this.#live.values()) subscriber.close();
+    this.#live.clear();
+    this.#journal.clear();
+    this.ctx.storage.sql.exec("DELETE FROM meta WHERE key = ?", CORE_CHECKPOINT_KEY);
+    this.#core = initialStreamCoreState();
   }
 
   #append(request: AppendRequest & { answer: "receipt" }): AppendReceipt;
@@ -272,6 +302,7 @@ export class StreamDurableObject extends DurableObject<Env> {
 
   #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean): void {
     if (written.length > 0) this.#waiters.offer(written);
+    if (written.length > 0) this.#protocol.notify();
     if (this.#live.size > 0) {
       const history = this.#history();
       for (const subscriber of this.#live.values()) {

@@ -34,9 +34,9 @@ describe("who may write what", () => {
   });
 
   test("a type in a platform namespace without a row is the platform's; other types are anybody's", () => {
-    expect(writeRuleOf("events.iterate.com/repo/some-later-fact")).toBeDefined();
-    expect(mayWrite("events.iterate.com/repo/some-later-fact", { origin: "/" })).toBe(false);
-    expect(mayWrite("events.iterate.com/repo/some-later-fact", { platform: "context" })).toBe(true);
+    expect(writeRuleOf("events.iterate.com/repo/later-fact-recorded")).toBeDefined();
+    expect(mayWrite("events.iterate.com/repo/later-fact-recorded", { origin: "/" })).toBe(false);
+    expect(mayWrite("events.iterate.com/repo/later-fact-recorded", { platform: "context" })).toBe(true);
     // A type with a row is its writers' alone.
     expect(mayWrite("events.iterate.com/repo/commit-completed", { platform: "repo" })).toBe(true);
     expect(mayWrite("events.iterate.com/repo/commit-completed", { platform: "context" })).toBe(false);

@@ -34,7 +34,7 @@ export const PLATFORM_WRITERS = {
   projectDirectory: "project-directory",
   /** A secret's Durable Object: set and used facts. */
   secret: "secret",
-  /** The bearer-token registry: issued and revoked facts. */
+  /** The bearer-token and browser-session registries: issued, revoked, started and ended facts. */
   auth: "auth",
   /** A context's scheduler: schedules set and cancelled, and each occurrence fired or failed. */
   scheduler: "scheduler",
@@ -106,6 +106,8 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
   [`${E}repo/listed`]: { writers: ["repo"], why: "a row of the project's repository list" },
   [`${E}token/issued`]: { writers: ["auth"], why: "a row of the bearer-token registry" },
   [`${E}token/revoked`]: { writers: ["auth"], why: "revokes a bearer token: its next authenticate fails and its sessions end" },
+  [`${E}auth/browser-session-started`]: { writers: ["auth"], why: "a browser session: its cookie authenticates as the principal it names" },
+  [`${E}auth/browser-session-ended`]: { writers: ["auth"], why: "signs a browser out: its cookie stops authenticating and its connections end" },
 };
 
 /**
@@ -125,7 +127,7 @@ export const OPEN_EVENTS: Readonly<Record<string, string>> = {
  * Namespaces the platform owns: a type under one of them that neither table names (a later
  * domain's event) is the platform's until it gets a row.
  */
-export const PLATFORM_NAMESPACES: readonly string[] = ["itx", "agent", "project", "secret", "token", "repo", "scheduler", "schedule"].map(
+export const PLATFORM_NAMESPACES: readonly string[] = ["itx", "agent", "project", "secret", "token", "auth", "repo", "scheduler", "schedule"].map(
   (namespace) => `${E}${namespace}/`,
 );
 
@@ -173,7 +175,7 @@ export function notYoursToWrite(type: string, index: number): ItxError {
  * `token/revoked:<id>`, ...) start with a platform namespace. Only platform writers may use them,
  * so nobody can squat a key and make the platform believe a fact exists, or fail its own write.
  */
-export const PLATFORM_KEY_PREFIXES: readonly string[] = ["itx/", "agent/", "project/", "secret/", "token/", "repo/", "scheduler/", "schedule/"];
+export const PLATFORM_KEY_PREFIXES: readonly string[] = ["itx/", "agent/", "project/", "secret/", "token/", "auth/", "repo/", "scheduler/", "schedule/"];
 
 /** Whether a write stamped `stamp` may use idempotency key `key`. */
 export function mayUseKey(key: string, stamp: EventSource): boolean {

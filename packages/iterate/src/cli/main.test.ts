@@ -6,6 +6,7 @@ import type { CliIo } from "./io.ts";
 import { describe, expect, test, vi } from "vitest";
 import { ERROR_CODES } from "../errors/index.ts";
 import { EXIT_CODES, EXIT_USAGE } from "./exit-codes.ts";
+import { parseCredentialRequest, parseRepoSpec } from "./commands/repo-commands.ts";
 import { main } from "./main.ts";
 import { profilesPath, readProfiles, writeProfile } from "./profiles.ts";
 import { LOCAL_DEFAULT_ADMIN_SECRET, resolveTarget } from "./target.ts";
@@ -104,10 +105,12 @@ describe("iterate (no OS needed)", () => {
     expect(io.err()).toContain("no secret on stdin");
   });
 
-  test("repo clone says it is not there yet", async () => {
+  test("repo clone needs <project slug>:<repo path>, and the credential helper answers only its own OS", async () => {
     const io = capturedIo();
-    expect(await main(["repo", "clone", "/repos/config"], io)).toBe(EXIT_CODES.UNAVAILABLE);
-    expect(io.err()).toContain("repos are not in this OS yet");
+    expect(await main(["repo", "clone", "/repos/config"], io)).toBe(EXIT_USAGE);
+    expect(io.err()).toContain("<project slug>:<repo path>");
+    expect(parseRepoSpec("site:/repos/web.git/")).toEqual({ project: "site", path: "/repos/web" });
+    expect(parseCredentialRequest("protocol=http\nhost=127.0.0.1:8787\npath=git/x\n\n")).toEqual({ protocol: "http", host: "127.0.0.1:8787", path: "git/x" });
   });
 
   test("complete prints a shell completion script, and completes commands from the tree", async () => {

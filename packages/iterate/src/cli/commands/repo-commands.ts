@@ -55,7 +55,7 @@ export function parseRepoSpec(spec: string): { project: string; path: string } {
   const project = colon === -1 ? "" : spec.slice(0, colon);
   const path = colon === -1 ? "" : spec.slice(colon + 1);
   if (project === "" || !path.startsWith("/")) throw new UsageError(`name a repository as <project slug>:<repo path>, e.g. my-project:/repos/site (got ${JSON.stringify(spec)})`);
-  return { project, path: path.replace(/\.git$/, "").replace(/\/+$/, "") };
+  return { project, path: path.replace(/\/+$/, "").replace(/\.git$/, "") };
 }
 
 /** The `key=value` lines git sends a credential helper. */

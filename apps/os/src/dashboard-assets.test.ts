@@ -1,0 +1,31 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, test } from "vitest";
+
+describe("the dashboard is served as static assets beside the OS's own routes", () => {
+  test("GET / answers the page with a CSP that allows only this origin, and no secret", async () => {
+    const response = await exports.default.fetch("http://os.test/");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/html");
+    const csp = response.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    const html = await response.text();
+    expect(html).toMatch(/<script type="module"[^>]* src="\/assets\/index-[^"]+\.js"/);
+    expect(html).not.toMatch(/https?:\/\//);
+    const script = html.match(/src="(\/assets\/[^"]+\.js)"/)?.[1] as string;
+    const bundle = await (await exports.default.fetch(`http://os.test${script}`)).text();
+    expect(bundle).toContain("/auth/sign-in");
+    expect(bundle).not.toContain("workerd-test-secret");
+    expect(bundle).not.toContain("iterate-local-admin-secret");
+  });
+
+  test("/health, /api and unknown paths stay the Worker's", async () => {
+    expect(await (await exports.default.fetch("http://os.test/health")).json()).toMatchObject({ ok: true });
+    expect((await exports.default.fetch("http://os.test/api")).status).toBe(405);
+    const missing = await exports.default.fetch("http://os.test/no/such/page");
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: "NOT_FOUND" });
+    expect((await exports.default.fetch("http://os.test/", { method: "POST" })).status).toBe(404);
+  });
+});

@@ -1,0 +1,28 @@
+/**
+ * CORS and browser-safety headers for /streams. Any origin may call: every request carries its
+ * own bearer token (no ambient cookie is honoured across origins), so allowing the origin grants
+ * nothing a page could not do with the token itself.
+ */
+const CORS_HEADERS: Record<string, string> = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "GET, POST, PUT, DELETE, HEAD, OPTIONS",
+  "access-control-allow-headers":
+    "authorization, content-type, if-none-match, Stream-Seq, Stream-TTL, Stream-Expires-At, Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, Stream-Forked-From, Stream-Fork-Offset, Stream-Fork-Sub-Offset",
+  "access-control-expose-headers":
+    "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, etag, content-type, location",
+  "access-control-max-age": "600",
+  "x-content-type-options": "nosniff",
+  "cross-origin-resource-policy": "cross-origin",
+};
+
+/** The answer to a preflight: no credentials are needed to ask what is allowed. */
+export function corsPreflight(): Response {
+  return new Response(null, { status: 204, headers: CORS_HEADERS });
+}
+
+/** `response` with the CORS and safety headers set. */
+export function withCors(response: Response): Response {
+  // Responses built here are mutable; one from elsewhere (an upstream fetch) would not be.
+  for (const [name, value] of Object.entries(CORS_HEADERS)) response.headers.set(name, value);
+  return response;
+}

@@ -1,0 +1,141 @@
+import { LIMITS } from "../limits.ts";
+import { STREAM_LIMITS } from "iterate/stream/events";
+
+/**
+ * How Durable Streams messages are kept as events (decision 0013). A JSON-mode message becomes
+ * one event of MESSAGE_APPENDED whose payload is the message itself; a byte-mode body becomes
+ * BYTES_APPENDED events holding its bytes in chunks. Any other event of the stream (a context's
+ * facts, a Cap'n Web writer's own types) is shown to JSON-mode readers as the event object itself.
+ */
+export const MESSAGE_APPENDED = "events.iterate.com/durable-streams/message-appended";
+export const BYTES_APPENDED = "events.iterate.com/durable-streams/bytes-appended";
+
+/** The payload of a BYTES_APPENDED event: UTF-8 text for text streams, base64 otherwise. */
+export type BytesPayload = { text: string } | { base64: string };
+
+/** A body turned into event inputs, as JSON arrays of at most APPEND_MAX_EVENTS each; or why it is not one. */
+export type BodyEvents = { chunks: string[]; count: number } | { invalid: string };
+
+/** The media type of a Content-Type value, lowercased, without parameters. */
+export function mediaType(contentType: string | null | undefined): string {
+  return (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+}
+
+export function isJsonMode(contentType: string): boolean {
+  return mediaType(contentType) === "application/json";
+}
+
+/** Whether SSE sends this stream's data as text (JSON and text/*) or base64. */
+export function isTextMode(contentType: string): boolean {
+  const type = mediaType(contentType);
+  return type === "application/json" || type.startsWith("text/");
+}
+
+/**
+ * The events for one request body. JSON mode: a top-level array is a batch of messages (empty
+ * only when creating), any other value is one message. Byte mode: the bytes in chunks.
+ */
+export function eventsOfBody(body: Uint8Array, contentType: string, creating: boolean): BodyEvents {
+  if (body.length === 0) return { chunks: [], count: 0 };
+  if (isJsonMode(contentType)) return jsonEvents(body, creating);
+  return chunked(bytesEvents(body, contentType));
+}
+
+function jsonEvents(body: Uint8Array, creating: boolean): BodyEvents {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body);
+  } catch {
+    return { invalid: "Invalid JSON: the body is not UTF-8" };
+  }
+  if (jsonDepth(text) > LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH + 1) {
+    return { invalid: `Invalid JSON: nested deeper than ${LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH} levels (STREAMS_HTTP_JSON_MAX_DEPTH)` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { invalid: "Invalid JSON" };
+  }
+  const messages = Array.isArray(value) ? value : [value];
+  if (messages.length === 0 && !creating) return { invalid: "Empty arrays are not allowed" };
+  return chunked(messages.map((message) => `{"type":"${MESSAGE_APPENDED}","payload":${JSON.stringify(message)}}`));
+}
+
+function bytesEvents(body: Uint8Array, contentType: string): string[] {
+  const events: string[] = [];
+  const size = LIMITS.STREAMS_HTTP_BYTES_CHUNK;
+  const text = mediaType(contentType).startsWith("text/") ? utf8(body) : undefined;
+  if (text !== undefined) {
+    // Characters, not bytes, so no chunk splits a character; a quarter of the byte chunk keeps an
+    // all-escapes chunk (6 bytes of JSON per character) under the event size limit.
+    const step = size / 4;
+    for (let start = 0; start < text.length; ) {
+      let end = Math.min(text.length, start + step);
+      if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
+      events.push(bytesEvent({ text: text.slice(start, end) }));
+      start = end;
+    }
+    return events;
+  }
+  for (let start = 0; start < body.length; start += size) {
+    events.push(bytesEvent({ base64: base64(body.subarray(start, start + size)) }));
+  }
+  return events;
+}
+
+function bytesEvent(payload: BytesPayload): string {
+  return `{"type":"${BYTES_APPENDED}","payload":${JSON.stringify(payload)}}`;
+}
+
+function chunked(events: string[]): BodyEvents {
+  const chunks: string[] = [];
+  for (let start = 0; start < events.length; start += STREAM_LIMITS.APPEND_MAX_EVENTS) {
+    chunks.push(`[${events.slice(start, start + STREAM_LIMITS.APPEND_MAX_EVENTS).join(",")}]`);
+  }
+  return { chunks, count: events.length };
+}
+
+/** Deepest nesting of `[` / `{` outside strings: a linear scan, so depth is known before parsing. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth);
+    else if (c === 93 || c === 125) depth--;
+  }
+  return deepest;
+}
+
+/** The bytes a BYTES_APPENDED payload holds. */
+export function bytesOfPayload(payload: BytesPayload): Uint8Array {
+  if ("text" in payload) return new TextEncoder().encode(payload.text);
+  const binary = atob(payload.base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+export function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+function utf8(body: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body);
+  } catch {
+    return undefined;
+  }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}

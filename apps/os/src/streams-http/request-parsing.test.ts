@@ -1,0 +1,90 @@
+import { describe, expect, test } from "vitest";
+import { LIMITS } from "../limits.ts";
+import { MESSAGE_APPENDED, eventsOfBody, jsonDepth } from "./message-mapping.ts";
+import { Refusal, boundedBody, expiry, header, producerHeaders, readQuery } from "./request-parsing.ts";
+
+const put = (headers: Record<string, string>, body?: BodyInit) => new Request("http://os/streams/p/s", { method: "POST", headers, ...(body !== undefined ? { body } : {}) });
+const nested = (depth: number) => new TextEncoder().encode(`[${"[".repeat(depth)}1${"]".repeat(depth)}]`);
+const q = (query: string) => readQuery(new URL(`http://os/streams/p/s?${query}`));
+const body = (text: string) => new TextEncoder().encode(text);
+function refusal(run: () => unknown): number | undefined {
+  try {
+    run();
+  } catch (error) {
+    return error instanceof Refusal ? error.status : -1;
+  }
+  return undefined;
+}
+
+describe("request limits", () => {
+  test("STREAMS_HTTP_HEADER_MAX_LENGTH: a longer header is refused with 400", () => {
+    const limit = LIMITS.STREAMS_HTTP_HEADER_MAX_LENGTH;
+    expect(header(put({ "Stream-Seq": "a".repeat(limit) }), "Stream-Seq")).toHaveLength(limit);
+    expect(refusal(() => header(put({ "Stream-Seq": "a".repeat(limit + 1) }), "Stream-Seq"))).toBe(400);
+  });
+
+  test("STREAMS_HTTP_BODY_MAX_BYTES: a declared or actual larger body is 413", async () => {
+    const limit = LIMITS.STREAMS_HTTP_BODY_MAX_BYTES;
+    expect((await boundedBody(put({}, new Uint8Array(limit)))).length).toBe(limit);
+    await expect(boundedBody(put({}, new Uint8Array(limit + 1)))).rejects.toMatchObject({ status: 413 });
+    const streamed = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new Uint8Array(limit));
+        controller.enqueue(new Uint8Array(1));
+        controller.close();
+      },
+    });
+    await expect(boundedBody(new Request("http://os/", { method: "POST", body: streamed, duplex: "half" } as RequestInit))).rejects.toMatchObject({ status: 413 });
+  });
+
+  test("STREAMS_HTTP_JSON_MAX_DEPTH: deeper messages are refused before parsing, strings do not count", () => {
+    const limit = LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH;
+    expect(eventsOfBody(nested(limit), "application/json", false)).toMatchObject({ count: 1 });
+    expect(eventsOfBody(nested(limit + 1), "application/json", false)).toMatchObject({ invalid: expect.stringContaining("STREAMS_HTTP_JSON_MAX_DEPTH") });
+    expect(jsonDepth(`{"a":"[[[[\\"[["}`)).toBe(1);
+  });
+
+  test("STREAMS_HTTP_TTL_MAX_SECONDS and the TTL grammar", () => {
+    expect(expiry(put({ "Stream-TTL": String(LIMITS.STREAMS_HTTP_TTL_MAX_SECONDS) }))).toEqual({ ttlSeconds: LIMITS.STREAMS_HTTP_TTL_MAX_SECONDS });
+    for (const bad of [String(LIMITS.STREAMS_HTTP_TTL_MAX_SECONDS + 1), "-1", "01", "+1", "1.5", "1e3"]) {
+      expect(refusal(() => expiry(put({ "Stream-TTL": bad }))), bad).toBe(400);
+    }
+    expect(refusal(() => expiry(put({ "Stream-TTL": "1", "Stream-Expires-At": new Date().toISOString() })))).toBe(400);
+  });
+
+  test("producer headers come all together, as plain non-negative integers", () => {
+    expect(producerHeaders(put({ "Producer-Id": "p", "Producer-Epoch": "2", "Producer-Seq": "0" }))).toEqual({ id: "p", epoch: 2, seq: 0 });
+    expect(refusal(() => producerHeaders(put({ "Producer-Id": "p", "Producer-Epoch": "2" })))).toBe(400);
+    expect(refusal(() => producerHeaders(put({ "Producer-Id": "", "Producer-Epoch": "0", "Producer-Seq": "0" })))).toBe(400);
+    expect(refusal(() => producerHeaders(put({ "Producer-Id": "p", "Producer-Epoch": "1e3", "Producer-Seq": "0" })))).toBe(400);
+    expect(refusal(() => producerHeaders(put({ "Producer-Id": "p", "Producer-Epoch": "0", "Producer-Seq": "99999999999999999999" })))).toBe(400);
+  });
+
+  test("read queries: one well-formed offset, required by live modes", () => {
+    expect(q("offset=-1&live=sse")).toMatchObject({ from: { after: 0 }, live: "sse" });
+    expect(q("")).toMatchObject({ from: { after: 0 }, offsetParam: "-1" });
+    for (const bad of ["offset=", "offset=-1&offset=now", "live=long-poll", "offset=1", "offset=a,b"]) expect(refusal(() => q(bad)), bad).toBe(400);
+  });
+});
+
+describe("bodies as events", () => {
+  test("a JSON array is a batch of messages; a JSON value one message; an empty array only on create", () => {
+    const batch = eventsOfBody(body(`[1, {"a": null}, [2]]`), "application/json; charset=utf-8", false);
+    expect(batch).toMatchObject({ count: 3 });
+    expect(JSON.parse((batch as { chunks: string[] }).chunks[0] ?? "")).toEqual([
+      { type: MESSAGE_APPENDED, payload: 1 },
+      { type: MESSAGE_APPENDED, payload: { a: null } },
+      { type: MESSAGE_APPENDED, payload: [2] },
+    ]);
+    expect(eventsOfBody(body("[]"), "application/json", false)).toHaveProperty("invalid");
+    expect(eventsOfBody(body("[]"), "application/json", true)).toEqual({ chunks: [], count: 0 });
+    expect(eventsOfBody(body("{"), "application/json", false)).toHaveProperty("invalid");
+  });
+
+  test("bytes are kept in chunks: text for UTF-8 text streams, base64 otherwise", () => {
+    const bytes = new Uint8Array(LIMITS.STREAMS_HTTP_BYTES_CHUNK + 1).fill(0xff);
+    expect(eventsOfBody(bytes, "application/octet-stream", false)).toMatchObject({ count: 2 });
+    const text = eventsOfBody(new TextEncoder().encode("héllo"), "text/plain", false) as { chunks: string[] };
+    expect(JSON.parse(text.chunks[0] ?? "")[0].payload).toEqual({ text: "héllo" });
+  });
+});

@@ -1,0 +1,67 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, test } from "vitest";
+import type { StreamEvent } from "iterate/types";
+import { streamStub } from "../stream/stream-capability.ts";
+import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
+import { MESSAGE_APPENDED, eventsOfBody } from "./message-mapping.ts";
+import type { ProtocolAnswer, ProtocolRequest } from "./protocol-api.ts";
+
+let counter = 0;
+function fresh(): string {
+  counter += 1;
+  return `prj_dshttp${Date.now()}${counter}:/tallies`;
+}
+const stamp = { principal: "http-writer", origin: "/" };
+const json = (text: string, creating = false) => eventsOfBody(new TextEncoder().encode(text), "application/json", creating);
+type Answer = { ok: true; value: ProtocolAnswer } | { ok: false; error: { code: string } };
+const http = (name: string, request: ProtocolRequest) =>
+  (env.STREAM.getByName(name) as unknown as { http(request: ProtocolRequest): Promise<Answer> }).http(request);
+const subscribe = (host: string) => ({
+  type: SUBSCRIPTION_CONFIGURED,
+  payload: { key: "tally", subscription: { type: "processor", binding: "TEST_PROCESSORS", host, processor: "tally" } },
+});
+
+describe("the Durable Streams protocol inside the Stream Durable Object", () => {
+  test("HTTP appends are ordinary stamped events: Cap'n Web readers and hosted processors get them", async () => {
+    const name = fresh();
+    const stream = streamStub(env.STREAM, name);
+    const created = await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
+    expect(created).toMatchObject({ ok: true, value: { status: 201 } });
+    await stream.append({ events: [subscribe(name)], stamp: { principal: "tester", platform: "context" } });
+    const appended = await http(name, { op: "append", contentType: "application/json", close: false, body: json(`[{"n":1},{"n":2}]`), stamp });
+    expect(appended).toMatchObject({ ok: true, value: { status: 204, headers: { "Stream-Next-Offset": "0000000000000003_0000000000000000" } } });
+    const events: StreamEvent[] = await stream.getEvents({ afterOffset: 1 });
+    expect(events.map((event) => [event.type, event.payload, event.source])).toEqual([
+      [MESSAGE_APPENDED, { n: 1 }, stamp],
+      [MESSAGE_APPENDED, { n: 2 }, stamp],
+    ]);
+    const host = env.TEST_PROCESSORS.getByName(name) as unknown as { snapshot(): Promise<{ offset: number }> };
+    await expect.poll(async () => (await host.snapshot()).offset, { timeout: 5000 }).toBe(3);
+  });
+
+  test("a stream that feeds a processor cannot be deleted over the protocol, and nothing is lost", async () => {
+    const name = fresh();
+    const stream = streamStub(env.STREAM, name);
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[1]", true), stamp });
+    await stream.append({ events: [subscribe(name)], stamp: { principal: "tester", platform: "context" } });
+    expect(await http(name, { op: "delete" })).toMatchObject({ ok: false, error: { code: "PERMISSION_DENIED" } });
+    expect(await stream.head()).toBe(2);
+  });
+
+  test("a refused append (an event over the size limit) changes neither the journal nor producer state", async () => {
+    const name = fresh();
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
+    const producer = { id: "p", epoch: 0, seq: 0 };
+    const huge = json(JSON.stringify("x".repeat(300_000)));
+    expect(await http(name, { op: "append", contentType: "application/json", close: false, body: huge, producer, stamp })).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_ARGUMENT" },
+    });
+    // The same producer tuple is still new: seq 0 is accepted, not a duplicate.
+    expect(await http(name, { op: "append", contentType: "application/json", close: false, body: json("1"), producer, stamp })).toMatchObject({
+      ok: true,
+      value: { status: 200 },
+    });
+    expect(await streamStub(env.STREAM, name).head()).toBe(1);
+  });
+});

@@ -1,0 +1,100 @@
+import { DurableStream } from "@durable-streams/client";
+import { connectItx } from "iterate/client";
+import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
+import { report, summarize, time } from "./stats.ts";
+import type { BenchTarget } from "./target.ts";
+
+const SINGLE_APPENDS = 500;
+const WARM = 50;
+const BATCH = 100;
+const BATCH_EVENTS = 100_000;
+const READ_ROUNDS = 3;
+
+const item = (i: number) => JSON.stringify({ i, t: "evt", v: "xxxxxxxx" });
+const batchBody = (start: number) => `[${Array.from({ length: BATCH }, (_, j) => item(start + j)).join(",")}]`;
+
+/**
+ * The Durable Streams protocol at /streams/<project> against the reference server (file-backed)
+ * started in this run, the same client code on both sides: single appends with the published
+ * client, sequential POSTs of 100-message batches, and reading 100,000 messages from the start
+ * with the protocol's offset loop. Compared series alternate call by call.
+ */
+export async function measureDurableStreamsHttp(target: BenchTarget): Promise<void> {
+  // oxlint-disable-next-line typescript/no-explicit-any -- a Cap'n Web session is dynamic
+  const session: any = connectItx({ baseUrl: target.baseUrl, auth: { type: "admin-secret", secret: target.adminSecret } });
+  const peer = await startDurableStreamsPeer();
+  try {
+    const slug = `bench-dshttp-${Date.now().toString(36)}`;
+    await session.projects.create({ slug }).whoami();
+    const { token } = await session.issueToken({ principal: "bench", projectIds: [slug], ttlSeconds: 3600 });
+    const headers = { authorization: `Bearer ${token}` };
+    const base = `${target.baseUrl}/streams/${slug}`;
+    const create = (name: string) => DurableStream.create({ url: `${base}/${name}`, contentType: "application/json", headers });
+
+    // Single appends with the published client, ours and the peer's alternating.
+    const ours = await create("single");
+    const theirs = await peer.create("single");
+    for (let i = 0; i < WARM; i++) {
+      await ours.append(item(i));
+      await theirs.append(item(i));
+    }
+    const mine: number[] = [];
+    const peers: number[] = [];
+    for (let i = 0; i < SINGLE_APPENDS; i++) {
+      const first = i % 2 === 0;
+      if (first) mine.push(await time(() => ours.append(item(i))));
+      peers.push(await time(() => theirs.append(item(i))));
+      if (!first) mine.push(await time(() => ours.append(item(i))));
+    }
+    const m = summarize(mine);
+    const p = summarize(peers);
+    report("dshttp.single_append.median", m.median, "ms");
+    report("dshttp.single_append.p99", m.p99, "ms");
+    report("dshttp.single_append.peer_durable_streams_file.median", p.median, "ms");
+    report("dshttp.single_append.peer_durable_streams_file.p99", p.p99, "ms");
+    report("dshttp.single_append.ratio_to_peer", m.median / p.median, "x (target <= 1.5)");
+
+    // Sequential POSTs of 100-message batches.
+    const batched = await create("batches");
+    const peerBatched = await peer.create("batches");
+    let ourMs = 0;
+    let peerMs = 0;
+    for (let i = 0; i < BATCH_EVENTS; i += BATCH) {
+      const body = batchBody(i);
+      const ourTurn = () => time(() => postBatch(batched.url, body, headers));
+      const peerTurn = () => time(() => postBatch(peerBatched.url, body));
+      if ((i / BATCH) % 2 === 0) {
+        ourMs += await ourTurn();
+        peerMs += await peerTurn();
+      } else {
+        peerMs += await peerTurn();
+        ourMs += await ourTurn();
+      }
+    }
+    const rate = BATCH_EVENTS / (ourMs / 1000);
+    const peerRate = BATCH_EVENTS / (peerMs / 1000);
+    report("dshttp.batch_100_append_rate", rate, "events/s");
+    report("dshttp.batch_100_append_rate.peer_durable_streams_file", peerRate, "events/s");
+    report("dshttp.batch_100_append_rate.ratio_to_peer", rate / peerRate, "x (target >= 1)");
+
+    // Reading the 100,000 messages from the start, alternating.
+    const ourReads: number[] = [];
+    const peerReads: number[] = [];
+    for (let round = 0; round < READ_ROUNDS; round++) {
+      let read = 0;
+      ourReads.push(await time(async () => (read = await readAll(batched.url, headers))));
+      if (read !== BATCH_EVENTS) throw new Error(`read ${read} messages, expected ${BATCH_EVENTS}`);
+      let peerRead = 0;
+      peerReads.push(await time(async () => (peerRead = await readAll(peerBatched.url))));
+      if (peerRead !== BATCH_EVENTS) throw new Error(`peer read ${peerRead} messages, expected ${BATCH_EVENTS}`);
+    }
+    const readRate = BATCH_EVENTS / (summarize(ourReads).median / 1000);
+    const peerReadRate = BATCH_EVENTS / (summarize(peerReads).median / 1000);
+    report("dshttp.read_100k_from_start_rate", readRate, "events/s");
+    report("dshttp.read_100k_from_start_rate.peer_durable_streams_file", peerReadRate, "events/s");
+    report("dshttp.read_100k_from_start_rate.ratio_to_peer", readRate / peerReadRate, "x (target >= 0.5)");
+  } finally {
+    session[Symbol.dispose]();
+    await peer.stop();
+  }
+}

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchBrowser } from "../harness/browser.ts";
+import { scriptReply, startModelServer } from "../harness/model-server.ts";
+import { adminSession, target } from "../harness/os.ts";
+
+// oxlint-disable typescript/no-explicit-any -- itx handles are dynamic by design
+
+// The dashboard in a real browser (headless Chromium) against the harness's OS: one signed-in
+// page walks through what a person does, in order.
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let model: Awaited<ReturnType<typeof startModelServer>>;
+const slug = `dash-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  context = await browser.newContext();
+  page = await context.newPage();
+  // The first turn greets and returns a value (which starts a second turn); the second returns nothing, which ends the loop.
+  model = await startModelServer((_request, index) =>
+    index === 0
+      ? scriptReply('async (itx) => { await itx.chat.sendMessage("Hello from the browser!"); return { greeted: true }; }')
+      : scriptReply("async () => undefined"),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await model?.close();
+});
+
+async function open(hash: string): Promise<void> {
+  await page.goto(`${target().baseUrl}/${hash}`);
+}
+
+describe("the dashboard in a real browser", () => {
+  test("a wrong secret is refused with its code; the right one signs in with an httpOnly, SameSite cookie no script can read", async () => {
+    const { baseUrl, adminSecret } = target();
+    await page.goto(baseUrl);
+    await page.fill("input[name=secret]", "not-the-secret");
+    await page.click("button[type=submit]");
+    await expect.poll(() => page.textContent("[role=alert]")).toContain("UNAUTHENTICATED");
+
+    await page.fill("input[name=secret]", adminSecret);
+    await page.click("button[type=submit]");
+    await page.waitForSelector("[data-testid=principal]");
+    expect(await page.textContent("[data-testid=principal]")).toBe("admin");
+    const cookies = await context.cookies();
+    expect(cookies).toEqual([expect.objectContaining({ name: "iterate_session", httpOnly: true, sameSite: "Strict", path: "/" })]);
+    expect(await page.evaluate(() => document.cookie)).toBe("");
+    const pageText = await page.evaluate(() => document.documentElement.outerHTML + JSON.stringify({ ...localStorage }));
+    expect(pageText).not.toContain(adminSecret);
+  });
+
+  test("creates a project from the projects page", async () => {
+    await open("#/");
+    await page.fill("input[name=slug]", slug);
+    await page.click("text=Create project");
+    await page.waitForSelector(`[data-testid=projects] a:text-is("${slug}")`);
+    using session: any = adminSession();
+    expect((await session.projects.list()).map((project: any) => project.slug)).toContain(slug);
+  });
+
+  test("the context tree shows the project's root context through __describe()", async () => {
+    await open(`#/p/${slug}/context`);
+    await page.waitForSelector("[data-testid=context]");
+    const text = await page.textContent("[data-testid=context]");
+    expect(text).toContain(":/");
+    expect(text).toContain("agents");
+  });
+
+  test("the REPL runs a script in the page and as itx.run, shows results as trees and errors with their code, and keeps history", async () => {
+    await open(`#/p/${slug}/repl`);
+    await page.fill("textarea[name=code]", "async (itx) => { const me = await itx.whoami(); return { path: me.path, answer: 41 + 1 }; }");
+    await page.click("button:text-is('Run')");
+    await page.waitForSelector("[data-testid=repl-result][data-status=ok]");
+    expect(await page.textContent("[data-testid=repl-result]")).toMatch(/path: *"\/".*answer: *42/s);
+
+    await page.check("input[name=where] >> nth=1");
+    await page.fill("textarea[name=code]", "async (itx) => (await itx.whoami()).projectId.length > 0");
+    await page.click("button:text-is('Run')");
+    await page.waitForSelector("[data-testid=repl-result][data-status=ok]");
+    expect(await page.textContent("[data-testid=repl-result]")).toContain("true");
+
+    await page.fill("textarea[name=code]", 'async () => { throw new Error("boom"); }');
+    await page.click("button:text-is('Run')");
+    await page.waitForSelector("[data-testid=repl-result][data-status=failed]");
+    expect(await page.textContent("[data-testid=repl-result]")).toContain("SCRIPT_FAILED");
+
+    const history = await page.evaluate(() => JSON.parse(localStorage.getItem("iterate.repl.history") ?? "[]") as string[]);
+    expect(history[0]).toContain("boom");
+    expect(history).toHaveLength(3);
+  });
+
+  test("the stream viewer shows history, then events as they are appended, ephemeral ones too", async () => {
+    using session: any = adminSession();
+    const stream = session.projects.get(slug).streams.get("/feed");
+    await stream.append({ type: "app/before", payload: { n: 1 } });
+    await open(`#/p/${slug}/stream?path=/feed`);
+    await page.waitForSelector('[data-testid=events] li[data-type="app/before"]');
+    await page.waitForSelector("[data-testid=stream-status]:has-text('live')");
+    await stream.append({ type: "app/after", payload: { n: 2 } });
+    await page.waitForSelector('[data-testid=events] li[data-type="app/after"]', { timeout: 10_000 });
+    await stream.append({ type: "app/tick", payload: { n: 3 }, ephemeral: true });
+    await page.waitForSelector('[data-testid=events] li.ephemeral[data-type="app/tick"]', { timeout: 10_000 });
+    // An append from the page reaches the page through the same subscription.
+    await page.fill("input[name=type]", "app/from-page");
+    await page.click("button:text-is('Append')");
+    await page.waitForSelector('[data-testid=events] li[data-type="app/from-page"]', { timeout: 10_000 });
+    const stored = await stream.getEvents({});
+    expect(stored.map((event: any) => event.type)).toEqual(["app/before", "app/after", "app/from-page"]);
+  });
+
+  test("chats with an agent on the loopback model: the message, the script, what it said and the result", async () => {
+    await open(`#/p/${slug}/agent?path=/agents/helper`);
+    await page.click("text=Create this agent");
+    await page.fill("input[name=baseUrl]", model.baseUrl);
+    await page.fill("input[name=model]", "loopback");
+    await page.click("button:text-is('Create')");
+    await page.waitForSelector("[data-testid=agent-created]");
+    await page.fill("input[name=message]", "Say hello, please");
+    await page.click("button:text-is('Send')");
+    await page.waitForSelector('[data-testid=conversation] [data-kind=agent]:has-text("Hello from the browser!")', { timeout: 30_000 });
+    await page.waitForSelector("[data-testid=conversation] [data-kind=result]", { timeout: 30_000 });
+    const kinds = await page.$$eval("[data-testid=conversation] [data-kind]", (items) => items.map((item) => item.getAttribute("data-kind")));
+    expect(kinds.slice(0, 4)).toEqual(["user", "script", "agent", "result"]);
+    expect(await page.textContent("[data-testid=conversation] [data-kind=script]")).toContain("itx.chat.sendMessage");
+    expect(await page.textContent("[data-testid=conversation] [data-kind=result] >> nth=0")).toContain('{"greeted":true}');
+    expect(model.requests.at(-1)?.messages.some((message) => message.content.includes("Say hello, please"))).toBe(true);
+  });
+
+  test("sign-out ends the session: the page asks to sign in, and the old cookie no longer opens /api", async () => {
+    const [old] = await context.cookies();
+    await open("#/");
+    await page.click("button:text-is('Sign out')");
+    await page.waitForSelector("input[name=secret]");
+    expect(await context.cookies()).toEqual([]);
+    // The old cookie, put back by hand, is refused: the session ended on the server.
+    await context.addCookies([old as any]);
+    await page.reload();
+    await page.waitForSelector("input[name=secret]");
+  });
+});
