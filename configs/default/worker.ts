@@ -2,8 +2,6 @@ import { IterateConfigEntrypoint } from "iterate/sdk";
 import type { StreamEvent } from "iterate/types";
 import { homepage } from "./apps/home.ts";
 
-const E = "events.iterate.com/";
-
 /**
  * This project's own worker. The platform loads it for the project's root context: lifecycle
  * events arrive at processEvent, HTTP for the project's host at fetch, and every other method is
@@ -12,7 +10,7 @@ const E = "events.iterate.com/";
 export default class ProjectWorker extends IterateConfigEntrypoint {
   async processEvent(event: StreamEvent): Promise<void> {
     switch (event.type) {
-      case `${E}project/created`: {
+      case "events.iterate.com/project/created": {
         using itx = this.getItx();
         // The deployment's default model: no `llm` given.
         using agent = itx.agents.get("/agents/onboarding");
@@ -22,20 +20,20 @@ export default class ProjectWorker extends IterateConfigEntrypoint {
         });
         return;
       }
-      case `${E}project/worker-updated`: {
+      case "events.iterate.com/project/worker-updated": {
         using itx = this.getItx();
         // Setting an unchanged schedule keeps its clock: this is safe on every update.
         await itx.scheduler.set({
           key: "heartbeat",
           every: 15 * 60,
-          script: `async (itx) => { await itx.append({ type: "${E}project/heartbeat-triggered", payload: { scheduleKey: "heartbeat" } }); }`,
+          script: 'async (itx) => { await itx.append({ type: "events.iterate.com/project/heartbeat-triggered", payload: { scheduleKey: "heartbeat" } }); }',
         });
         return;
       }
-      case `${E}project/heartbeat-triggered`:
+      case "events.iterate.com/project/heartbeat-triggered":
         // Runs every 15 minutes: put periodic work here.
         return;
-      case `${E}stream/woken`:
+      case "events.iterate.com/stream/woken":
         return;
       default:
         return;
