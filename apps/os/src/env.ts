@@ -3,8 +3,9 @@ import type { StreamDurableObject } from "./stream/stream-durable-object.ts";
 import type { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 import type { SecretDurableObject } from "./secret/secret-durable-object.ts";
 import type { AgentDurableObject } from "./agent/agent-durable-object.ts";
-import type { SchedulerDurableObject } from "./scheduler/scheduler-durable-object.ts";
 import type { RepoDurableObject } from "./repo/repo-durable-object.ts";
+import type { SchedulerDurableObject } from "./scheduler/scheduler-durable-object.ts";
+import type { ProjectDurableObject } from "./project/project-durable-object.ts";
 import type { RunnerBinding } from "./worker-loader/runner-client.ts";
 
 /** The bindings and variables of the OS Worker (see wrangler.jsonc). */
@@ -46,6 +47,10 @@ export interface Env {
   REPO: DurableObjectNamespace<RepoDurableObject>;
   /** One agent processor host per agent, named `<projectId>:/agents/<name>`. */
   AGENT_PROCESSORS: DurableObjectNamespace<AgentDurableObject>;
+  /** Project hosts are `<slug>.<PROJECT_INGRESS_BASE>` (default `localhost`); set it to the deployment's own domain. */
+  PROJECT_INGRESS_BASE?: string;
+  /** One Project processor host per project, named `<projectId>:/`: creation, the project worker. */
+  PROJECT_PROCESSORS: DurableObjectNamespace<ProjectDurableObject>;
   /** One scheduler per context, named `<projectId>:<path>`: its schedules and the alarm that fires them. */
   SCHEDULER: DurableObjectNamespace<SchedulerDurableObject>;
   /** Workers AI: bound only in a Cloudflare deployment (agents' `workers-ai` provider). */

@@ -210,13 +210,18 @@ export interface ProjectCollection {
    * (or forbidden: the two are indistinguishable) project fail with NOT_FOUND until `create()`.
    */
   get(slugOrId: string): ProjectRoot;
-  /** Creates a project (slug: lowercase kebab-case, 2-63 characters, unique) and answers its root context. */
-  create(input: { slug: string }): Itx;
+  /**
+   * Creates a project (slug: lowercase kebab-case, 2-63 characters, unique) and answers its root
+   * context once `project/created` landed; `waitUntilCreated: false` answers as soon as the
+   * request is recorded (the root stream shows each step as it lands).
+   */
+  create(input: { slug: string; waitUntilCreated?: boolean }): Itx;
 }
 
 /** What `projects.get` answers: the root context plus `create()`. */
 export interface ProjectRoot extends Itx {
-  create(): { created: true };
+  /** Creates the project, or finishes a creation that stopped part-way; `created` is false when it did not wait. */
+  create(input?: { waitUntilCreated?: boolean }): { created: boolean };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,12 +372,24 @@ export interface Itx {
   scheduler: Scheduler;
   /** The project's git repositories (`/repos/<name>`), also reachable with stock git at `/git/<project>/<path>.git`. */
   repos: Repos;
-  /** The project's configuration repository, `/repos/config`: NOT_FOUND until something creates it. */
+  /** The project's configuration repository, `/repos/config` (every project is created with one). */
   repo: Repo;
   /** Clients on remote MCP servers, through this context's egress road. */
   mcp: Mcp;
   /** Clients on HTTP APIs described by OpenAPI 3, through this context's egress road. */
   openapi: OpenApi;
+  /**
+   * The project's own worker (`worker.ts` in `/repos/config`): `itx.worker.<method>(...args)` calls
+   * a method it exposes, from any context of the project; NOT_FOUND before it has a worker.
+   */
+  worker: ProjectWorker;
+}
+
+/** The project worker's methods, whatever its `worker.ts` exposes; each call is one dispatch. */
+export interface ProjectWorker {
+  __describe(): Description;
+  /** Calls `path` on the worker; `itx.worker.a(x)` is `invokeCapability({ path: ["a"], args: [x] })`. */
+  invokeCapability(input: { path: string[]; args: unknown[] }): unknown;
 }
 
 /** The host operations of one context. */
