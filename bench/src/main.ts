@@ -9,6 +9,7 @@ import { measureDurableStreamsHttp } from "./durable-streams-http.ts";
 import { measureEgress } from "./egress.ts";
 import { measureMcp } from "./mcp.ts";
 import { measureProcessors } from "./processors.ts";
+import { measureProjects } from "./projects.ts";
 import { measureRepos } from "./repos.ts";
 import { measureScheduler } from "./scheduler.ts";
 import { measureScripts } from "./scripts.ts";
@@ -35,6 +36,7 @@ try {
     if (!only || only.includes("repos")) await measureRepos(target, baselines);
     if (!only || only.includes("dshttp")) await measureDurableStreamsHttp(target);
     if (!only || only.includes("mcp")) await measureMcp(target);
+    if (!only || only.includes("projects")) await measureProjects(target);
   }
   if (!only || only.includes("cli")) await measureCli(target);
   if (!only || only.includes("dashboard")) await measureDashboard(target);

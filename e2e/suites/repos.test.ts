@@ -63,7 +63,8 @@ async function dir(name: string): Promise<string> {
 describe("repos through itx", () => {
   test("create is get-or-create; commit, read, list, log, branches and snapshot; facts on the repo's stream", async () => {
     using itx = await projectItx("repos-api");
-    await expectCode(itx.repo.log({}), "NOT_FOUND");
+    // Every project is born with its config repository (projects.md).
+    expect((await itx.repo.log({})).length).toBeGreaterThan(0);
     await expectCode(itx.repos.get("/repos/nope").readFile({ path: "a" }), "NOT_FOUND");
     await expectCode(itx.repos.create({ path: "/not-repos/x" }), "INVALID_ARGUMENT");
     const site = itx.repos.create({ path: "/repos/site" });
@@ -80,7 +81,7 @@ describe("repos through itx", () => {
     expect((await same.branches()).map((branch: any) => branch.name)).toEqual(["draft", "main"]);
     expect((await same.snapshot({ branch: "draft" }, { exclude: "src/**" })).files).toEqual({ "index.html": "<h1>hi</h1>" });
     await same.deleteBranch({ name: "draft" });
-    expect((await itx.repos.list()).map((row: any) => row.path)).toEqual(["/repos/site"]);
+    expect((await itx.repos.list()).map((row: any) => row.path)).toEqual(["/repos/config", "/repos/site"]);
     const description = await same.__describe();
     expect(description).toMatchObject({ kind: "repo", path: "/repos/site", defaultBranch: "main" });
     const stream = await itx.streams.get("/repos/site");

@@ -20,6 +20,8 @@ interface Env {
   RUNNER?: import("./worker-loader/runner-client.ts").RunnerBinding;
   /** How long a Durable Streams long-poll or SSE wait holds, in ms (default 20000; the e2e harness sets 2000). */
   STREAMS_LIVE_WAIT_MS?: string;
+  /** Project hosts are `<slug>.<PROJECT_INGRESS_BASE>` (default `localhost`); set it to the deployment's own domain. */
+  PROJECT_INGRESS_BASE?: string;
   /** Workers AI: bound only in a Cloudflare deployment (agents' `workers-ai` provider). */
   AI?: { run(model: string, input: unknown): Promise<unknown> };
   /** The default model of agents created without `llm` (with AGENT_LLM_PROVIDER "openai-compatible"). */

@@ -60,6 +60,8 @@ const PLATFORM_LIMITS = {
 
   // ---- Projects ----
   PROJECT_SLUG_MAX_LENGTH: 63,
+  /** Characters of a built project worker kept in the project's own storage (a SQLite row holds at most 2 MB); a larger one is not kept. */
+  PROJECT_ARTIFACT_MAX_CHARS: 1_900_000,
 
   // ---- Streams (the platform's own; the event rules are STREAM_LIMITS above) ----
   /** Longest stream path: paths are stamped onto every event and used as Durable Object names. */

@@ -2,6 +2,7 @@ import { serveCapnWeb } from "./api/api-route.ts";
 import { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
 import { BenchRootRpcTarget } from "./bench/bench-root.ts";
 import { routeToCapability } from "./ingress/capability-ingress.ts";
+import { routeToProjectWorker } from "./ingress/project-ingress.ts";
 import { codedErrorResponse } from "./api/coded-response.ts";
 import { serveGit } from "./repo/git-http.ts";
 import { serveBrowserAuth } from "./auth/browser-sign-in.ts";
@@ -17,8 +18,9 @@ export { EgressEntrypoint, ItxEntrypoint } from "./worker-loader/loopback-entryp
 export { RunnerCallbackEntrypoint } from "./worker-loader/loopback-entrypoints.ts";
 export { SecretDurableObject } from "./secret/secret-durable-object.ts";
 export { AgentDurableObject } from "./agent/agent-durable-object.ts";
-export { SchedulerDurableObject } from "./scheduler/scheduler-durable-object.ts";
 export { RepoDurableObject } from "./repo/repo-durable-object.ts";
+export { SchedulerDurableObject } from "./scheduler/scheduler-durable-object.ts";
+export { ProjectDurableObject } from "./project/project-durable-object.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {
@@ -34,7 +36,7 @@ export default {
 
 async function route(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   const url = new URL(request.url);
-  const routed = await routeToCapability(request, env);
+  const routed = (await routeToCapability(request, env)) ?? (await routeToProjectWorker(request, env));
   if (routed) return routed;
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
   if (url.pathname.startsWith(STREAMS_ROUTE_PREFIX)) return serveStreams(request, env, ctx);

@@ -4,10 +4,11 @@ import { isAgentPath, type AgentScope } from "../agent/agent-input.ts";
 import { AgentsRpcTarget } from "../agent/agent-rpc-target.ts";
 import type { BuiltInNames, Confinement } from "../capability-host/jail.ts";
 import { EgressRpcTarget } from "../egress/egress-rpc-target.ts";
-import { SchedulerRpcTarget } from "../scheduler/scheduler-rpc-target.ts";
 import { configRepoOfScope, reposOfScope } from "../repo/repos-built-in.ts";
 import { McpRpcTarget } from "../mcp/mcp-rpc-target.ts";
 import { OpenApiRpcTarget } from "../openapi/openapi-rpc-target.ts";
+import { SchedulerRpcTarget } from "../scheduler/scheduler-rpc-target.ts";
+import { ProjectWorkerRpcTarget } from "../project/project-worker-rpc-target.ts";
 import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { CapabilityHostRpcTarget, CapabilityHostsRpcTarget } from "./capability-host-rpc-target.ts";
@@ -95,7 +96,12 @@ export const BUILT_INS = {
     get: (ctx: HandleContext) => new SecretsRpcTarget({ env: ctx.scope.env, projectId: () => resolveProjectId(ctx.scope), principal: ctx.scope.principal, origin: ctx.scope.origin }),
     summary: "secrets.get('/secrets/x').update({ material, egress: { urls } }); reference it as getSecret(\"/secrets/x\") in requests",
   },
-  worker: { kind: "later" },
+  worker: {
+    kind: "property",
+    jail: "grantable",
+    get: (ctx: HandleContext) => new ProjectWorkerRpcTarget({ env: ctx.scope.env, projectId: () => resolveProjectId(ctx.scope), callerPath: ctx.caller().origin }),
+    summary: "worker.<method>(...args): a method of the project's own worker (worker.ts in /repos/config), run as the root",
+  },
   scheduler: {
     kind: "property",
     get: (ctx: HandleContext) => new SchedulerRpcTarget({ env: ctx.scope.env, where: () => ctx.where(), caller: ctx.caller() }),

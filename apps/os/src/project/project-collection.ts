@@ -4,7 +4,7 @@ import { ItxError } from "iterate/errors";
 import type { Connection } from "../api/connection.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { findProject, listProjects, parseProjectSlug, type ProjectRecord } from "./project-directory.ts";
-import { createProject } from "./project-lifecycle.ts";
+import { createProject, requestCreation, type CreateOptions } from "./project-lifecycle.ts";
 import { installMissingMemberError } from "../api/missing-member.ts";
 
 /**
@@ -69,17 +69,20 @@ export class ProjectCollectionRpcTarget extends RpcTarget {
     });
   }
 
-  /** Creates a project and answers its root context. */
-  async create(input: { slug?: unknown }): Promise<ProjectRootRpcTarget> {
-    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "projects.create takes { slug }");
-    const { slug, ...rest } = input;
+  /**
+   * Creates a project and answers its root context, once `project/created` landed (or at once
+   * with `waitUntilCreated: false`: the root stream shows creation's steps as they land).
+   */
+  async create(input: { slug?: unknown; waitUntilCreated?: unknown }): Promise<ProjectRootRpcTarget> {
+    if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "projects.create takes { slug, waitUntilCreated? }");
+    const { slug, waitUntilCreated, ...rest } = input;
     if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `projects.create has no field(s) ${Object.keys(rest).join(", ")}`);
-    const record = await this.#create(parseProjectSlug(slug));
+    const record = await this.#create(parseProjectSlug(slug), parseCreateOptions(waitUntilCreated));
     return this.#handle(record.slug, () => Promise.resolve(record.projectId));
   }
 
-  async #create(slug: string): Promise<ProjectRecord> {
-    return createProject(this.#env, slug, this.#access.principal.id, this.#access.creator);
+  async #create(slug: string, options: CreateOptions): Promise<ProjectRecord> {
+    return createProject(this.#env, slug, this.#access.principal.id, this.#access.creator, options);
   }
 
   async #resolve(slugOrId: string): Promise<string> {
@@ -98,14 +101,17 @@ export class ProjectCollectionRpcTarget extends RpcTarget {
         origin: "/",
         ...(this.#connection ? { connection: this.#connection } : {}),
       },
-      async () => {
+      async (options) => {
         const existing = await findProject(this.#env, slugOrId);
         if (existing) {
           // Slug existence is public (docs/security.md): everything else about the project is not.
           if (!this.#access.allows(existing)) throw new ItxError("INVALID_ARGUMENT", `the project slug "${slugOrId}" is taken`);
+          // Repairs a project whose creation stopped part-way (its slug claimed, nothing else):
+          // the request is keyed, so for a created project this only waits for the fact that stands.
+          await requestCreation(this.#env, existing, this.#access.principal.id, options);
           return;
         }
-        await this.#create(parseProjectSlug(slugOrId));
+        await this.#create(parseProjectSlug(slugOrId), options);
       },
     );
   }
@@ -114,18 +120,31 @@ installMissingMemberError(ProjectCollectionRpcTarget, "projects");
 
 /** A project's root context, as `projects.get` answers it: an itx plus `create()`. */
 export class ProjectRootRpcTarget extends ItxRpcTarget {
-  readonly #create: () => Promise<void>;
+  readonly #create: (options: CreateOptions) => Promise<void>;
 
-  constructor(scope: ConstructorParameters<typeof ItxRpcTarget>[0], create: () => Promise<void>) {
+  constructor(scope: ConstructorParameters<typeof ItxRpcTarget>[0], create: (options: CreateOptions) => Promise<void>) {
     super(scope);
     this.#create = create;
   }
 
-  /** Creates the project this handle names, if it does not exist yet. */
-  async create(): Promise<{ created: true }> {
-    await this.#create();
-    return { created: true };
+  /**
+   * Creates the project this handle names if it does not exist yet (or finishes a creation that
+   * stopped part-way), waiting for `project/created` unless `waitUntilCreated: false`.
+   */
+  async create(input?: { waitUntilCreated?: unknown }): Promise<{ created: boolean }> {
+    if (input !== undefined && (typeof input !== "object" || input === null)) throw new ItxError("INVALID_ARGUMENT", "create takes { waitUntilCreated? }");
+    const { waitUntilCreated, ...rest } = input ?? {};
+    if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `create has no field(s) ${Object.keys(rest).join(", ")}`);
+    const options = parseCreateOptions(waitUntilCreated);
+    await this.#create(options);
+    return { created: options.waitUntilCreated !== false };
   }
+}
+
+function parseCreateOptions(waitUntilCreated: unknown): CreateOptions {
+  if (waitUntilCreated === undefined) return {};
+  if (typeof waitUntilCreated !== "boolean") throw new ItxError("INVALID_ARGUMENT", "waitUntilCreated is a boolean");
+  return { waitUntilCreated };
 }
 
 function missing(slugOrId: string): ItxError {

@@ -5,9 +5,9 @@ import { coordinateOfObject } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { pathFilter } from "./glob.ts";
-import { REPO_CREATED, type CommitCompleted } from "./repo-events.ts";
+import { REPO_COMMIT_COMPLETED, REPO_CREATED, type CommitCompleted } from "./repo-events.ts";
 import { parseCommitRequest, parseLogLimit, parseOptions, parseRef } from "./repo-input.ts";
-import { DEFAULT_BRANCH, parseBranchName, parseFilePath } from "./repo-names.ts";
+import { CONFIG_REPO_PATH, DEFAULT_BRANCH, parseBranchName, parseFilePath } from "./repo-names.ts";
 import { RepoStore, type Actor, type LogEntry } from "./repo-store.ts";
 import { receivePack, uploadPack, type RefAdvertisement } from "./repo-pack.ts";
 
@@ -210,11 +210,26 @@ export class RepoDurableObject extends DurableObject<Env> {
           if (!next || next.event.principal !== first.event.principal || next.event.origin !== first.event.origin) break;
           batch.push(next);
         }
+        const stamp = { principal: first.event.principal, origin: first.event.origin, platform: "repo" };
         await stream.append({
           events: batch.map(({ seq, event }) => ({ type: event.type, payload: event.payload, idempotencyKey: `repo/fact:${seq}` })),
-          stamp: { principal: first.event.principal, origin: first.event.origin, platform: "repo" },
+          stamp,
           answer: "receipt",
         });
+        // The config repository's commits are copied onto the project's root stream, where the
+        // Project processor certifies each new head as the project's worker (project/project-processor.ts).
+        const copies = this.#path === CONFIG_REPO_PATH ? batch.filter(({ event }) => event.type === REPO_COMMIT_COMPLETED) : [];
+        if (copies.length > 0) {
+          await streamStub(this.env.STREAM, `${this.#projectId}:/`).append({
+            events: copies.map(({ seq, event }) => ({
+              type: event.type,
+              payload: { ...(event.payload as object), repo: this.#path },
+              idempotencyKey: `repo/config-commit:${seq}`,
+            })),
+            stamp,
+            answer: "receipt",
+          });
+        }
         this.#store.refs.delivered(batch.at(-1)?.seq ?? 0);
         i += batch.length;
       }

@@ -87,7 +87,14 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
   [`${E}agent/loop-stopped`]: { writers: ["agent"], why: "stops the agent's loop" },
   [`${E}agent/listed`]: { writers: ["agents"], why: "a row of the project's agent list" },
   [`${E}project/create-requested`]: { writers: ["project"], why: "a project's creation request" },
-  [`${E}project/created`]: { writers: ["project"], why: "a project's terminal creation fact" },
+  [`${E}project/created`]: { writers: ["processor-host:project"], why: "a project's terminal creation fact: its worker's first lifecycle event" },
+  [`${E}project/create-attempt-started`]: { writers: ["processor-host:project"], why: "a step of the creation run" },
+  [`${E}project/config-repo-seeded`]: { writers: ["processor-host:project"], why: "a step of the creation run: the seed commit it certifies" },
+  [`${E}project/worker-probed`]: { writers: ["processor-host:project"], why: "a step of the creation run: the artifact it certifies" },
+  [`${E}project/worker-feed-installed`]: { writers: ["processor-host:project"], why: "decides which lifecycle events reach the project worker" },
+  [`${E}project/create-failed`]: { writers: ["processor-host:project"], why: "a project's terminal creation failure" },
+  [`${E}project/worker-updated`]: { writers: ["processor-host:project"], why: "makes an artifact the project's worker: ingress and itx.worker run it" },
+  [`${E}project/worker-update-failed`]: { writers: ["processor-host:project"], why: "records that a config head is not runnable, so it is not retried" },
   [`${E}project/slug-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
   [`${E}project/id-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
   [`${E}secret/set`]: { writers: ["secret"], why: "audit of a secret's material and allowlist" },
@@ -110,6 +117,8 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
 export const OPEN_EVENTS: Readonly<Record<string, string>> = {
   [`${E}itx/run-requested`]:
     "an enqueued request runs in the context as whoever wrote it (the stamped principal and origin), no more than that writer could run itself; agents act only on their own",
+  [`${E}project/heartbeat-triggered`]:
+    "the heartbeat's script appends it as whoever set the schedule; it only wakes the project's own worker, which acts as the root whatever woke it",
   [`${E}agent/context-added`]:
     "anyone may speak to an agent: the fold reads the sender from the stamped origin, and keeps assistant words only from the agent itself",
 };

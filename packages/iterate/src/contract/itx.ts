@@ -150,12 +150,24 @@ export interface Itx {
   scheduler: Scheduler;
   /** The project's git repositories (`/repos/<name>`), also reachable with stock git at `/git/<project>/<path>.git`. */
   repos: Repos;
-  /** The project's configuration repository, `/repos/config`: NOT_FOUND until something creates it. */
+  /** The project's configuration repository, `/repos/config` (every project is created with one). */
   repo: Repo;
   /** Clients on remote MCP servers, through this context's egress road. */
   mcp: Mcp;
   /** Clients on HTTP APIs described by OpenAPI 3, through this context's egress road. */
   openapi: OpenApi;
+  /**
+   * The project's own worker (`worker.ts` in `/repos/config`): `itx.worker.<method>(...args)` calls
+   * a method it exposes, from any context of the project; NOT_FOUND before it has a worker.
+   */
+  worker: ProjectWorker;
+}
+
+/** The project worker's methods, whatever its `worker.ts` exposes; each call is one dispatch. */
+export interface ProjectWorker {
+  __describe(): Description;
+  /** Calls `path` on the worker; `itx.worker.a(x)` is `invokeCapability({ path: ["a"], args: [x] })`. */
+  invokeCapability(input: { path: string[]; args: unknown[] }): unknown;
 }
 
 /** The host operations of one context. */

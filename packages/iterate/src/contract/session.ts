@@ -116,13 +116,18 @@ export interface ProjectCollection {
    * (or forbidden: the two are indistinguishable) project fail with NOT_FOUND until `create()`.
    */
   get(slugOrId: string): ProjectRoot;
-  /** Creates a project (slug: lowercase kebab-case, 2-63 characters, unique) and answers its root context. */
-  create(input: { slug: string }): Itx;
+  /**
+   * Creates a project (slug: lowercase kebab-case, 2-63 characters, unique) and answers its root
+   * context once `project/created` landed; `waitUntilCreated: false` answers as soon as the
+   * request is recorded (the root stream shows each step as it lands).
+   */
+  create(input: { slug: string; waitUntilCreated?: boolean }): Itx;
 }
 
 /** What `projects.get` answers: the root context plus `create()`. */
 export interface ProjectRoot extends Itx {
-  create(): { created: true };
+  /** Creates the project, or finishes a creation that stopped part-way; `created` is false when it did not wait. */
+  create(input?: { waitUntilCreated?: boolean }): { created: boolean };
 }
 
 export interface ProjectSummary {

@@ -11,7 +11,9 @@ export {
   type WokenProcessor,
 } from "./stream-processor-durable-object.ts";
 export {
+  IterateConfigEntrypoint,
   IterateDurableObject,
+  type ConfigCallProps,
   IterateEntrypoint,
   type ItxBinding,
   type ItxEnv,

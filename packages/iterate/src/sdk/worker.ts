@@ -46,6 +46,48 @@ export class IterateEntrypoint<Env = ItxEnv, Props = unknown> extends WorkerEntr
 }
 
 /**
+ * The base of a project's config worker (`worker.ts` in `/repos/config`). The platform loads it for
+ * the project's root: `this.getItx()` is the root's itx whoever called, the project's lifecycle
+ * events arrive at `processEvent`, HTTP for the project's host arrives at `fetch`, and any other
+ * method is reachable from every context of the project as `itx.worker.<method>(...)`.
+ *
+ * @example
+ * import { IterateConfigEntrypoint } from "iterate/sdk";
+ *
+ * export default class extends IterateConfigEntrypoint {
+ *   async fetch() {
+ *     return new Response(`Homepage of ${this.projectSlug()}`);
+ *   }
+ * }
+ */
+export class IterateConfigEntrypoint<Env = ItxEnv> extends WorkerEntrypoint<Env, ConfigCallProps> {
+  /** The root's itx, whoever called; bind it with `using`. */
+  // A property, not a method: see IterateEntrypoint.
+  protected readonly getItx = (): ItxScope => itxOf(this.env);
+
+  /**
+   * The context a call came from (`/` for the platform's own calls and for HTTP), as the platform
+   * stamps it: make what you create for a caller hold no more than the caller does.
+   */
+  protected readonly callerPath = (): string => {
+    const path = (this.ctx as { props?: Partial<ConfigCallProps> }).props?.callerPath;
+    return typeof path === "string" ? path : "/";
+  };
+
+  /** The project's slug, as its directory records it. */
+  protected readonly projectSlug = (): string => {
+    const slug = (this.ctx as { props?: Partial<ConfigCallProps> }).props?.projectSlug;
+    return typeof slug === "string" ? slug : "";
+  };
+}
+
+/** What the platform passes a config worker with each call. */
+export interface ConfigCallProps {
+  callerPath: string;
+  projectSlug: string;
+}
+
+/**
  * A Durable Object class of loaded code, hosted as a facet of its context's object with its own
  * SQLite. `this.getItx()` is the itx of the context that hosts it.
  *

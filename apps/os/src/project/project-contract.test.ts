@@ -1,0 +1,46 @@
+import { describe, expect, test } from "vitest";
+import { reduceProcessor } from "iterate/stream/test-support";
+import { ProjectProcessor, type ProjectEffects } from "./project-processor.ts";
+import { needsUpdate, type ProjectState } from "./project-contract.ts";
+
+const E = "events.iterate.com/";
+const A = "a".repeat(40);
+const B = "b".repeat(40);
+const never = (() => Promise.reject(new Error("no effects in a fold"))) as never;
+const effects: ProjectEffects = { ensureRootContext: never, seedConfigRepo: never, buildAndProbe: never, deliver: never, sleep: never };
+const record = { projectId: "prj_x", slug: "x" };
+const fold = (events: Array<{ type: string; payload?: unknown }>) => reduceProcessor(new ProjectProcessor(effects), events) as ProjectState;
+
+const requested = { type: `${E}project/create-requested`, payload: record };
+const started = (attempt: number) => ({ type: `${E}project/create-attempt-started`, payload: { requestOffset: 1, attempt } });
+const seeded = (attempt: number) => ({ type: `${E}project/config-repo-seeded`, payload: { requestOffset: 1, attempt, commit: A } });
+const created = { type: `${E}project/created`, payload: { requestOffset: 1, ...record } };
+const updated = (commit: string) => ({ type: `${E}project/worker-updated`, payload: { commit, hash: "h" } });
+const copied = (commit: string, repo = "/repos/config", branch = "main") => ({ type: `${E}repo/commit-completed`, payload: { branch, commit, repo } });
+
+describe("the Project processor's fold", () => {
+  test.each<[string, Array<{ type: string; payload?: unknown }>, Partial<ProjectState["creation"] & object>]>([
+    ["the request opens the run", [requested], { requestOffset: 1, attempt: 0, status: "requested" }],
+    ["an attempt starts", [requested, started(1)], { attempt: 1, status: "running" }],
+    ["a repeated attempt-started changes nothing", [requested, started(2), started(1)], { attempt: 2 }],
+    ["a step of an older attempt changes nothing", [requested, started(1), started(2), seeded(1)], { attempt: 2, lastStep: "create-attempt-started" }],
+    ["created settles the run", [requested, started(1), seeded(1), created], { status: "created" }],
+    ["nothing moves a settled run", [requested, started(1), created, started(2)], { status: "created", attempt: 1 }],
+  ])("%s", (_name, events, expected) => {
+    expect(fold(events).creation).toMatchObject(expected);
+  });
+
+  test("a second request opens no second run", () => {
+    expect(fold([requested, started(1), requested]).creation).toMatchObject({ requestOffset: 1, attempt: 1 });
+  });
+
+  test("the worker needs an update only for a new head of /repos/config main, once it failed no more", () => {
+    const base = [requested, started(1), created, updated(A)];
+    expect(needsUpdate(fold([...base, copied(A)]))).toBe(false);
+    expect(needsUpdate(fold([...base, copied(B)]))).toBe(true);
+    expect(needsUpdate(fold([...base, copied(B, "/repos/other")]))).toBe(false);
+    expect(needsUpdate(fold([...base, copied(B, "/repos/config", "draft")]))).toBe(false);
+    expect(needsUpdate(fold([...base, copied(B), { type: `${E}project/worker-update-failed`, payload: { commit: B, error: "x" } }]))).toBe(false);
+    expect(needsUpdate(fold([requested, copied(B)]))).toBe(false);
+  });
+});

@@ -1,0 +1,78 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, test } from "vitest";
+import type { StreamEvent } from "iterate/types";
+import { unwrapCoded } from "../api/coded-result.ts";
+import { repoStub } from "../repo/repo-stub.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
+import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
+import { createProject } from "./project-lifecycle.ts";
+import { PROJECT_WORKER_UPDATE_FAILED, PROJECT_WORKER_UPDATED } from "./project-events.ts";
+
+let counter = 0;
+const slug = (what: string) => `${what}-${Date.now().toString(36)}-${++counter}`;
+const caller = { principal: "tester", origin: "/" };
+
+function root(projectId: string): StreamRpcTarget {
+  return new StreamRpcTarget(streamStub(env.STREAM, `${projectId}:/`), { platform: "stream" });
+}
+
+// The first bundler build of a test run compiles esbuild's wasm: on a loaded machine, tens of seconds.
+async function waitLong(projectId: string, query: { type: string; afterOffset: number }): Promise<StreamEvent> {
+  const deadline = Date.now() + 150_000;
+  for (;;) {
+    try {
+      return await root(projectId).waitForEvent({ ...query, timeoutMs: 30_000 });
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+  }
+}
+
+async function homepage(projectId: string): Promise<{ status: number; text: string }> {
+  const response = await env.PROJECT.getByName(`${projectId}:/`).serveHttp(new Request("http://x/"));
+  return { status: response.status, text: await response.text() };
+}
+
+const worker = (greeting: string) => `import { IterateConfigEntrypoint } from "iterate/sdk";
+export default class extends IterateConfigEntrypoint {
+  async fetch() { return new Response(${JSON.stringify(greeting)} + " " + this.projectSlug()); }
+  async whereFrom() { return this.callerPath(); }
+}
+`;
+
+describe("the project worker follows /repos/config", () => {
+  test("a commit becomes the worker; a broken one fails while the previous worker serves", async () => {
+    const record = await createProject(env, slug("follow"), "tester");
+    const repo = repoStub(env, record.projectId, "/repos/config");
+    const after = await root(record.projectId).head();
+    const committed = unwrapCoded(await repo.commit({ message: "hello", files: { "worker.ts": worker("Hello from") } }, caller));
+    const updated = await waitLong(record.projectId, { type: PROJECT_WORKER_UPDATED, afterOffset: after });
+    expect(updated.payload).toMatchObject({ commit: committed.commit });
+    expect(await homepage(record.projectId)).toEqual({ status: 200, text: `Hello from ${record.slug}` });
+    // itx.worker: a method the worker exposes, called from another context, which it can name.
+    const host = env.PROJECT.getByName(`${record.projectId}:/`);
+    expect(await host.callWorker({ path: ["whereFrom"], args: [], callerPath: "/child" })).toBe("/child");
+    await expect(host.callWorker({ path: ["processEvent"], args: [{}], callerPath: "/child" })).rejects.toThrow(/NOT_FOUND/);
+
+    const before = await root(record.projectId).head();
+    const broken = unwrapCoded(await repo.commit({ message: "oops", files: { "worker.ts": "export default class { fetch( {" } }, caller));
+    const failed = await waitLong(record.projectId, { type: PROJECT_WORKER_UPDATE_FAILED, afterOffset: before });
+    expect(failed.payload).toMatchObject({ commit: broken.commit, error: expect.stringContaining("worker.ts") });
+    expect(await homepage(record.projectId)).toEqual({ status: 200, text: `Hello from ${record.slug}` });
+  }, 300_000);
+
+  test("after creation the template creates the onboarding agent and sets the heartbeat", async () => {
+    const record = await createProject(env, slug("onboard"), "tester");
+    const agentStream = new StreamRpcTarget(streamStub(env.STREAM, `${record.projectId}:/agents/onboarding`), { platform: "stream" });
+    const created: StreamEvent = await agentStream.waitForEvent({ type: "events.iterate.com/agent/created", timeoutMs: 15_000 });
+    expect(created.source.origin).toBe("/");
+    const set = await root(record.projectId).waitForEvent({ type: "events.iterate.com/itx/schedule-set", timeoutMs: 15_000 });
+    expect(set.payload).toMatchObject({ key: "heartbeat", every: 900 });
+  }, 40_000);
+
+  test("the template's files are what the config repo is seeded with", async () => {
+    const record = await createProject(env, slug("seeded"), "tester");
+    const files = unwrapCoded(await repoStub(env, record.projectId, "/repos/config").listFiles({}));
+    expect(files.toSorted()).toEqual(Object.keys(CONFIG_TEMPLATE_FILES).toSorted());
+  });
+});

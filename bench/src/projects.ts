@@ -1,0 +1,63 @@
+import { connectItx } from "iterate/client";
+import { report, summarize, time } from "./stats.ts";
+import { openProject, type BenchTarget } from "./target.ts";
+
+const WARM_CREATES = 10;
+const COMMITS = 5;
+const UPDATED = "events.iterate.com/project/worker-updated";
+const UPDATE_FAILED = "events.iterate.com/project/worker-update-failed";
+
+/** A config worker whose text differs per round, so that every commit is a fresh build. */
+const worker = (n: number) =>
+  `import { IterateConfigEntrypoint } from "iterate/sdk";\nexport default class extends IterateConfigEntrypoint {\n  async fetch() { return new Response("round ${n} of " + this.projectSlug()); }\n}\n`;
+
+/**
+ * Project creation and config updates (issue #15):
+ * - `projects.create` to `project/created`: the first creation of this OS process (cold) and the
+ *   median of WARM_CREATES after it. Target: warm <= 300 ms.
+ * - a commit to `/repos/config` to its `project/worker-updated`, median over COMMITS fresh sources,
+ *   beside a bare `workers.get` build-and-call of the same kind of source (also fresh each round).
+ *   Target: <= 2x the bare build.
+ */
+export async function measureProjects(target: BenchTarget): Promise<void> {
+  const auth = { type: "admin-secret" as const, secret: target.adminSecret };
+  // One session for all creations: what is timed is creation, not connecting.
+  // oxlint-disable-next-line typescript/no-explicit-any -- handles are dynamic by design
+  const session: any = connectItx({ baseUrl: target.baseUrl, auth });
+  const create = (prefix: string) => session.projects.create({ slug: `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}` }).whoami();
+  let cold: number;
+  const warm: number[] = [];
+  try {
+    cold = await time(() => create("bench-cold"));
+    for (let i = 0; i < WARM_CREATES; i++) warm.push(await time(() => create("bench-warm")));
+  } finally {
+    // Node does not parse `using` in plain modules here (TOOLCHAIN.md).
+    session[Symbol.dispose]();
+  }
+  const warmSummary = summarize(warm);
+  report("projects.create.cold", cold, "ms (the first creation of this OS process)");
+  report("projects.create.warm.median", warmSummary.median, `ms (target <= 300: ${warmSummary.median <= 300 ? "met" : "missed"})`);
+  report("projects.create.warm.p90", warmSummary.p90, "ms");
+
+  const { itx } = await openProject(target, "bench-config");
+  try {
+    const updates: number[] = [];
+    const bare: number[] = [];
+    const salt = Date.now();
+    for (let i = 0; i < COMMITS; i++) {
+      bare.push(await time(() => itx.workers.get({ source: { files: { "worker.ts": worker(salt * 100 + i).replaceAll("IterateConfigEntrypoint", "IterateEntrypoint").replaceAll("this.projectSlug()", '"bare"') }, entryPoint: "worker.ts" } }).fetch("http://bench/")));
+      const started = performance.now();
+      const committed = await itx.repo.commit({ message: `round ${i}`, files: { "worker.ts": worker(salt * 100 + i + 50) } });
+      const settled = await itx.waitForEvent({ types: [UPDATED, UPDATE_FAILED], payload: { commit: committed.commit }, timeoutMs: 240_000 });
+      if (settled.type === UPDATE_FAILED) throw new Error(`the config worker did not build: ${settled.payload.error}`);
+      updates.push(performance.now() - started);
+    }
+    const update = summarize(updates);
+    const build = summarize(bare);
+    report("projects.commit_to_worker_updated.median", update.median, `ms (first round included: ${Math.round(updates[0] ?? 0)} ms)`);
+    report("projects.bare_workers_get_build.median", build.median, "ms (bundle + load + call of a fresh source)");
+    report("projects.commit_to_worker_updated.ratio_to_bare_build", update.median / build.median, `x (target <= 2: ${update.median / build.median <= 2 ? "met" : "missed"})`);
+  } finally {
+    itx[Symbol.dispose]();
+  }
+}
