@@ -1,6 +1,7 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { Env } from "../env.ts";
 import { relay } from "../api/relay.ts";
+import { throwCoded } from "../api/coded-result.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 
 interface WorkerScope {
@@ -35,7 +36,7 @@ export class ProjectWorkerRpcTarget extends RpcTarget {
   async invokeCapability(input: { path: string[]; args: unknown[] }): Promise<unknown> {
     const projectId = await this.#scope.projectId();
     const host = this.#scope.env.PROJECT_PROCESSORS.getByName(`${projectId}:/`);
-    return relay(host.callWorker({ path: input.path, args: input.args, callerPath: this.#scope.callerPath }));
+    return throwCoded(await relay(host.callWorker({ path: input.path, args: input.args, callerPath: this.#scope.callerPath })));
   }
 }
 installInvokeFallback(ProjectWorkerRpcTarget);
