@@ -2,7 +2,7 @@ import { errorCode, ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { StreamEvent } from "iterate/types";
 import { relay } from "../api/relay.ts";
-import { unwrapCoded } from "../api/coded-result.ts";
+import { answerCoded, unwrapCoded } from "../api/coded-result.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { ReposRpcTarget } from "../repo/repos-rpc-target.ts";
 import { repoStub } from "../repo/repo-stub.ts";
@@ -99,8 +99,16 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     }
   }
 
-  /** `itx.worker.<path>(...args)` from the context `callerPath`: a method of the certified worker. */
-  async callWorker(input: { path: string[]; args: unknown[]; callerPath: string }): Promise<unknown> {
+  /**
+   * `itx.worker.<path>(...args)` from the context `callerPath`: a method of the certified worker.
+   * Expected failures are answered as coded values (unwrapCoded throws them on the caller's side),
+   * never thrown across the Durable Object boundary.
+   */
+  callWorker(input: { path: string[]; args: unknown[]; callerPath: string }): Promise<unknown> {
+    return answerCoded(() => this.#callWorker(input));
+  }
+
+  async #callWorker(input: { path: string[]; args: unknown[]; callerPath: string }): Promise<unknown> {
     const { state } = await this.state();
     if (!state.worker || !state.record) throw new ItxError("NOT_FOUND", "this project has no worker yet");
     // Lifecycle events come from the platform's feed only: nobody may hand the worker a forged one.

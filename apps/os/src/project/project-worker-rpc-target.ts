@@ -1,5 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import { relay } from "../api/relay.ts";
+import { throwCoded } from "../api/coded-result.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 
 interface WorkerScope {
@@ -34,7 +35,7 @@ export class ProjectWorkerRpcTarget extends RpcTarget {
   async invokeCapability(input: { path: string[]; args: unknown[] }): Promise<unknown> {
     const projectId = await this.#scope.projectId();
     const host = this.#scope.env.PROJECT.getByName(`${projectId}:/`);
-    return relay(host.callWorker({ path: input.path, args: input.args, callerPath: this.#scope.callerPath }));
+    return throwCoded(await relay(host.callWorker({ path: input.path, args: input.args, callerPath: this.#scope.callerPath })));
   }
 }
 installInvokeFallback(ProjectWorkerRpcTarget);

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "iterate/types";
-import { unwrapCoded } from "../api/coded-result.ts";
+import { expectCode } from "iterate/stream/test-support";
+import { throwCoded, unwrapCoded } from "../api/coded-result.ts";
 import { repoStub } from "../repo/repo-stub.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
@@ -51,8 +52,8 @@ describe("the project worker follows /repos/config", () => {
     expect(await homepage(record.projectId)).toEqual({ status: 200, text: `Hello from ${record.slug}` });
     // itx.worker: a method the worker exposes, called from another context, which it can name.
     const host = env.PROJECT.getByName(`${record.projectId}:/`);
-    expect(await host.callWorker({ path: ["whereFrom"], args: [], callerPath: "/child" })).toBe("/child");
-    await expect(host.callWorker({ path: ["processEvent"], args: [{}], callerPath: "/child" })).rejects.toThrow(/NOT_FOUND/);
+    expect(throwCoded(await host.callWorker({ path: ["whereFrom"], args: [], callerPath: "/child" }))).toBe("/child");
+    await expectCode(async () => throwCoded(await host.callWorker({ path: ["processEvent"], args: [{}], callerPath: "/child" })), "NOT_FOUND");
 
     const before = await root(record.projectId).head();
     const broken = unwrapCoded(await repo.commit({ message: "oops", files: { "worker.ts": "export default class { fetch( {" } }, caller));
