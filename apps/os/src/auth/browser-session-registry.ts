@@ -1,9 +1,8 @@
-import type { Principal, StreamEvent } from "iterate/types";
-import { ItxError, errorCode } from "iterate/errors";
-import { limitDetails } from "../limits.ts";
+import type { Principal } from "iterate/types";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { AUTH_WRITER } from "./token-registry.ts";
+import { watchEnd as watchStreamEnd } from "./watch-end.ts";
 
 /**
  * The deployment's record of browser sessions (the cookie lane): `auth/browser-session-started`
@@ -56,27 +55,9 @@ export async function liveSession(env: Env, sessionId: string): Promise<BrowserS
  * Calls `close` when the session ends (sign-out), for as long as the connection lasts. A session
  * with too many open connections (LIVE_SUBSCRIBERS_MAX) is refused another.
  */
-export async function watchEnd(env: Env, sessionId: string, key: string, close: () => void): Promise<() => void> {
-  const stream = sessionStream(env, sessionId);
-  try {
-    await stream.subscribe({
-      key,
-      types: [BROWSER_SESSION_ENDED],
-      callback: (batch: StreamEvent[]) => {
-        if (batch.some((event) => event.type === BROWSER_SESSION_ENDED && event.source.platform === AUTH_WRITER)) close();
-      },
-    });
-  } catch (error) {
-    if (errorCode(error) === "INVALID_ARGUMENT") {
-      throw new ItxError("UNAVAILABLE", "this browser session has as many open connections as one session may have (LIVE_SUBSCRIBERS_MAX); close a tab first", {
-        details: limitDetails("LIVE_SUBSCRIBERS_MAX"),
-      });
-    }
-    throw error;
-  }
-  return () => {
-    Promise.resolve(stream.unsubscribe(key)).catch(() => undefined);
-  };
+export function watchEnd(env: Env, sessionId: string, key: string, close: () => void): Promise<() => void> {
+  const tooMany = "this browser session has as many open connections as one session may have (LIVE_SUBSCRIBERS_MAX); close a tab first";
+  return watchStreamEnd(sessionStream(env, sessionId), { key, endType: BROWSER_SESSION_ENDED, writer: AUTH_WRITER, tooMany }, close);
 }
 
 function registry(env: Env) {

@@ -1,8 +1,8 @@
 import type { IssuedToken, StreamEvent } from "iterate/types";
-import { ItxError, errorCode } from "iterate/errors";
+import { ItxError } from "iterate/errors";
 import { coordinateName, DEPLOYMENT_PROJECT_ID } from "../stream/coordinate.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
-import { limitDetails } from "../limits.ts";
+import { watchEnd } from "./watch-end.ts";
 
 /**
  * The deployment's record of the bearer tokens it issued: `token/issued` and `token/revoked`
@@ -105,27 +105,9 @@ export async function listIssued(env: Env): Promise<IssuedToken[]> {
  * long as the connection lasts. A token with too many open sessions (LIMITS.LIVE_SUBSCRIBERS_MAX) is
  * refused another.
  */
-export async function watchRevocation(env: Env, tokenId: string, key: string, close: () => void): Promise<() => void> {
-  const stream = tokenStream(env, tokenId);
-  try {
-    await stream.subscribe({
-      key,
-      types: [TOKEN_REVOKED],
-      callback: (batch: StreamEvent[]) => {
-        if (batch.some((event) => event.type === TOKEN_REVOKED && event.source.platform === AUTH_WRITER)) close();
-      },
-    });
-  } catch (error) {
-    if (errorCode(error) === "INVALID_ARGUMENT") {
-      throw new ItxError("UNAVAILABLE", "this token has as many open sessions as one token may have (LIVE_SUBSCRIBERS_MAX); close one first", {
-        details: limitDetails("LIVE_SUBSCRIBERS_MAX"),
-      });
-    }
-    throw error;
-  }
-  return () => {
-    Promise.resolve(stream.unsubscribe(key)).catch(() => undefined);
-  };
+export function watchRevocation(env: Env, tokenId: string, key: string, close: () => void): Promise<() => void> {
+  const tooMany = "this token has as many open sessions as one token may have (LIVE_SUBSCRIBERS_MAX); close one first";
+  return watchEnd(tokenStream(env, tokenId), { key, endType: TOKEN_REVOKED, writer: AUTH_WRITER, tooMany }, close);
 }
 
 function registry(env: Env) {
