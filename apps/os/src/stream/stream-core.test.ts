@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { reduceProcessor } from "iterate/stream/test-support";
-import { SUBSCRIPTION_CONFIGURED, StreamCore, parseSubscriptionConfigured } from "./stream-core.ts";
+import { SUBSCRIPTION_CONFIGURED, StreamCore, currentHostBinding, isProcessorHostBinding, parseSubscriptionConfigured } from "./stream-core.ts";
 
 const row = (key: string, host: string | null) => ({
   type: SUBSCRIPTION_CONFIGURED,
@@ -33,5 +33,25 @@ describe("the stream's core contract", () => {
     ["a bare name", "h1"],
   ])("append-time parsing refuses %s", (_name, host) => {
     expect(() => parseSubscriptionConfigured(row("a", host).payload, () => true, "prj_a")).toThrow(/must name a host in this stream's project/);
+  });
+});
+
+describe("processor host bindings", () => {
+  const namespace = { getByName: () => ({}) };
+  const env = { PROCESSOR_HOST_BINDINGS: "CAPABILITY_HOST, AGENT", CAPABILITY_HOST: namespace, AGENT: namespace, STREAM: namespace };
+
+  test("only a listed binding that is a Durable Object namespace may host processors", () => {
+    expect(isProcessorHostBinding(env, "CAPABILITY_HOST")).toBe(true);
+    expect(isProcessorHostBinding(env, "STREAM")).toBe(false);
+    expect(isProcessorHostBinding(env, "PROJECT")).toBe(false);
+  });
+
+  test("rows written before the rename wake the host under its current name", () => {
+    expect(currentHostBinding("CAPABILITY_HOST_PROCESSORS")).toBe("CAPABILITY_HOST");
+    expect(currentHostBinding("AGENT_PROCESSORS")).toBe("AGENT");
+    expect(currentHostBinding("PROJECT_PROCESSORS")).toBe("PROJECT");
+    expect(currentHostBinding("CAPABILITY_HOST")).toBe("CAPABILITY_HOST");
+    expect(currentHostBinding("toString")).toBe("toString");
+    expect(isProcessorHostBinding(env, currentHostBinding("AGENT_PROCESSORS"))).toBe(true);
   });
 });

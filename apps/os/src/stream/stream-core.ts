@@ -145,3 +145,19 @@ export function isProcessorHostBinding(env: { PROCESSOR_HOST_BINDINGS?: string }
   const value = (env as Record<string, unknown>)[name];
   return listed.includes(name) && typeof value === "object" && value !== null && "getByName" in value;
 }
+
+/**
+ * Binding names that subscription rows written before decision 0016 carry, and the binding each
+ * now is. Stored rows are facts and are never rewritten, so a wake reads them through this map:
+ * streams created by an older build keep waking their hosts after the rename.
+ */
+const RENAMED_PROCESSOR_HOST_BINDINGS: Readonly<Record<string, string>> = {
+  CAPABILITY_HOST_PROCESSORS: "CAPABILITY_HOST",
+  AGENT_PROCESSORS: "AGENT",
+  PROJECT_PROCESSORS: "PROJECT",
+};
+
+/** The binding a stored subscription row's `binding` names today (see RENAMED_PROCESSOR_HOST_BINDINGS). */
+export function currentHostBinding(binding: string): string {
+  return Object.hasOwn(RENAMED_PROCESSOR_HOST_BINDINGS, binding) ? RENAMED_PROCESSOR_HOST_BINDINGS[binding]! : binding;
+}

@@ -9,7 +9,7 @@ import { Journal } from "./journal.ts";
 import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
 import { LOOP_LIMIT_RECORDED, loopLimitError } from "./reaction.ts";
-import { STREAM_CORE_TYPES, isProcessorHostBinding, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
+import { STREAM_CORE_TYPES, currentHostBinding, isProcessorHostBinding, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { StreamRpcTarget, uncodedBackend } from "./stream-rpc-target.ts";
 import { findByIdempotencyKey, firstStoredMatch, parseSubscribeRequest, parseWaitQuery, readEventsPage, readPackedPage } from "./stream-queries.ts";
 import { Waiters } from "./waiters.ts";
@@ -288,9 +288,10 @@ export class StreamDurableObject extends DurableObject<Env> {
   }
 
   async #wake(delivery: HostedDelivery): Promise<ProcessorSession> {
-    const { binding, host, processor } = delivery.subscription;
-    const namespace = (this.env as unknown as Record<string, DurableObjectNamespace>)[binding];
-    if (!namespace) throw new Error(`no processor host binding ${binding}`);
+    const { host, processor } = delivery.subscription;
+    const binding = currentHostBinding(delivery.subscription.binding);
+    if (!isProcessorHostBinding(this.env, binding)) throw new Error(`no processor host binding ${binding}`);
+    const namespace = (this.env as unknown as Record<string, DurableObjectNamespace>)[binding]!;
     // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
     const stub = namespace.getByName(host) as any;
     const capability = new StreamRpcTarget(uncodedBackend(this), { platform: `processor-host:${processor}` });
