@@ -159,5 +159,5 @@ const RENAMED_PROCESSOR_HOST_BINDINGS: Readonly<Record<string, string>> = {
 
 /** The binding a stored subscription row's `binding` names today (see RENAMED_PROCESSOR_HOST_BINDINGS). */
 export function currentHostBinding(binding: string): string {
-  return Object.hasOwn(RENAMED_PROCESSOR_HOST_BINDINGS, binding) ? RENAMED_PROCESSOR_HOST_BINDINGS[binding]! : binding;
+  return (Object.hasOwn(RENAMED_PROCESSOR_HOST_BINDINGS, binding) && RENAMED_PROCESSOR_HOST_BINDINGS[binding]) || binding;
 }

@@ -290,8 +290,8 @@ export class StreamDurableObject extends DurableObject<Env> {
   async #wake(delivery: HostedDelivery): Promise<ProcessorSession> {
     const { host, processor } = delivery.subscription;
     const binding = currentHostBinding(delivery.subscription.binding);
-    if (!isProcessorHostBinding(this.env, binding)) throw new Error(`no processor host binding ${binding}`);
-    const namespace = (this.env as unknown as Record<string, DurableObjectNamespace>)[binding]!;
+    const namespace = (this.env as unknown as Record<string, DurableObjectNamespace | undefined>)[binding];
+    if (!namespace || !isProcessorHostBinding(this.env, binding)) throw new Error(`no processor host binding ${binding}`);
     // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
     const stub = namespace.getByName(host) as any;
     const capability = new StreamRpcTarget(uncodedBackend(this), { platform: `processor-host:${processor}` });
