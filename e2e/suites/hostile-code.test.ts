@@ -25,12 +25,14 @@ function bystander() {
   let appended = 0;
   let running = true;
   let session: any;
+  const created = Promise.withResolvers<void>();
   const loop = (async () => {
     const root = connectItx({ baseUrl, auth: admin }) as any;
     const slug = `bystander-${Date.now().toString(36)}`;
     const { projectId } = await root.projects.create({ slug }).whoami();
     root[Symbol.dispose]();
     session = connectItx({ baseUrl, auth: admin, projectId });
+    created.resolve();
     for (let call = 0; ; call++) {
       if (!running) return;
       const started = performance.now();
@@ -49,6 +51,8 @@ function bystander() {
     }
   })();
   return {
+    /** Settles when the bystander's project exists and it has begun calling (a failed creation rejects through `loop`). */
+    ready: Promise.race([created.promise, loop]),
     /** Latencies from here on (each attack measures its own window). */
     window() {
       const from = latencies.length;
@@ -101,6 +105,7 @@ describe("hostile code", () => {
   beforeAll(async () => {
     itx = await projectItx("hostile");
     watcher = bystander();
+    await watcher.ready;
     await new Promise((done) => setTimeout(done, 300));
   });
 
@@ -189,6 +194,21 @@ describe("hostile code", () => {
     expect(await itx.durableSpinner.count()).toBe(1);
     expect(await attack("durable source spin", () => itx.durableSpinner.spin())).toBe("RESOURCE_EXHAUSTED");
     expect(await itx.durableSpinner.count()).toBe(2);
+  });
+
+  test("a config worker whose readiness probe spins fails its update after PROJECT_PROBE_RUNNER_DEATHS_MAX runner deaths; the previous worker keeps serving", { timeout: 90_000 }, async () => {
+    const window = watcher.window();
+    const spinning = `import { IterateConfigEntrypoint } from "iterate/sdk";\nexport default class extends IterateConfigEntrypoint {\n  async fetch() { for (;;) {} }\n}\n`;
+    const before = (await itx.waitForEvent({ type: "events.iterate.com/project/worker-updated", timeoutMs: 30_000 })).offset;
+    const commit = await itx.repo.commit({ message: "spin in the probe", files: { "worker.ts": spinning } });
+    const failed = await itx.waitForEvent({ type: "events.iterate.com/project/worker-update-failed", afterOffset: before, payload: { commit: commit.commit }, timeoutMs: 80_000 });
+    // Each death was retried as someone else's (the runner is shared) until the limit said it was this worker's.
+    expect(failed.payload.error).toContain("PROJECT_PROBE_RUNNER_DEATHS_MAX");
+    const updated = await itx.getEvents({ types: ["events.iterate.com/project/worker-updated"], afterOffset: before });
+    expect(updated).toEqual([]);
+    expect(p99(window()), "bystander p99 while the probe spun").toBeLessThan(BYSTANDER_P99_MAX_MS);
+    expect(watcher.failures).toEqual([]);
+    expect(await itx.run("async (itx) => (await itx.whoami()).path")).toBe("/");
   });
 
   test("every attack run is settled failed with its code, and the bystander lost nothing", async () => {

@@ -62,6 +62,12 @@ const PLATFORM_LIMITS = {
   PROJECT_SLUG_MAX_LENGTH: 63,
   /** Characters of a built project worker kept in the project's own storage (a SQLite row holds at most 2 MB); a larger one is not kept. */
   PROJECT_ARTIFACT_MAX_CHARS: 1_900_000,
+  /**
+   * Readiness probes of one build a runner death may stop before the build counts as failed. The
+   * runner is shared: another project's code can kill it under a probe, so one death is not the
+   * worker's fault; a worker whose own probe kills the runner every time fails after this many.
+   */
+  PROJECT_PROBE_RUNNER_DEATHS_MAX: 3,
 
   // ---- Streams (the platform's own; the event rules are STREAM_LIMITS above) ----
   /** Longest stream path: paths are stamped onto every event and used as Durable Object names. */

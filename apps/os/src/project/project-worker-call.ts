@@ -2,6 +2,8 @@ import { errorCode, errorMessage, ItxError } from "iterate/errors";
 import { RESERVED_PATH_SEGMENTS } from "../capability-host/capability-path.ts";
 import { builtLoad, loadBuilt } from "../worker-loader/dynamic-workers.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
+import { RUNNER_DIED } from "../worker-loader/runner-client.ts";
+import { LIMITS } from "../limits.ts";
 import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
 
@@ -38,18 +40,30 @@ export async function callConfigWorker(env: Env, built: BuiltWorker, isolate: Is
 /**
  * Loads the worker and asks its fetch for the readiness probe. A worker that does not load or
  * answer fails deterministically (INVALID_ARGUMENT); only the platform's unavailability is transient.
+ * The runner is shared by every project, so a probe the runner died under is asked again, up to
+ * PROJECT_PROBE_RUNNER_DEATHS_MAX times: another project's code may have killed it, and a probe
+ * is only a GET that any Response answers.
  */
 export async function probeConfigWorker(env: Env, built: BuiltWorker, isolate: IsolateProps, call: ConfigCall): Promise<void> {
   let answer: unknown;
-  try {
-    answer = await callConfigWorker(env, built, isolate, call, ["fetch"], [new Request(READINESS_PROBE_URL)]);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === "UNAVAILABLE" || code === "CAPABILITY_DISCONNECTED") throw error;
-    throw new ItxError("INVALID_ARGUMENT", `the worker did not answer its readiness probe: ${errorMessage(error)}`, { details: { reason: "probe-failed" } });
+  for (let deaths = 0; ; ) {
+    try {
+      answer = await callConfigWorker(env, built, isolate, call, ["fetch"], [new Request(READINESS_PROBE_URL)]);
+      break;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === "UNAVAILABLE" || code === "CAPABILITY_DISCONNECTED") throw error;
+      if (code === "RESOURCE_EXHAUSTED" && runnerDied(error) && ++deaths < LIMITS.PROJECT_PROBE_RUNNER_DEATHS_MAX) continue;
+      const after = deaths > 0 ? ` (the runner died under ${deaths} probes; PROJECT_PROBE_RUNNER_DEATHS_MAX)` : "";
+      throw new ItxError("INVALID_ARGUMENT", `the worker did not answer its readiness probe${after}: ${errorMessage(error)}`, { details: { reason: "probe-failed" } });
+    }
   }
   if (!(answer instanceof Response)) {
     throw new ItxError("INVALID_ARGUMENT", "the worker's fetch did not answer a Response to its readiness probe", { details: { reason: "probe-failed" } });
   }
   await answer.body?.cancel();
+}
+
+function runnerDied(error: unknown): boolean {
+  return error instanceof ItxError && (error.details as { reason?: unknown } | undefined)?.reason === RUNNER_DIED;
 }

@@ -64,6 +64,7 @@ export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBin
       throw new ItxError(
         "RESOURCE_EXHAUSTED",
         `${what} was stopped: the runner it ran in died (code there held the CPU past ${UNTRUSTED_LIMITS.RUNNER_HANG_MS} ms without yielding, or exhausted memory); it is not run again (${message.slice(0, 120)})`,
+        { details: { reason: RUNNER_DIED } },
       );
     }
     if (waitedMs > UNTRUSTED_LIMITS.RUNNER_WAIT_MS) {
@@ -72,6 +73,9 @@ export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBin
     await new Promise((done) => setTimeout(done, Math.min(100 * 2 ** attempt, 1_000)));
   }
 }
+
+/** `details.reason` of the RESOURCE_EXHAUSTED a call answers when the runner died under it. */
+export const RUNNER_DIED = "runner-died";
 
 // Set when a call saw the runner die or start draining: until one answers again, calls first make
 // sure the next runner is up (a call sent to a dead one cannot tell "never started" from "died running").

@@ -69,7 +69,8 @@ export interface ErrorDetailsByCode<Limit extends string = string> {
   EGRESS_REFUSED: { limit?: Limit; host?: string; reason?: string; secret?: string; origin?: string };
   SCRIPT_FAILED: { requestOffset?: number };
   TIMEOUT: { limit?: Limit; requestOffset?: number; timeoutMs?: number; mcpCode?: number };
-  RESOURCE_EXHAUSTED: { limit?: Limit; requestOffset?: number };
+  /** `reason` "runner-died": the process running untrusted code died under the call (it is not run again). */
+  RESOURCE_EXHAUSTED: { limit?: Limit; requestOffset?: number; reason?: string };
   PERMISSION_DENIED: { reason?: string; index?: number; type?: string };
   LIMIT_EXCEEDED: { limit?: Limit; bytes?: number; maxBytes?: number; slug?: string; offset?: number };
   /** `status` is a remote server's HTTP status (null: it gave none); `mcpCode` a remote MCP error code. */
