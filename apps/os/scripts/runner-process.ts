@@ -38,11 +38,11 @@ const runner = new Miniflare(
           EGRESS_INLINE_MAX_BYTES: UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES,
           ...(network ? { DIRECT_EGRESS_POLICY: egressPolicy } : {}),
         },
-        // What the runner's own fetch() reaches: only what the policy allows, judged after DNS.
-        outboundService: { network: network ?? { allow: [], deny: ["public", "private", "local"] } },
         durableObjects: { FACET_HOSTS: { className: "FacetHostDurableObject", useSQLite: true } },
         // The OS, through the dev registry: loaded code's env.ITX and fetch() call back into it.
-        serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" } },
+        // NETWORK: the direct road's way out, a network service that admits only the addresses the
+        // policy allows, judged after DNS (a public-looking name that resolves to 10.x is refused).
+        serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" }, ...(network ? { NETWORK: { network } } : {}) },
       },
     ],
     host: "127.0.0.1",

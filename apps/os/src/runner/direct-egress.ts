@@ -54,9 +54,9 @@ function policyOf(value: string): PrivateAddressPolicy {
  * process, with the pipe's checks, or answers undefined when it must take the pipe (it may carry
  * a placeholder). Throws EGRESS_REFUSED as the pipe would; nothing is sent then. Redirects are not
  * followed here: the loaded code's fetch() follows them through its globalOutbound, so every hop
- * is judged again. This process's network filter (runner-process.ts) judges the resolved address.
+ * is judged again. `network` (runner-process.ts) judges the address a name resolved to.
  */
-export async function sendDirect(request: Request, body: ArrayBuffer | null, policy: string): Promise<Response | undefined> {
+export async function sendDirect(network: Fetcher, request: Request, body: ArrayBuffer | null, policy: string): Promise<Response | undefined> {
   const url = new URL(request.url);
   const refusal = requestRefusal(url, policyOf(policy));
   if (refusal) throw coded(refusal);
@@ -64,5 +64,5 @@ export async function sendDirect(request: Request, body: ArrayBuffer | null, pol
   const headers = new Headers(request.headers);
   headers.delete(SECRETS_IN_HEADERS_ONLY);
   const hasBody = request.method !== "GET" && request.method !== "HEAD" && body !== null;
-  return fetch(url.toString(), { method: request.method, headers, body: hasBody ? body : null, redirect: "manual" });
+  return network.fetch(url.toString(), { method: request.method, headers, body: hasBody ? body : null, redirect: "manual" });
 }

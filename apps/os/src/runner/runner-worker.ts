@@ -19,6 +19,8 @@ interface RunnerEnv {
    * network filter from it. Absent when the filter cannot express it: nothing then leaves directly.
    */
   DIRECT_EGRESS_POLICY?: string;
+  /** The direct road's network service (its allow and deny lists enforce the policy after DNS); set with DIRECT_EGRESS_POLICY. */
+  NETWORK?: Fetcher;
   LOADER: WorkerLoader;
   /** FacetHostDurableObject: durable dynamic workers and durable source capabilities, as facets. */
   FACET_HOSTS: DurableObjectNamespace<FacetHostDurableObject>;
@@ -174,9 +176,9 @@ export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: str
     if (!(length <= this.env.EGRESS_INLINE_MAX_BYTES)) return this.env.OS.egress(token, request);
     const body = request.body === null ? null : await request.arrayBuffer();
     // No shadow to consult and no secret to spend: the request leaves from here (direct-egress.ts).
-    const policy = this.env.DIRECT_EGRESS_POLICY;
-    if (policy !== undefined && verdicts.allows(lent.get(id)?.values() ?? [], policy)) {
-      const sent = await sendDirect(request, body, policy);
+    const { DIRECT_EGRESS_POLICY: policy, NETWORK: network } = this.env;
+    if (policy !== undefined && network !== undefined && verdicts.allows(lent.get(id)?.values() ?? [], policy)) {
+      const sent = await sendDirect(network, request, body, policy);
       if (sent) return sent;
     }
     const answer = await this.env.OS.egressInline(token, { url: request.url, method: request.method, headers: [...request.headers], body, redirect: request.redirect });
