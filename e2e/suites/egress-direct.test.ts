@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { probeRunnerNetwork } from "../../apps/os/scripts/runner-network.ts";
 import { projectItx } from "../harness/projects.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capabilities and scripts are dynamic by design
@@ -152,5 +153,21 @@ describe("redirects", () => {
     } finally {
       await new Promise((closed) => other.close(closed));
     }
+  });
+});
+
+describe("the runner's network filter judges the resolved address", () => {
+  test("a name that resolves to loopback is refused unless the policy allows loopback; nothing arrives", async () => {
+    const port = new URL(base).port;
+    // `localhost` resolves to 127.0.0.1 (or ::1) everywhere: the URL check is not asked here, only
+    // the network service the runner's direct road sends through, built exactly as the runner's.
+    const urls = [`http://localhost:${port}/by-name-${crypto.randomUUID()}`, `http://127.0.0.1:${port}/by-address-${crypto.randomUUID()}`];
+    const before = seen.length;
+    const refused = await probeRunnerNetwork("", urls);
+    expect(refused.every((outcome) => outcome.startsWith("failed")), refused.join("; ")).toBe(true);
+    expect(seen.length).toBe(before);
+    const allowed = await probeRunnerNetwork("loopback", urls);
+    expect(allowed).toEqual(["sent 200", "sent 200"]);
+    expect(seen.length).toBe(before + 2);
   });
 });

@@ -4,9 +4,9 @@
 // (runner-watchdog.ts) starts it in a process group of its own and kills the group when it hangs.
 //   node runner-process.ts   (RUNNER_PORT, RUNNER_REGISTRY, RUNNER_SERVICE, RUNNER_OS_SERVICE, RUNNER_PERSIST from the environment)
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
-import { networkFilterOf, privateAddressPolicy } from "../src/egress/address-guard.ts";
 import { UNTRUSTED_LIMITS } from "../src/worker-loader/untrusted-limits.ts";
 import { RUNNER_MODULES_ROOT, runnerModules } from "./runner-modules.ts";
+import { runnerNetworkBindings } from "./runner-network.ts";
 
 const port = Number(process.env.RUNNER_PORT);
 const registry = process.env.RUNNER_REGISTRY;
@@ -22,8 +22,7 @@ if (!Number.isInteger(port) || !registry || !service || !osService || !persist) 
 // The OS's egress policy: the runner's direct road (src/runner/direct-egress.ts) applies it to the
 // URL, and this process's network filter to the address a name resolved to. A policy of named
 // private hosts has no filter (their addresses are not known here): nothing then leaves directly.
-const egressPolicy = process.env.RUNNER_EGRESS_ALLOW_PRIVATE_ADDRESSES ?? "";
-const network = networkFilterOf(privateAddressPolicy(egressPolicy));
+const direct = runnerNetworkBindings(process.env.RUNNER_EGRESS_ALLOW_PRIVATE_ADDRESSES ?? "");
 const runner = new Miniflare(
   convertV4MiniflareOptions({
     workers: [
@@ -36,13 +35,13 @@ const runner = new Miniflare(
         bindings: {
           DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS,
           EGRESS_INLINE_MAX_BYTES: UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES,
-          ...(network ? { DIRECT_EGRESS_POLICY: egressPolicy } : {}),
+          ...direct.bindings,
         },
         durableObjects: { FACET_HOSTS: { className: "FacetHostDurableObject", useSQLite: true } },
         // The OS, through the dev registry: loaded code's env.ITX and fetch() call back into it.
         // NETWORK: the direct road's way out, a network service that admits only the addresses the
         // policy allows, judged after DNS (a public-looking name that resolves to 10.x is refused).
-        serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" }, ...(network ? { NETWORK: { network } } : {}) },
+        serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" }, ...direct.serviceBindings },
       },
     ],
     host: "127.0.0.1",
