@@ -43,6 +43,7 @@ beforeAll(async () => {
 afterAll(() => close());
 
 const arrived = (path: string) => seen.filter((entry) => entry.url.startsWith(path)).length;
+const at = (path: string) => seen.findLast((entry) => entry.url === path) as Seen;
 
 describe("a fetch shadow provided while a script runs", () => {
   test("takes the script's next fetch: the parent gains a shadow while the script's first request is in flight", async () => {
@@ -106,7 +107,6 @@ describe("placeholders always take the pipe", () => {
       ];
     }`);
     expect(out).toEqual([200, 200, 200, 200, 200]);
-    const at = (path: string) => seen.findLast((entry) => entry.url === path) as Seen;
     expect(at("/p/header").headers["x-key"]).toBe(material);
     expect(at("/p/form").body).toBe(`k=${material}`);
     expect(at("/p/text").body).toBe(material);

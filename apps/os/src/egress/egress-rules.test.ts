@@ -43,11 +43,11 @@ describe("which requests may leave without the pipe", () => {
 
   test("whatever the pipe would substitute, the check sends to the pipe (a superset, over every sample)", () => {
     const samples = SMUGGLED.filter((sample) => sample.url === undefined);
-    for (const { headers = [], body = null } of samples) {
-      if (pipeFinds(headers, body)) expect(mayCarryPlaceholder("http://127.0.0.1/", headers, body)).toBe(true);
-    }
+    const substituted = samples.filter(({ headers = [], body = null }) => pipeFinds(headers, body));
+    const missed = substituted.filter(({ headers = [], body = null }) => !mayCarryPlaceholder("http://127.0.0.1/", headers, body));
+    expect(missed.map((sample) => sample.name)).toEqual([]);
     // The samples include ones the pipe substitutes, or the check above would prove nothing.
-    expect(samples.filter(({ headers = [], body = null }) => pipeFinds(headers, body)).length).toBeGreaterThan(4);
+    expect(substituted.length).toBeGreaterThan(4);
   });
 
   test("requests without the marker leave directly: no headers, ordinary headers and bodies, a UTF-16 body the pipe cannot read", () => {
