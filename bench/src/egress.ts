@@ -23,6 +23,16 @@ export async function measureEgress(target: BenchTarget): Promise<void> {
   const { projectId, itx } = await openProject(target, "bench-egress");
   const url = `${server.url}/tiny`;
   const fetchScript = `async () => (await fetch(${JSON.stringify(url)})).status`;
+  // The same fetch timed inside the script (time in an isolate advances across I/O), against the
+  // Worker's own fetch timed inside the Worker: the road's cost without the runs around it.
+  const timedScript = `async () => {
+    const start = performance.now();
+    const response = await fetch(${JSON.stringify(url)});
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error("the script's fetch answered " + response.status);
+    return performance.now() - start;
+  }`;
+  const inner = { direct: [] as number[], script: [] as number[] };
   const series = {
     ping: () => target.bench.ping(),
     direct: () => expect200(target.bench.directFetch(url)),
@@ -35,10 +45,14 @@ export async function measureEgress(target: BenchTarget): Promise<void> {
     },
     script: () => expect200(itx.run(fetchScript)),
     scriptNoFetch: () => expect200(itx.run("async () => 200")),
+    timedDirect: async () => void inner.direct.push(await target.bench.timedDirectFetch(url)),
+    timedScript: async () => void inner.script.push(await itx.run(timedScript)),
   };
   try {
     for (let i = 0; i < WARM_UP; i++) for (const call of Object.values(series)) await call();
     const before = server.answered();
+    inner.direct.length = 0;
+    inner.script.length = 0;
     const samples = await interleave(ROUNDS, series);
     // A check that every road really reached the server: all series but ping and scriptNoFetch send once a round.
     const sent = server.answered() - before;
@@ -66,6 +80,14 @@ export async function measureEgress(target: BenchTarget): Promise<void> {
     report("egress.baseline_a_same_run.median", median("ping"), "ms");
     const scriptAdded = inScript - (median("direct") - median("ping"));
     report("egress.script_fetch_added_over_direct.median", scriptAdded, verdict(scriptAdded));
+    const direct = summarize(inner.direct);
+    const script = summarize(inner.script);
+    report("egress.inner.direct_fetch.median", direct.median, "ms (the Worker's own fetch, timed inside the Worker)");
+    report("egress.inner.direct_fetch.p99", direct.p99, "ms");
+    report("egress.inner.script_fetch.median", script.median, "ms (a script's bare fetch, timed inside the script)");
+    report("egress.inner.script_fetch.p99", script.p99, "ms");
+    report("egress.inner.script_fetch_added_over_direct.median", script.median - direct.median, verdict(script.median - direct.median));
+    report("egress.inner.script_fetch_added_over_direct.p99", script.p99 - direct.p99, "ms");
   } finally {
     itx[Symbol.dispose]();
     await server.close();

@@ -14,6 +14,7 @@ export interface BenchRoot {
   callKeptCallback(name: string, value: number): number;
   replayJournal(name: string): { offset: number; count: number };
   directFetch(url: string): number;
+  timedDirectFetch(url: string): number;
   pipeFetch(projectId: string, url: string): number;
   itxFetch(projectId: string, url: string): number;
 }

@@ -121,6 +121,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
         service: RUNNER_SERVICE,
         osService: OS_SERVICE,
         persistTo: join(persistTo, "runner"),
+        egressPolicy: vars.EGRESS_ALLOW_PRIVATE_ADDRESSES,
         log: (line) => (options.inheritOutput ? console.log(line) : record(`${line}\n`)),
       });
   runnerStarting.catch(() => undefined);

@@ -3,14 +3,10 @@
 // registered in the OS's dev registry so that the OS's RUNNER binding reaches it. The watchdog
 // (runner-watchdog.ts) starts it in a process group of its own and kills the group when it hangs.
 //   node runner-process.ts   (RUNNER_PORT, RUNNER_REGISTRY, RUNNER_SERVICE, RUNNER_OS_SERVICE, RUNNER_PERSIST from the environment)
-import { readFileSync } from "node:fs";
-import { stripTypeScriptTypes } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { UNTRUSTED_LIMITS } from "../src/worker-loader/untrusted-limits.ts";
-
-const WORKER_PATH = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "runner", "runner-worker.ts");
+import { RUNNER_MODULES_ROOT, runnerModules } from "./runner-modules.ts";
+import { runnerNetworkBindings } from "./runner-network.ts";
 
 const port = Number(process.env.RUNNER_PORT);
 const registry = process.env.RUNNER_REGISTRY;
@@ -23,20 +19,29 @@ if (!Number.isInteger(port) || !registry || !service || !osService || !persist) 
   process.exit(2);
 }
 
-// The runner Worker imports only `cloudflare:workers` and types, so stripping its types is its build.
-const contents = stripTypeScriptTypes(readFileSync(WORKER_PATH, "utf8"));
+// The OS's egress policy: the runner's direct road (src/runner/direct-egress.ts) applies it to the
+// URL, and this process's network filter to the address a name resolved to. A policy of named
+// private hosts has no filter (their addresses are not known here): nothing then leaves directly.
+const direct = runnerNetworkBindings(process.env.RUNNER_EGRESS_ALLOW_PRIVATE_ADDRESSES ?? "");
 const runner = new Miniflare(
   convertV4MiniflareOptions({
     workers: [
       {
         name: service,
-        modules: [{ type: "ESModule", path: "runner-worker.js", contents }],
+        modules: runnerModules(),
+        modulesRoot: RUNNER_MODULES_ROOT,
         compatibilityDate: "2026-08-01",
         workerLoaders: { LOADER: {} },
-        bindings: { DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, EGRESS_INLINE_MAX_BYTES: UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES },
+        bindings: {
+          DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS,
+          EGRESS_INLINE_MAX_BYTES: UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES,
+          ...direct.bindings,
+        },
         durableObjects: { FACET_HOSTS: { className: "FacetHostDurableObject", useSQLite: true } },
         // The OS, through the dev registry: loaded code's env.ITX and fetch() call back into it.
-        serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" } },
+        // NETWORK: the direct road's way out, a network service that admits only the addresses the
+        // policy allows, judged after DNS (a public-looking name that resolves to 10.x is refused).
+        serviceBindings: { OS: { name: osService, entrypoint: "RunnerCallbackEntrypoint" }, ...direct.serviceBindings },
       },
     ],
     host: "127.0.0.1",

@@ -23,6 +23,8 @@ export interface RunnerWatchdogOptions {
   osService: string;
   /** The folder the runner keeps its facets' SQLite in (it survives the runner's replacement). */
   persistTo: string;
+  /** The OS's EGRESS_ALLOW_PRIVATE_ADDRESSES: the runner's direct egress and network filter enforce it too. */
+  egressPolicy?: string;
   /** Where the runner's output and the watchdog's own lines go. */
   log(line: string): void;
   /** How long to wait for a (re)started runner's first answer. */
@@ -68,6 +70,7 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
         RUNNER_SERVICE: service,
         RUNNER_OS_SERVICE: options.osService,
         RUNNER_PERSIST: options.persistTo,
+        RUNNER_EGRESS_ALLOW_PRIVATE_ADDRESSES: options.egressPolicy ?? "",
         NODE_NO_WARNINGS: "1",
         MINIFLARE_WORKERD_V8_FLAGS: `--max-old-space-size=${UNTRUSTED_LIMITS.RUNNER_HEAP_MB}`,
       },

@@ -1,7 +1,7 @@
 import { ItxError } from "iterate/errors";
 import type { LlmConfig } from "./agent-contract.ts";
 import type { ChatMessage } from "./agent-prompt.ts";
-import { SECRETS_IN_HEADERS_ONLY } from "../egress/egress-pipe.ts";
+import { SECRETS_IN_HEADERS_ONLY } from "../egress/egress-rules.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 
 /** A model's whole reply, assembled from its stream. */

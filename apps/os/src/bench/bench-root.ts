@@ -78,6 +78,18 @@ export class BenchRootRpcTarget extends RpcTarget {
     return response.status;
   }
 
+  /**
+   * The same fetch timed inside the Worker (time advances across I/O): the floor a script's fetch,
+   * timed inside the script, is compared with, without either one's Cap'n Web round trip from Node.
+   */
+  async timedDirectFetch(url: string): Promise<number> {
+    const start = performance.now();
+    const response = await fetch(url);
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`the direct fetch answered ${response.status}`);
+    return performance.now() - start;
+  }
+
   /** The platform pipe alone (the guard, the placeholder scan, the send), as egress ends; answers the status. */
   async pipeFetch(projectId: string, url: string): Promise<number> {
     const response = await sendThroughPipe(this.#env, { projectId, origin: "/", principal: "bench" }, url);

@@ -17,6 +17,7 @@ import { stampOf } from "./capability-host-api.ts";
 import { dispatchToMount, notProvided, runnerFacet } from "./capability-dispatch.ts";
 import { RunnerIsolateRpcTarget } from "../worker-loader/runner-isolate-rpc-target.ts";
 import { hostStub } from "./host-stub.ts";
+import { revokeDirectEgress, shadowsFetch } from "../egress/direct-egress-verdict.ts";
 import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ItxCore, confinementOfState, longestProvidedPrefix, type ItxState, type Mount } from "./itx-contract.ts";
 import type { Confinement } from "./jail.ts";
 import { releaseLive, retainLive } from "./live-capability.ts";
@@ -83,6 +84,8 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
     // A new mount may shadow what descendants remember of the chain: they forget before we answer.
     await this.#chain.tellWatchers();
+    // A new `fetch` shadow: runs that were told to send directly from the runner stop, before we answer.
+    if (shadowsFetch(path)) await revokeDirectEgress(this.env);
     return { path, providedAtOffset: event.offset, kind };
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { errorCode } from "iterate/errors";
-import { assertPublicDestination, privateAddressPolicy } from "./address-guard.ts";
+import { privateAddressPolicy } from "./address-guard.ts";
+import { assertPublicDestination } from "./egress-pipe.ts";
 
 const none = privateAddressPolicy(undefined);
 

@@ -1,4 +1,5 @@
-import { ItxError } from "iterate/errors";
+// Shared by the OS's pipe and the runner's direct road (runner/direct-egress.ts): the runner is
+// loaded without a bundler, so this module imports nothing and refuses by value, not by throwing.
 
 /**
  * Which private destinations a deployment lets egress reach. From `EGRESS_ALLOW_PRIVATE_ADDRESSES`:
@@ -24,22 +25,40 @@ export function privateAddressPolicy(value: string | undefined): PrivateAddressP
 const PRIVATE_NAME_SUFFIXES = [".localhost", ".local", ".internal", ".intranet", ".lan", ".home.arpa", ".corp", ".private"];
 const PRIVATE_NAMES = new Set(["localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "metadata.google.internal"]);
 
+/** A destination the guard refuses: the host as it was judged and why. */
+export interface DestinationRefusal {
+  host: string;
+  reason: string;
+}
+
 /**
  * Refuses loopback, private, link-local, CGNAT, documentation, benchmark, multicast, reserved and
  * IPv4-mapped, -translated and -embedding IPv6 destinations, by literal address and by name, and
  * names with empty labels (`localhost..`, `vm..`, `a..b`). An allowed host must match the policy
  * exactly as written: `localhost.` or `[::ffff:127.0.0.1]` is not `localhost` or `127.0.0.1`.
- * (A Worker cannot resolve DNS itself, so a public name that resolves to a private address is
- * caught by the platform's own network in production, not here.) Throws EGRESS_REFUSED; nothing is sent.
+ * This judges the URL only; a name that resolves to a private address is refused after
+ * resolution by the network filter of the process that connects (`networkFilterOf` for the
+ * runner; the platform's own network in a deployment). Answers the refusal, or undefined.
  */
-export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy): void {
-  if (policy.kind === "all") return;
+export function destinationRefusal(url: URL, policy: PrivateAddressPolicy): DestinationRefusal | undefined {
+  if (policy.kind === "all") return undefined;
   const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  if (policy.kind === "hosts" && policy.hosts.has(host)) return;
+  if (policy.kind === "hosts" && policy.hosts.has(host)) return undefined;
   const reason = privateReason(host);
-  if (reason) {
-    throw new ItxError("EGRESS_REFUSED", `egress to ${host} is refused: ${reason}`, { details: { host, reason } });
-  }
+  return reason ? { host, reason } : undefined;
+}
+
+/**
+ * The allow and deny lists of a workerd network service that enforces `policy` on the address a
+ * name resolved to, at connect time: what a URL check cannot see (a public-looking name whose DNS
+ * answer is 127.0.0.1 or 10.x). Undefined for a policy of named hosts, whose addresses are not
+ * known here: a process with that policy sends nothing itself (the OS's pipe sends for it).
+ */
+export function networkFilterOf(policy: PrivateAddressPolicy): { allow: string[]; deny: string[] } | undefined {
+  if (policy.kind === "all") return { allow: ["public", "private", "local"], deny: [] };
+  if (policy.kind === "none") return { allow: ["public"], deny: ["private", "local"] };
+  if (policy.hosts === LOOPBACK_HOSTS) return { allow: ["public", "127.0.0.1/32", "::1/128"], deny: [] };
+  return undefined;
 }
 
 /** Why a host is private (or malformed), or undefined when it is public. */

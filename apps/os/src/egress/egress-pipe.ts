@@ -2,7 +2,8 @@ import { ItxError } from "iterate/errors";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { placeholdersIn, substitute } from "../secret/secret-path.ts";
 import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
-import { assertPublicDestination, privateAddressPolicy } from "./address-guard.ts";
+import { privateAddressPolicy, type PrivateAddressPolicy } from "./address-guard.ts";
+import { SECRETS_IN_HEADERS_ONLY, requestRefusal } from "./egress-rules.ts";
 import { noteMaterialsUsed } from "./materials-in-use.ts";
 import { scrubHeaders, scrubPatterns, scrubStream, scrubText } from "./secret-scrub.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
@@ -28,12 +29,11 @@ export interface EgressScope {
   jailed?: boolean;
 }
 
-/**
- * A request header that limits secret substitution to headers: the body is sent as written, even
- * when it spells a placeholder. Agents set it on model requests, whose bodies carry conversation
- * text that anyone could have written. The pipe removes it before sending.
- */
-export const SECRETS_IN_HEADERS_ONLY = "x-iterate-egress-secrets";
+/** The scheme and private-address checks of egress-rules.ts, thrown as EGRESS_REFUSED; nothing is sent. */
+export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy): void {
+  const refusal = requestRefusal(url, policy);
+  if (refusal) throw new ItxError(refusal.code, refusal.message, { details: refusal.details });
+}
 
 /**
  * The terminal step of egress, reached when no `fetch` shadow on the origin's chain took the
@@ -43,9 +43,6 @@ export const SECRETS_IN_HEADERS_ONLY = "x-iterate-egress-secrets";
 export async function sendThroughPipe(env: Env, scope: EgressScope, input: unknown, init?: unknown): Promise<Response> {
   const request = toRequest(input, init);
   const url = new URL(request.url);
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ItxError("EGRESS_REFUSED", `egress sends only http: and https: requests, not ${url.protocol}`);
-  }
   assertPublicDestination(url, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES));
 
   const headers = new Headers(request.headers);

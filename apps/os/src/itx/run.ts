@@ -2,6 +2,7 @@ import type { EventSource } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
+import { directEgressVerdict } from "../egress/direct-egress-verdict.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
 import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
@@ -34,10 +35,12 @@ export async function run(
   // The script starts only once its request is durable, and not at all if the append is refused
   // (LOOP_LIMIT). The settled fact follows within the run, so the context's processors are sent
   // both in one delivery.
+  const props: IsolateProps = { ...isolateScope(scope), path, projectId, depth: (scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
+  // Asked beside the append, which costs a round trip anyway: does anything shadow its fetch?
+  const direct = directEgressVerdict(scope.env, props);
   const requested = await relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true }));
   const requestOffset = requested.offsets[0] ?? 0;
-  const props: IsolateProps = { ...isolateScope(scope), path, projectId, depth: (scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
-  const outcome = await runScript(scope.env, props, isolateItx(props), source, timeoutMs);
+  const outcome = await runScript(scope.env, props, isolateItx(props), source, timeoutMs, direct);
   const settled = { type: RUN_SETTLED, payload: { requestOffset, ...outcome }, idempotencyKey: `itx/run-settled:${requestOffset}` };
   await relay(stream.append({ events: [settled], stamp, answer: "receipt" }));
   if (outcome.status === "failed") throw new ItxError(outcome.error.code, outcome.error.message, { details: { requestOffset } });

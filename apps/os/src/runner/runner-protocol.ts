@@ -46,6 +46,21 @@ export interface RunnerCall {
  */
 export type LentToken = string;
 
+/**
+ * The OS's word, for one call, that its bare `fetch()` may leave from the runner itself when the
+ * request carries no secret placeholder (runner/direct-egress.ts): when the call started, nothing on
+ * its context's chain shadowed `fetch` and the code was not in a jail. Valid while no `fetch`
+ * shadow was provided anywhere since: a provide raises the OS's floor past `epoch` and tells the
+ * runner (`revokeDirectEgress`) before it answers. Lives in the runner's memory beside the call's
+ * token, never in the isolate, and ends with the call.
+ */
+export interface DirectEgressVerdict {
+  /** The OS's revocation floor when the verdict was made. */
+  epoch: number;
+  /** The OS's EGRESS_ALLOW_PRIVATE_ADDRESSES: the runner sends only when its own is the same. */
+  policy: string;
+}
+
 /** A request as plain data: one RPC carries it whole (see RUNNER_EGRESS_INLINE_MAX_BYTES). */
 export interface InlineRequest {
   url: string;
@@ -81,9 +96,11 @@ export type RunnerAnswer =
 /** The runner's entrypoint as the OS sees it through its RUNNER binding. */
 export interface RunnerApi {
   /** Runs a prepared script module's `run(itx)`; answers a deadline failure past `timeoutMs`. */
-  runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
+  runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer>;
   /** Calls a member of an entrypoint of a loaded isolate; answers a deadline failure past `timeoutMs`. */
   invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
+  /** Voids every direct-egress verdict older than `floor`, of calls in flight and of calls still on their way. Also while draining. */
+  revokeDirectEgress(floor: number): Promise<RunnerAnswer>;
   /** Answers at once: the OS asks it after a runner died or drained, before it sends work to the next one. */
   ping(): "ready" | "draining";
 }

@@ -3,15 +3,24 @@
 // that code does (an endless loop, a backtracking regex, filling the heap), it holds or crashes
 // this process only; the OS calls it over a service binding and keeps its own deadline.
 //
-// Loaded without a bundler (types are stripped): import nothing but `cloudflare:workers` and types.
+// Loaded without a bundler (types are stripped; runner-process.ts loads the relative imports as
+// modules of their own): import nothing but `cloudflare:workers`, types and import-free modules.
 import { DurableObject, WorkerEntrypoint, exports } from "cloudflare:workers";
-import type { LentToken, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, RunnerLoad } from "./runner-protocol.ts";
+import { DirectEgressVerdicts, sendDirect } from "./direct-egress.ts";
+import type { DirectEgressVerdict, LentToken, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, RunnerLoad } from "./runner-protocol.ts";
 
 interface RunnerEnv {
   /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
   DRAIN_MAX_MS: number;
   /** UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES, from runner-process.ts. */
   EGRESS_INLINE_MAX_BYTES: number;
+  /**
+   * The OS's EGRESS_ALLOW_PRIVATE_ADDRESSES, from runner-process.ts, which also set this process's
+   * network filter from it. Absent when the filter cannot express it: nothing then leaves directly.
+   */
+  DIRECT_EGRESS_POLICY?: string;
+  /** The direct road's network service (its allow and deny lists enforce the policy after DNS); set with DIRECT_EGRESS_POLICY. */
+  NETWORK?: Fetcher;
   LOADER: WorkerLoader;
   /** FacetHostDurableObject: durable dynamic workers and durable source capabilities, as facets. */
   FACET_HOSTS: DurableObjectNamespace<FacetHostDurableObject>;
@@ -23,13 +32,15 @@ interface RunnerEnv {
 // describe the OS Worker's exports, not the runner's.
 const loopback = exports as unknown as Record<"ScopeItxEntrypoint" | "ScopeEgressEntrypoint", (options: { props: { id: string } }) => Fetcher>;
 
-// The tokens lent by calls in flight, by isolate id. An isolate serves concurrent calls of one
-// scope (its id names the scope), so any token lent for that id is the right one. Tokens are plain
-// strings: an RPC stub received by one call cannot be used from another call's request context.
-const lent = new Map<string, Set<LentToken>>();
+// The tokens lent by calls in flight, by isolate id, each with its call's direct-egress verdict
+// (or none). An isolate serves concurrent calls of one scope (its id names the scope), so any token
+// lent for that id is the right one. Tokens are plain strings: an RPC stub received by one call
+// cannot be used from another call's request context.
+const lent = new Map<string, Map<LentToken, DirectEgressVerdict | undefined>>();
+const verdicts = new DirectEgressVerdicts();
 
 function tokenOf(id: string): LentToken {
-  const token = lent.get(id)?.values().next().value;
+  const token = lent.get(id)?.keys().next().value;
   if (token === undefined) throw new Error(`no call is in flight for this isolate (${id.split(":")[0]}): its authority ended with its call`);
   return token;
 }
@@ -51,12 +62,12 @@ const REFUSED: RunnerAnswer = { ok: false, refused: true, error: { message: "thi
 // call's request context, and with it the call into the loaded isolate: timers it left behind
 // (a setTimeout chain) are cancelled, and its itx and egress are gone (the token is taken back).
 // Code that never yields is not stopped by this: the watchdog kills the process for it.
-async function within(id: string, token: LentToken, timeoutMs: number, work: () => Promise<unknown>): Promise<RunnerAnswer> {
+async function within(id: string, token: LentToken, timeoutMs: number, work: () => Promise<unknown>, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
   if (drainingSince !== undefined) return REFUSED;
   inFlight++;
   let tokens = lent.get(id);
-  if (!tokens) lent.set(id, (tokens = new Set()));
-  tokens.add(token);
+  if (!tokens) lent.set(id, (tokens = new Map()));
+  tokens.set(token, direct);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<RunnerAnswer>((done) => {
     timer = setTimeout(() => done({ ok: false, deadline: true, error: { code: "TIMEOUT", message: `ran past its ${timeoutMs} ms deadline and was stopped` } }), timeoutMs);
@@ -81,11 +92,17 @@ async function within(id: string, token: LentToken, timeoutMs: number, work: () 
 }
 
 export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
-  async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
+  async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
     if (drainingSince !== undefined) return REFUSED;
     const worker = loadIsolate(this.env, load);
     // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
-    return within(load.id, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx));
+    return within(load.id, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx), direct);
+  }
+
+  async revokeDirectEgress(floor: number): Promise<RunnerAnswer> {
+    // Also while draining: calls still in flight there hold verdicts too.
+    verdicts.revoke(floor);
+    return { ok: true, value: null };
   }
 
   async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
@@ -151,12 +168,19 @@ export class ScopeItxEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: string
 /** A loaded isolate's `globalOutbound`: its bare `fetch()` is its scope's egress, in the OS. */
 export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: string }> {
   override async fetch(request: Request): Promise<Response> {
-    const token = tokenOf(this.ctx.props.id);
+    const { id } = this.ctx.props;
+    const token = tokenOf(id);
     const length = request.body === null ? 0 : Number(request.headers.get("content-length") ?? Number.NaN);
     // A stream pumped across the processes costs round trips of its own: small requests (most of
     // them carry no body) travel as bytes, and small answers come back the same way.
     if (!(length <= this.env.EGRESS_INLINE_MAX_BYTES)) return this.env.OS.egress(token, request);
     const body = request.body === null ? null : await request.arrayBuffer();
+    // No shadow to consult and no secret to spend: the request leaves from here (direct-egress.ts).
+    const { DIRECT_EGRESS_POLICY: policy, NETWORK: network } = this.env;
+    if (policy !== undefined && network !== undefined && verdicts.allows(lent.get(id)?.values() ?? [], policy)) {
+      const sent = await sendDirect(network, request, body, policy);
+      if (sent) return sent;
+    }
     const answer = await this.env.OS.egressInline(token, { url: request.url, method: request.method, headers: [...request.headers], body, redirect: request.redirect });
     if ("response" in answer) return answer.response;
     const { status, statusText, headers, body: bytes } = answer.inline;

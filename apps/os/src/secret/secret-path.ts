@@ -1,5 +1,6 @@
 import { ItxError } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
+import { PLACEHOLDER } from "./placeholder.ts";
 
 
 const PATH = /^\/secrets(\/[A-Za-z0-9_.~-]+)+$/;
@@ -28,9 +29,6 @@ export function substitute(text: string, materials: ReadonlyMap<string, string>)
     return whole.includes('\\"') ? JSON.stringify(material).slice(1, -1) : material;
   });
 }
-
-// Also matches the JSON-escaped form (getSecret(\"/secrets/x\")) of a placeholder inside a JSON body.
-const PLACEHOLDER = /getSecret\(\s*\\?["'](\/secrets\/[A-Za-z0-9_.~/-]+)\\?["']\s*\)/g;
 
 /** Validates an update: material within its limit, an allowlist of absolute http(s) URLs. */
 export function parseSecretUpdate(input: unknown): { material: string; urls: string[] } {

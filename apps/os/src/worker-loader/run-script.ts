@@ -1,6 +1,8 @@
 import { exports } from "cloudflare:workers";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
+import { directEgressVerdict, stillValid } from "../egress/direct-egress-verdict.ts";
 import { watchMaterials, type MaterialWatch } from "../egress/materials-in-use.ts";
+import type { DirectEgressVerdict } from "../runner/runner-protocol.ts";
 import { scrubJsonValue, scrubPatterns, scrubText } from "../egress/secret-scrub.ts";
 import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";
 import { PreparedScripts } from "./prepared-scripts.ts";
@@ -53,12 +55,19 @@ export function parseScriptSource(source: unknown): string {
  * and keys and in a failure's message (see materials-in-use.ts). The outcome is what run-settled
  * stores and `itx.run` answers, so both are clean.
  */
-export async function runScript(env: Env, props: IsolateProps, itx: unknown, source: string, timeoutMs: number = LIMITS.TIMEOUT_MS): Promise<ScriptOutcome> {
+export async function runScript(
+  env: Env,
+  props: IsolateProps,
+  itx: unknown,
+  source: string,
+  timeoutMs: number = LIMITS.TIMEOUT_MS,
+  direct: Promise<DirectEgressVerdict | undefined> = directEgressVerdict(env, props),
+): Promise<ScriptOutcome> {
   const script = await preparedScripts.prepare(source);
   if (!script.ok) return failed("SCRIPT_FAILED", script.message);
   const watch = watchMaterials(props);
   try {
-    return scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs), watch);
+    return scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs, direct), watch);
   } finally {
     watch.end();
   }
@@ -84,10 +93,11 @@ async function runPrepared(
   itx: unknown,
   script: { hash: string; module: string },
   timeoutMs: number,
+  direct: Promise<DirectEgressVerdict | undefined>,
 ): Promise<ScriptOutcome> {
   const id = `script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`;
   try {
-    const answer = (env.RUNNER ? await inRunner(env.RUNNER, id, script.module, props, itx, timeoutMs) : await inProcess(env, id, script.module, props, itx, timeoutMs)) as {
+    const answer = (env.RUNNER ? await inRunner(env.RUNNER, id, script.module, props, itx, timeoutMs, await direct) : await inProcess(env, id, script.module, props, itx, timeoutMs)) as {
       undefined?: true;
       json?: string;
     };
@@ -107,9 +117,10 @@ async function runPrepared(
 }
 
 // Locally: in the runner process, which the watchdog kills when the script holds it.
-async function inRunner(runner: RunnerBinding, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number): Promise<unknown> {
+// Its bare fetch() may leave from the runner when `verdict` holds (runner/direct-egress.ts).
+async function inRunner(runner: RunnerBinding, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number, verdict: DirectEgressVerdict | undefined): Promise<unknown> {
   const load = { id, compatibilityDate: COMPATIBILITY_DATE, mainModule: "script.js", modules: { "script.js": module }, limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS }, itxBinding: false };
-  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs);
+  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs, { verdict, valid: stillValid });
   if (!answer.ok) throw answerError(answer.error);
   return answer.value;
 }

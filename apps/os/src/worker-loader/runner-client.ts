@@ -1,5 +1,5 @@
 import { ItxError, errorMessage } from "iterate/errors";
-import type { LentToken, RunnerAnswer, RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
+import type { DirectEgressVerdict, LentToken, RunnerAnswer, RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
 import type { RunnerEntrypoint } from "../runner/runner-worker.ts";
 import type { IsolateProps } from "./isolate-props.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
@@ -99,9 +99,20 @@ async function waitForRunner(runner: RunnerBinding, started: number): Promise<vo
   }
 }
 
-/** Runs a prepared script module's `run(itx)` in the runner, handing it `itx`. */
-export function runnerRunScript(runner: RunnerBinding, load: RunnerLoad, props: IsolateProps, itx: unknown, timeoutMs: number): Promise<RunnerAnswer> {
-  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs), timeoutMs, "the script"));
+/**
+ * Runs a prepared script module's `run(itx)` in the runner, handing it `itx`. `direct` is the run's
+ * direct-egress verdict; `valid` is asked again at each send, so a call sent again after a
+ * revocation (it waited for the next runner) goes without one.
+ */
+export function runnerRunScript(
+  runner: RunnerBinding,
+  load: RunnerLoad,
+  props: IsolateProps,
+  itx: unknown,
+  timeoutMs: number,
+  direct?: { verdict: DirectEgressVerdict | undefined; valid: (verdict: DirectEgressVerdict | undefined) => DirectEgressVerdict | undefined },
+): Promise<RunnerAnswer> {
+  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs, direct?.valid(direct.verdict)), timeoutMs, "the script"));
 }
 
 /** Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its code. */
