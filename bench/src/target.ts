@@ -1,6 +1,6 @@
 import { newWebSocketRpcSession, type RpcStub } from "capnweb";
 import { connectItx } from "iterate/client";
-import { startLocalOs, type LocalOs } from "../../apps/os/scripts/local-os.ts";
+import { startLocalOs, type LocalOs } from "@iterate/os/local-os";
 
 /** The raw operations the bench worker's root offers (apps/os/src/bench/bench-root.ts). */
 export interface BenchRoot {

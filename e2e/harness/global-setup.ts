@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { startLocalOs, type LocalOs } from "../../apps/os/scripts/local-os.ts";
+import { startLocalOs, type LocalOs } from "@iterate/os/local-os";
 import { freePort } from "./mcp-server.ts";
 
 declare module "vitest" {
