@@ -47,6 +47,12 @@ export {};
 
 const blocks = documentationBlocks(REPO_ROOT);
 const key = (block: CodeBlock) => `${block.file}:${block.line}`;
+/** How NO_CHECK names a block: its file and first code line. */
+const named = (block: CodeBlock) => `${block.file}: ${block.code.split("\n")[0]}`;
+/** Verbatim but for indentation: a quote may lift a test out of its describe(). */
+const unindented = (text: string) => text.replace(/^[ \t]+/gm, "");
+/** Code for workerd (a project's worker, dynamic workers) compiles with the Workers types; the rest (clients, processors, React) with Node's and the DOM's. */
+const forWorkers = (block: CodeBlock) => /from "iterate\/(sdk|worker)"/.test(block.code);
 const flagged = blocks.filter((block) => block.flags.includes("no-check"));
 const excerpts = blocks.flatMap((block) => {
   const excerpt = flagged.includes(block) ? undefined : excerptOf(block, REPO_ROOT);
@@ -63,20 +69,14 @@ describe("the documentation's TypeScript", () => {
   });
 
   it("marks no block no-check except the listed ones", () => {
-    const named = (block: CodeBlock) => `${block.file}: ${block.code.split("\n")[0]}`;
     expect(Object.fromEntries(flagged.map((block) => [named(block), NO_CHECK[named(block)] ?? "(not listed)"]))).toEqual(NO_CHECK);
   });
 
-  // Verbatim but for indentation: a quote may lift a test out of its describe().
-  const unindented = (text: string) => text.replace(/^[ \t]+/gm, "");
   it.each(excerpts.map((excerpt) => [key(excerpt.block), excerpt] as const))("%s quotes its file verbatim", (_key, excerpt) => {
     expect(unindented(readFileSync(join(REPO_ROOT, excerpt.path), "utf8"))).toContain(unindented(excerpt.body));
   });
 
   it("type-checks every other block against the iterate package", { timeout: 60_000 }, () => {
-    // Code for workerd (a project's worker, dynamic workers) compiles with the Workers types;
-    // the rest (clients, processors, React) with Node's and the DOM's.
-    const forWorkers = (block: CodeBlock) => /from "iterate\/(sdk|worker)"/.test(block.code);
     const errors = [
       ...typeCheck("node", checked.filter((block) => !forWorkers(block)), { lib: ["es2024", "dom", "esnext.disposable"], types: ["node"], jsx: "react-jsx" }),
       ...typeCheck("workers", checked.filter(forWorkers), { lib: ["es2024", "esnext.disposable"], types: ["@cloudflare/workers-types"] }),
@@ -95,14 +95,14 @@ describe("extractCodeBlocks", () => {
   });
 });
 
-/** Writes `blocks` as modules of one program and answers tsc's errors as `<doc file>:<line>: <message>`. */
-function typeCheck(name: string, blocks: CodeBlock[], options: { lib: string[]; types: string[]; jsx?: string }): string[] {
-  if (blocks.length === 0) return [];
+/** Writes `program` as modules of one program and answers tsc's errors as `<doc file>:<line>: <message>`. */
+function typeCheck(name: string, program: CodeBlock[], options: { lib: string[]; types: string[]; jsx?: string }): string[] {
+  if (program.length === 0) return [];
   const dir = join(WORK_DIR, name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const origin = new Map<string, CodeBlock>();
-  for (const block of blocks) {
+  for (const block of program) {
     const fileName = `${block.file.replace(/[^\w]/g, "_")}_L${block.line}.${block.lang}`;
     origin.set(fileName, block);
     writeFileSync(join(dir, fileName), `${block.code}\n`);
