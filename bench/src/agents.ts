@@ -2,7 +2,7 @@ import { SPOKEN, runTurn, type AgentUnderTest, type Segments, type Turn } from "
 import { scriptReply, startLoopbackModelServer, type LoopbackModelServer } from "./peer/loopback-model.ts";
 import { interleave, report, summarize } from "./stats.ts";
 import { openProject, type BenchTarget } from "./target.ts";
-import { LIMITS } from "../../apps/os/src/limits.ts";
+import { LIMITS } from "@iterate/os/limits";
 
 /** Warm turns per series (two series). */
 const ROUNDS = 40;

@@ -4,7 +4,7 @@ import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { buildCli, CLI_BIN } from "../../e2e/harness/cli.ts";
+import { buildCli, CLI_BIN } from "@iterate/e2e/harness/cli";
 import { interleave, report, summarize } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 

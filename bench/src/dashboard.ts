@@ -1,4 +1,4 @@
-import { launchBrowser } from "../../e2e/harness/browser.ts";
+import { launchBrowser } from "@iterate/e2e/harness/browser";
 import { report, summarize } from "./stats.ts";
 import { openProject, type BenchTarget } from "./target.ts";
 

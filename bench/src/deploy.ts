@@ -1,4 +1,4 @@
-import { measureDeploySize } from "../../apps/os/scripts/deploy-size.ts";
+import { measureDeploySize } from "@iterate/os/deploy-size";
 import { report } from "./stats.ts";
 
 /** The OS Worker's deployable size: what `wrangler deploy --dry-run` would upload, gzip. Target: at most 1 MiB. */

@@ -1,8 +1,8 @@
 import { newWebSocketRpcSession, type RpcStub } from "capnweb";
 import { connectItx } from "iterate/client";
-import { startLocalOs, type LocalOs } from "../../apps/os/scripts/local-os.ts";
+import { startLocalOs, type LocalOs } from "@iterate/os/local-os";
 
-/** The raw operations the OS's bench root offers (apps/os/src/bench/bench-root.ts). */
+/** The raw operations the bench worker's root offers (apps/os/src/bench/bench-root.ts). */
 export interface BenchRoot {
   ping(): null;
   doNoop(name: string): null;
@@ -27,15 +27,15 @@ export interface BenchTarget {
 }
 
 /**
- * Starts a local OS with the bench root enabled, or uses BASE_URL (whose OS must run with
- * ITERATE_BENCH=1) when given.
+ * Starts the bench worker (the local OS plus the benchmark root at /api/bench), or uses BASE_URL
+ * when given (which must be a bench worker: `startLocalOs({ bench: true })`).
  */
 export async function openTarget(): Promise<BenchTarget> {
   let os: LocalOs | undefined;
   let baseUrl = process.env.BASE_URL?.replace(/\/+$/, "");
   let adminSecret = process.env.ITERATE_ADMIN_SECRET ?? "";
   if (!baseUrl) {
-    os = await startLocalOs({ vars: { ITERATE_BENCH: "1", EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" } });
+    os = await startLocalOs({ bench: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" } });
     baseUrl = os.baseUrl;
     adminSecret = os.adminSecret;
   }

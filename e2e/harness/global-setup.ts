@@ -1,6 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { startLocalOs, type LocalOs } from "../../apps/os/scripts/local-os.ts";
-import { freePort } from "./mcp-server.ts";
+import { freePort, startLocalOs, type LocalOs } from "@iterate/os/local-os";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
+import { listenOnLoopback } from "./loopback-server.ts";
 
 export interface McpTestServer {
   url: string;
@@ -56,26 +57,10 @@ export async function startMcpServer(options: McpTestServerOptions = {}): Promis
     await mcp.connect(transport);
     await transport.handleRequest(request, response, text ? JSON.parse(text) : undefined);
   });
-  await new Promise<void>((listening) => server.listen(options.port ?? 0, "127.0.0.1", listening));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const { origin, close } = await listenOnLoopback(server, options.port ?? 0);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `${origin}/mcp`,
     received,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
+    close,
   };
-}
-
-/** A free loopback port, for a server started later at a URL fixed now. */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((listening) => probe.listen(0, "127.0.0.1", listening));
-  const address = probe.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  await new Promise<void>((closed) => probe.close(() => closed()));
-  return port;
 }

@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
+import { listenOnLoopback } from "./loopback-server.ts";
 
 /** One chat message as the OpenAI-compatible protocol carries it. */
 export interface ModelMessage {
@@ -65,13 +66,11 @@ export async function startModelServer(answer: (request: ModelRequest, index: nu
       response.end("data: [DONE]\n\n");
     });
   });
-  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `${origin}/v1`,
     requests,
-    close: () => new Promise((closed) => server.close(() => closed())),
+    close,
   };
 }
 

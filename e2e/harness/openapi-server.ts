@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
+import { listenOnLoopback } from "./loopback-server.ts";
 
 export interface OpenApiTestServer {
   url: string;
@@ -59,16 +60,10 @@ export async function startOpenApiServer(): Promise<OpenApiTestServer> {
     }
     return json(404, { message: "no route" });
   });
-  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: origin,
     received,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
+    close,
   };
 }

@@ -1,5 +1,6 @@
 import { createServer, type ServerResponse } from "node:http";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import { listenOnLoopback } from "./loopback-server.ts";
 
 /**
  * The echo forms a hostile or careless server might send material back in. Each route of the
@@ -42,16 +43,10 @@ export async function startReflectServer(): Promise<{ url: string; close(): Prom
       void reflect(form, key, response);
     });
   });
-  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
+    url: origin,
+    close,
   };
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
 import { connectItx } from "iterate/client";
-import { startLocalOs } from "../../apps/os/scripts/local-os.ts";
+import { startLocalOs } from "@iterate/os/local-os";
 import { target } from "../harness/os.ts";
 import { expectCode } from "iterate/stream/test-support";
 import { projectItx } from "../harness/projects.ts";

@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { startRunnerWatchdog, type RunnerWatchdog } from "../../apps/os/scripts/runner-watchdog.ts";
-import { UNTRUSTED_LIMITS } from "../../apps/os/src/worker-loader/untrusted-limits.ts";
+import { startRunnerWatchdog, type RunnerWatchdog } from "@iterate/os/runner-watchdog";
+import { LIMITS } from "@iterate/os/limits";
 
 // The runner's watchdog on its own, without an OS: it replaces a runner that stops answering,
 // one that exits, and one past its memory cap, and drops the dead runner's registry entry.
@@ -55,7 +55,7 @@ describe("the runner watchdog", () => {
     await until(() => watchdog?.restarts === 1, 20_000);
     const detected = lines.find((line) => line.includes("RUNNER_HANG_MS"));
     expect(detected).toBeDefined();
-    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(UNTRUSTED_LIMITS.RUNNER_HANG_MS);
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(LIMITS.RUNNER_HANG_MS);
     // The new runner registered under the same name (the dead one's entry was dropped first).
     await until(() => existsSync(join(registry, "test-runner")), 5_000);
     expect(JSON.parse(readFileSync(join(registry, "test-runner"), "utf8"))).toHaveProperty("defaultEntrypointService");

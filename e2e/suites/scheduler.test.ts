@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { connectItx, withItx } from "iterate/client";
 import { expectCode } from "iterate/stream/test-support";
-import { startLocalOs } from "../../apps/os/scripts/local-os.ts";
+import { startLocalOs } from "@iterate/os/local-os";
 import { adminSession, target } from "../harness/os.ts";
 import { newProject, projectItx } from "../harness/projects.ts";
 

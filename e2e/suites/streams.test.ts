@@ -1,4 +1,5 @@
-import { describe, expect, test } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../harness/fixtures.ts";
 import { connectItx } from "iterate/client";
 import type { StreamEvent } from "iterate/types";
 import { adminSession, target } from "../harness/os.ts";
@@ -7,8 +8,7 @@ import { expectCode } from "iterate/stream/test-support";
 const unique = () => `/e2e/${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
 
 describe("deployment-wide streams through the session (admin)", () => {
-  test("append, read back, and the session principal is stamped", async () => {
-    using session = adminSession();
+  test("append, read back, and the session principal is stamped", async ({ admin: session }) => {
     const stream = session.streams.get(unique());
     const written = await stream.append({ type: "demo/ping", payload: { n: 1 } }, { type: "demo/ping", payload: { n: 2 } });
     expect(written.map((event: StreamEvent) => event.offset)).toEqual([1, 2]);
@@ -17,8 +17,7 @@ describe("deployment-wide streams through the session (admin)", () => {
     expect(read.map((event: StreamEvent) => event.payload)).toEqual([{ n: 2 }]);
   });
 
-  test("coded errors keep their code across Workers RPC and Cap'n Web", async () => {
-    using session = adminSession();
+  test("coded errors keep their code across Workers RPC and Cap'n Web", async ({ admin: session }) => {
     const stream = session.streams.get(unique());
     await stream.append({ type: "demo/a", idempotencyKey: "k" });
     await expectCode(stream.append({ type: "demo/b", idempotencyKey: "k" }), "IDEMPOTENCY_CONFLICT");
@@ -30,8 +29,7 @@ describe("deployment-wide streams through the session (admin)", () => {
     expect(await stream.head()).toBe(1);
   });
 
-  test("a Node callback receives replay then the live tail, including ephemeral events", async () => {
-    using session = adminSession();
+  test("a Node callback receives replay then the live tail, including ephemeral events", async ({ admin: session }) => {
     const stream = session.streams.get(unique());
     await stream.append({ type: "demo/a" });
     const seen: string[] = [];
@@ -43,8 +41,7 @@ describe("deployment-wide streams through the session (admin)", () => {
     await expect.poll(() => seen).toEqual(["1:demo/a", "1:demo/poke~", "2:demo/b"]);
   });
 
-  test("waitForEvent resolves when a matching event is appended by another client", async () => {
-    using session = adminSession();
+  test("waitForEvent resolves when a matching event is appended by another client", async ({ admin: session }) => {
     using other = adminSession();
     const path = unique();
     const waiting = session.streams.get(path).waitForEvent({ type: "demo/settled", payload: { requestOffset: 3 }, timeoutMs: 10_000 });
@@ -53,8 +50,7 @@ describe("deployment-wide streams through the session (admin)", () => {
     expect((await waiting).payload).toEqual({ requestOffset: 3, status: "succeeded" });
   });
 
-  test("readEvents pages through a stream", async () => {
-    using session = adminSession();
+  test("readEvents pages through a stream", async ({ admin: session }) => {
     const stream = session.streams.get(unique());
     await stream.append(...Array.from({ length: 250 }, (_, i) => ({ type: "demo/n", payload: { i } })));
     const offsets: number[] = [];

@@ -11,7 +11,9 @@ import { ensureDashboardBuilt } from "./dashboard-build.ts";
 const OS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** A dry run's outcome: the sizes in KiB when it succeeded, wrangler's output when it did not. */
-export type DeploySize = { ok: true; uploadKiB: number; gzipKiB: number } | { ok: false; status: number | null; output: string };
+export type DeploySize =
+  | { ok: true; uploadKiB: number; gzipKiB: number; /** The text of the JavaScript modules it would upload. */ code: string }
+  | { ok: false; status: number | null; output: string };
 
 /** Runs `wrangler deploy --dry-run` of apps/os into a temporary folder and measures what it would upload. */
 export function measureDeploySize(): DeploySize {
@@ -27,13 +29,17 @@ export function measureDeploySize(): DeploySize {
     });
     const output = `${run.stdout}${run.stderr}`;
     if (run.status !== 0) return { ok: false, status: run.status, output };
+    const files = listFiles(outdir).filter((file) => !file.endsWith(".map") && !file.endsWith("README.md"));
+    const code = files
+      .filter((file) => /\.(m?js|cjs)$/.test(file))
+      .map((file) => readFileSync(file, "utf8"))
+      .join("\n");
     // Wrangler's own figure when it prints one; otherwise our gzip of what it would upload.
     const printed = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(output);
-    if (printed) return { ok: true, uploadKiB: Number(printed[1]), gzipKiB: Number(printed[2]) };
-    const files = listFiles(outdir).filter((file) => !file.endsWith(".map") && !file.endsWith("README.md"));
+    if (printed) return { ok: true, uploadKiB: Number(printed[1]), gzipKiB: Number(printed[2]), code };
     const uploadKiB = files.reduce((sum, file) => sum + statSync(file).size, 0) / 1024;
     const gzipKiB = files.reduce((sum, file) => sum + gzipSync(readFileSync(file)).length, 0) / 1024;
-    return { ok: true, uploadKiB, gzipKiB };
+    return { ok: true, uploadKiB, gzipKiB, code };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { startRunnerWatchdog, type RunnerWatchdog } from "./runner-watchdog.ts";
 import { freePort } from "./free-port.ts";
 import { ensureDashboardBuilt } from "./dashboard-build.ts";
+import { withBench } from "./bench-config.ts";
 
 export { freePort };
 
@@ -45,6 +46,11 @@ export interface LocalOsOptions {
    * runner). Only for measuring what the runner costs; the OS is then as exposed as before.
    */
   inProcessLoader?: boolean;
+  /**
+   * Run the bench worker (scripts/bench-config.ts): the OS plus the unauthenticated benchmark
+   * root at /api/bench and its Durable Object. Only `pnpm bench` sets it.
+   */
+  bench?: boolean;
 }
 
 export interface LocalOs {
@@ -127,7 +133,7 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   runnerStarting.catch(() => undefined);
   let runner: RunnerWatchdog | undefined;
   const configPath = join(runDir, "wrangler.json");
-  writeFileSync(configPath, JSON.stringify(localConfig(!options.inProcessLoader), null, 2));
+  writeFileSync(configPath, JSON.stringify(localConfig(!options.inProcessLoader, options.bench ?? false), null, 2));
   const args = [
     wranglerBin,
     "dev",
@@ -193,15 +199,16 @@ function localSessionKey(persistTo: string): string {
 /**
  * The OS's wrangler.jsonc as the local OS runs it: with `RUNNER`, the service binding to the
  * runner's entrypoint. The deployment has no such binding and loads untrusted code in its own
- * Loader, where Cloudflare enforces the limits.
+ * Loader, where Cloudflare enforces the limits. With `bench`, the bench worker's configuration.
  */
-function localConfig(withRunner: boolean): Record<string, unknown> {
+function localConfig(withRunner: boolean, bench: boolean): Record<string, unknown> {
   // wrangler.jsonc's comments are whole lines (`//`); nothing else in it needs JSONC.
   const text = readFileSync(join(OS_DIR, "wrangler.jsonc"), "utf8")
     .split("\n")
     .filter((line) => !line.trim().startsWith("//"))
     .join("\n");
-  const { $schema: _schema, main, ...config } = JSON.parse(text) as Record<string, unknown>;
+  const parsed = JSON.parse(text) as Record<string, unknown>;
+  const { $schema: _schema, main, ...config } = bench ? withBench(parsed) : parsed;
   const services = withRunner ? [{ binding: "RUNNER", service: RUNNER_SERVICE, entrypoint: "RunnerEntrypoint" }] : [];
   // Paths in the config are relative to wrangler.jsonc; this copy lives elsewhere.
   const assets = config.assets as { directory: string } | undefined;

@@ -1,6 +1,5 @@
 import { serveCapnWeb } from "./api/api-route.ts";
 import { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
-import { BenchRootRpcTarget } from "./bench/bench-root.ts";
 import { routeToCapability } from "./ingress/capability-ingress.ts";
 import { routeToProjectWorker } from "./ingress/project-ingress.ts";
 import { codedErrorResponse } from "./api/coded-response.ts";
@@ -11,7 +10,6 @@ import { serveDashboard } from "./dashboard-assets.ts";
 import { STREAMS_ROUTE_PREFIX, serveStreams } from "./streams-http/streams-route.ts";
 import { serveProjectMcp } from "./mcp/project-mcp-route.ts";
 
-export { BenchDurableObject } from "./bench/bench-durable-object.ts";
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
 export { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
 export { EgressEntrypoint, ItxEntrypoint } from "./worker-loader/loopback-entrypoints.ts";
@@ -49,14 +47,6 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
       return serveBrowserAuth(request, env, "sign-in");
     case "/auth/sign-out":
       return serveBrowserAuth(request, env, "sign-out");
-    case "/api/bench":
-      if (env.ITERATE_BENCH !== "1") return notFound();
-      // The benchmark root (on only with ITERATE_BENCH=1) has no authenticate(): its sessions are
-      // not held to the budget of a session that has not authenticated yet.
-      return serveCapnWeb(request, ctx, (connection) => {
-        connection.markAuthenticated();
-        return new BenchRootRpcTarget(env);
-      });
     case "/health":
       return Response.json({ ok: true, service: "iterate-os", api: "/api", streams: "/streams/<project>/<stream path>" });
     default:

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DurableStream } from "@durable-streams/client";
-import { freePort } from "../../../apps/os/scripts/local-os.ts";
+import { freePort } from "@iterate/os/local-os";
 
 export interface DurableStreamsPeer {
   baseUrl: string;

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
+import { listenOnLoopback } from "@iterate/e2e/harness/loopback-server";
 
 /** Where Debian (and most distributions) install git's CGI smart-HTTP server. */
 const GIT_HTTP_BACKEND = process.env.GIT_HTTP_BACKEND ?? "/usr/lib/git-core/git-http-backend";
@@ -62,15 +63,9 @@ export async function startGitHttpPeer(root: string): Promise<GitHttpPeer> {
     child.stdout.on("end", () => response.end());
     child.on("error", () => response.destroy());
   });
-  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
+    url: origin,
+    close,
   };
 }

@@ -1,4 +1,5 @@
 import { createServer } from "node:http";
+import { listenOnLoopback } from "@iterate/e2e/harness/loopback-server";
 
 export interface LoopbackHttpServer {
   url: string;
@@ -21,16 +22,10 @@ export async function startLoopbackHttpServer(): Promise<LoopbackHttpServer> {
       response.end("ok");
     });
   });
-  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: origin,
     answered: () => answered,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
+    close,
   };
 }

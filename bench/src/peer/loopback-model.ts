@@ -1,4 +1,5 @@
 import { createServer } from "node:http";
+import { listenOnLoopback } from "@iterate/e2e/harness/loopback-server";
 
 /** One chat-completions request the server answered, with the server's own time for it. */
 export interface ServedRequest {
@@ -44,17 +45,11 @@ export async function startLoopbackModelServer(answer: (model: string) => string
       response.end(sse(reply));
     });
   });
-  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const { origin, close } = await listenOnLoopback(server);
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `${origin}/v1`,
     served: () => served,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
+    close,
   };
 }
 

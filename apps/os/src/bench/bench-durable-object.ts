@@ -5,7 +5,8 @@ import { ReplayProcessor } from "./replay-processor.ts";
 
 /**
  * The floor under every platform call that goes through a Durable Object: a no-op, one insert,
- * and a tight insert loop. Reachable only through /api/bench when ITERATE_BENCH is "1".
+ * and a tight insert loop. Bound and exported only by the
+ * bench worker (bench-worker.ts), reachable only through its /api/bench.
  */
 export class BenchDurableObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {

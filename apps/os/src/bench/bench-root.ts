@@ -1,17 +1,19 @@
 import { RpcTarget } from "capnweb";
 import { sendThroughPipe } from "../egress/egress-pipe.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
+import type { BenchEnv } from "./bench-env.ts";
 
 const TRIVIAL_MODULE = "export default { add(a, b) { return a + b; }, fetch() { return new Response('ok'); } };";
 
 /**
  * The benchmark's own Cap'n Web root (never part of /api): the raw operations whose timings are
- * the baselines that every platform target is stated against.
+ * the baselines that every platform target is stated against. Served only by the bench worker
+ * (bench-worker.ts), never by the deployed OS.
  */
 export class BenchRootRpcTarget extends RpcTarget {
-  readonly #env: Env;
+  readonly #env: BenchEnv;
 
-  constructor(env: Env) {
+  constructor(env: BenchEnv) {
     super();
     this.#env = env;
   }

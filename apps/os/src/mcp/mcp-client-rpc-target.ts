@@ -1,27 +1,12 @@
 import { RpcTarget } from "cloudflare:workers";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ItxError } from "iterate/errors";
+import type { McpTool, McpToolResult } from "iterate/types";
 import { boundedTree } from "../api/json-bounds.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import { mcpErrorToItx, remoteFetch, type EgressFetch } from "./mcp-egress-fetch.ts";
 import { mcpSdk } from "./mcp-sdk.ts";
-
-/** One tool of a remote MCP server, as `__describe()` lists it. */
-export interface RemoteTool {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema: unknown;
-  outputSchema?: unknown;
-}
-
-/** What a tool call answers (iterate/types `McpToolResult`). */
-export interface McpToolResult {
-  content: unknown[];
-  structuredContent?: unknown;
-  isError?: boolean;
-}
 
 /** Where a client connects and how: every request goes through `fetch`, the context's egress road. */
 export interface McpClientOptions {
@@ -32,7 +17,7 @@ export interface McpClientOptions {
 
 interface Connected {
   client: Client;
-  tools: Map<string, RemoteTool>;
+  tools: Map<string, McpTool>;
   server: { name: string; version: string } | undefined;
   instructions: string | undefined;
 }
@@ -115,7 +100,7 @@ async function open(options: McpClientOptions): Promise<Connected> {
   const timeout = LIMITS.MCP_REMOTE_REQUEST_TIMEOUT_MS;
   try {
     await client.connect(transport, { timeout });
-    const tools = new Map<string, RemoteTool>();
+    const tools = new Map<string, McpTool>();
     let cursor: string | undefined;
     for (let page = 0; ; page++) {
       if (page >= LIMITS.MCP_REMOTE_LIST_PAGES_MAX) {
@@ -150,7 +135,7 @@ async function open(options: McpClientOptions): Promise<Connected> {
   }
 }
 
-function remoteTool(tool: { name: string; title?: string; description?: string; inputSchema: unknown; outputSchema?: unknown }): RemoteTool {
+function remoteTool(tool: McpTool): McpTool {
   return {
     name: tool.name,
     ...(tool.title !== undefined ? { title: tool.title } : {}),

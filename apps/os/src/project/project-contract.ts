@@ -18,6 +18,18 @@ const recordSchema = z.object({ projectId: z.string(), slug: z.string(), created
 const step = z.strictObject({ requestOffset: z.number().int().positive(), attempt: z.number().int().positive() });
 const commitId = z.string().regex(/^[0-9a-f]{40}$/);
 
+/** The facts the Project processor writes: each step of a creation run, and each worker build. */
+const PROJECT_EMITS = [
+  PROJECT_CREATE_ATTEMPT_STARTED,
+  PROJECT_CONFIG_REPO_SEEDED,
+  PROJECT_WORKER_PROBED,
+  PROJECT_WORKER_FEED_INSTALLED,
+  PROJECT_CREATED,
+  PROJECT_CREATE_FAILED,
+  PROJECT_WORKER_UPDATED,
+  PROJECT_WORKER_UPDATE_FAILED,
+] as const;
+
 /** Where the project stands: its creation run, the worker that serves, and the config head it has not certified yet. */
 export const ProjectContract = defineProcessorContract({
   slug: "project",
@@ -60,29 +72,10 @@ export const ProjectContract = defineProcessorContract({
     [PROJECT_HEARTBEAT_TRIGGERED]: z.object({ scheduleKey: z.string() }).loose(),
     [CONFIG_COMMIT_COPIED]: z.object({ branch: z.string(), commit: commitId, repo: z.string().optional() }).loose(),
   },
-  consumes: [
-    PROJECT_CREATE_REQUESTED,
-    PROJECT_CREATE_ATTEMPT_STARTED,
-    PROJECT_CONFIG_REPO_SEEDED,
-    PROJECT_WORKER_PROBED,
-    PROJECT_WORKER_FEED_INSTALLED,
-    PROJECT_CREATED,
-    PROJECT_CREATE_FAILED,
-    PROJECT_WORKER_UPDATED,
-    PROJECT_WORKER_UPDATE_FAILED,
-    PROJECT_HEARTBEAT_TRIGGERED,
-    CONFIG_COMMIT_COPIED,
-  ],
-  emits: [
-    PROJECT_CREATE_ATTEMPT_STARTED,
-    PROJECT_CONFIG_REPO_SEEDED,
-    PROJECT_WORKER_PROBED,
-    PROJECT_WORKER_FEED_INSTALLED,
-    PROJECT_CREATED,
-    PROJECT_CREATE_FAILED,
-    PROJECT_WORKER_UPDATED,
-    PROJECT_WORKER_UPDATE_FAILED,
-  ],
+  // It folds every fact it writes, plus the request that starts a run and the two outside events
+  // that move the worker (a heartbeat, a commit to the config repo).
+  consumes: [PROJECT_CREATE_REQUESTED, ...PROJECT_EMITS, PROJECT_HEARTBEAT_TRIGGERED, CONFIG_COMMIT_COPIED],
+  emits: PROJECT_EMITS,
 });
 
 export type ProjectState = StateOf<typeof ProjectContract>;

@@ -1,6 +1,6 @@
 import { newHttpBatchRpcSession, RpcSession, type RpcStub } from "capnweb";
 import { ItxError } from "../errors/index.ts";
-import type { Credentials, Session, UnauthenticatedRoot } from "../types.ts";
+import type { Credentials, Itx, ProjectRoot, Session, UnauthenticatedRoot } from "../types.ts";
 import { ItxWebSocketTransport, requireWebSocket } from "./websocket-transport.ts";
 
 /** How to reach a running OS. */
@@ -25,6 +25,12 @@ export interface ConnectAgentOptions extends ConnectProjectOptions {
 }
 
 /**
+ * An agent's own context (`/agents/<name>`): an itx where `agent` and `chat` answer. Unlike a
+ * project root it has no `create()`.
+ */
+export type AgentContext = Itx;
+
+/**
  * A disposable Cap'n Web stub: `using` closes the connection it came from. Awaiting it answers a
  * handle that closes the same connection when disposed.
  */
@@ -34,7 +40,9 @@ export type Handle<T> = RpcStub<T & object> & Disposable;
  * Connects to an OS and returns a handle. With no `auth` the handle is the unauthenticated root,
  * whose only method is `authenticate`; with `auth` it is the Session; with `projectId` the project's
  * root context; with `agentPath` that agent's context (`handle.agent` is the agent, `handle.chat`
- * its voice). Authentication and the narrowing calls are pipelined: nothing waits for a round trip
+ * its voice). `Mounted` types the capabilities you know are provided on that context, so the
+ * dotted form type-checks: `connectItx<{ tools: { add(a: number, b: number): number } }>(...)`
+ * gives `itx.tools.add(1, 2)` (the platform checks nothing against it). Authentication and the narrowing calls are pipelined: nothing waits for a round trip
  * until you call something. `await connectItx(...)` waits for that round trip (failing with
  * UNAUTHENTICATED, or UNAVAILABLE naming the URL when no OS answers) and answers a handle that
  * still owns the connection: disposing either closes it.
@@ -43,8 +51,8 @@ export type Handle<T> = RpcStub<T & object> & Disposable;
  * using session = connectItx({ baseUrl: "http://127.0.0.1:8787", auth: { type: "admin-secret", secret } });
  * console.log(await session.__describe());
  */
-export function connectItx(options: ConnectAgentOptions): Handle<unknown>;
-export function connectItx(options: ConnectProjectOptions): Handle<unknown>;
+export function connectItx<Mounted extends object = {}>(options: ConnectAgentOptions): Handle<AgentContext & Mounted>;
+export function connectItx<Mounted extends object = {}>(options: ConnectProjectOptions): Handle<ProjectRoot & Mounted>;
 export function connectItx(options: ConnectWithAuthOptions): Handle<Session>;
 export function connectItx(options: ConnectOptions): Handle<UnauthenticatedRoot>;
 export function connectItx(
@@ -150,7 +158,7 @@ export interface WithItxOptions extends ConnectOptions {
  * using itx = withItx({ baseUrl, token, context: "my-project" });
  * await itx.provideCapability({ name: "runSwiftOnMyMac", capability: async (src) => runSwift(src) });
  */
-export function withItx(options: WithItxOptions): Handle<unknown> {
+export function withItx<Mounted extends object = {}>(options: WithItxOptions): Handle<Itx & Mounted> {
   const colon = options.context.indexOf(":");
   const project = colon === -1 ? options.context : options.context.slice(0, colon);
   const path = colon === -1 ? "/" : options.context.slice(colon + 1);
@@ -158,5 +166,5 @@ export function withItx(options: WithItxOptions): Handle<unknown> {
   const root = openRoot(options);
   // oxlint-disable-next-line typescript/no-explicit-any -- capnweb's stub types do not model dynamic paths
   const itx = (root as any).authenticate({ type: "bearer", token: options.token }).projects.get(project);
-  return owningConnection(path === "/" ? itx : itx.cd(path), root);
+  return owningConnection(path === "/" ? itx : itx.cd(path), root) as Handle<Itx & Mounted>;
 }

@@ -11,6 +11,7 @@ export {
   connectItx,
   withItx,
   type WithItxOptions,
+  type AgentContext,
   type ConnectAgentOptions,
   type ConnectOptions,
   type ConnectProjectOptions,

@@ -1,0 +1,59 @@
+import { test as base } from "vitest";
+import {
+  connectItx,
+  type AgentContext,
+  type ConnectAgentOptions,
+  type ConnectOptions,
+  type ConnectProjectOptions,
+  type ConnectWithAuthOptions,
+  type Handle,
+} from "iterate/client";
+import type { ProjectRoot, Session, UnauthenticatedRoot } from "iterate/types";
+import { target } from "./os.ts";
+import { newProject } from "./projects.ts";
+
+/** `connectItx` against the OS under test: the same overloads, without `baseUrl`. */
+export interface Connect {
+  (options: Omit<ConnectAgentOptions, "baseUrl">): Handle<AgentContext>;
+  (options: Omit<ConnectProjectOptions, "baseUrl">): Handle<ProjectRoot>;
+  (options: Omit<ConnectWithAuthOptions, "baseUrl">): Handle<Session>;
+  (options?: Omit<ConnectOptions, "baseUrl">): Handle<UnauthenticatedRoot>;
+}
+
+/**
+ * The e2e suites' `test`, with typed fixtures in place of copied set-up. A test names the ones it
+ * needs and gets each fresh (a project per test), and every handle they open is disposed after it:
+ *
+ * - `os`: the OS under test (`baseUrl`, `adminSecret`, `admin` credentials), once per file;
+ * - `admin`: a Session authenticated with the admin secret;
+ * - `project`: a new project (`projectId`, `slug`) and `itx`, an admin handle on its root context;
+ * - `connect`: `connectItx` without `baseUrl`, for other credentials and contexts.
+ *
+ * @example
+ * test("a project's root context answers whoami", async ({ project }) => {
+ *   expect((await project.itx.whoami()).path).toBe("/");
+ * });
+ */
+export const test = base
+  .extend("os", { scope: "file" }, async () => target())
+  .extend("connect", async ({ os }, { onCleanup }) => {
+    const opened: Disposable[] = [];
+    onCleanup(() => {
+      for (const handle of opened) handle[Symbol.dispose]();
+    });
+    function connect(options: Omit<ConnectAgentOptions, "baseUrl">): Handle<AgentContext>;
+    function connect(options: Omit<ConnectProjectOptions, "baseUrl">): Handle<ProjectRoot>;
+    function connect(options: Omit<ConnectWithAuthOptions, "baseUrl">): Handle<Session>;
+    function connect(options?: Omit<ConnectOptions, "baseUrl">): Handle<UnauthenticatedRoot>;
+    function connect(options: Omit<ConnectOptions, "baseUrl"> = {}): Handle<unknown> {
+      const handle = connectItx({ ...options, baseUrl: os.baseUrl });
+      opened.push(handle);
+      return handle;
+    }
+    return connect satisfies Connect;
+  })
+  .extend("admin", async ({ os, connect }) => connect({ auth: os.admin }))
+  .extend("project", async ({ os, connect }) => {
+    const { projectId, slug } = await newProject("e2e");
+    return { projectId, slug, itx: connect({ auth: os.admin, projectId }) };
+  });
