@@ -1,4 +1,5 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { kCurrentWorker } from "miniflare";
 import { defineConfig } from "vitest/config";
 
 // Workerd tests: the real runtime, real Durable Object SQLite, the real Worker Loader.
@@ -17,9 +18,13 @@ export default defineConfig({
         RunnerEntrypoint: "WorkerEntrypoint",
         ScopeItxEntrypoint: "WorkerEntrypoint",
         ScopeEgressEntrypoint: "WorkerEntrypoint",
+        BundlerEntrypoint: "WorkerEntrypoint",
       },
       miniflare: {
         bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret", ITERATE_SESSION_KEY: "workerd-test-session-key", PROCESSOR_HOST_BINDINGS: "CAPABILITY_HOST,AGENT,PROJECT,TEST_PROCESSORS,ECHO_PROCESSORS" },
+        // The bundler Worker's entrypoint, exported by the test worker: builds cross a real service
+        // binding as in a deployment, in this workerd (wrangler.jsonc binds the separate Worker).
+        serviceBindings: { BUNDLER: { name: kCurrentWorker, entrypoint: "BundlerEntrypoint" } },
         durableObjects: {
           TEST_PROCESSORS: { className: "TallyProcessorHost", useSQLite: true },
           ECHO_PROCESSORS: { className: "EchoProcessorHost", useSQLite: true },

@@ -7,6 +7,8 @@ const COMMITS = 5;
 const UPDATED = "events.iterate.com/project/worker-updated";
 const UPDATE_FAILED = "events.iterate.com/project/worker-update-failed";
 
+const slug = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+
 /** A config worker whose text differs per round, so that every commit is a fresh build. */
 const worker = (n: number) =>
   `import { IterateConfigEntrypoint } from "iterate/sdk";\nexport default class extends IterateConfigEntrypoint {\n  async fetch() { return new Response("round ${n} of " + this.projectSlug()); }\n}\n`;
@@ -24,12 +26,18 @@ export async function measureProjects(target: BenchTarget): Promise<void> {
   // One session for all creations: what is timed is creation, not connecting.
   // oxlint-disable-next-line typescript/no-explicit-any -- handles are dynamic by design
   const session: any = connectItx({ baseUrl: target.baseUrl, auth });
-  const create = (prefix: string) => session.projects.create({ slug: `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}` }).whoami();
+  const create = (prefix: string) => session.projects.create({ slug: slug(prefix) }).whoami();
   let cold: number;
   const warm: number[] = [];
+  const steps: Steps[] = [];
   try {
     cold = await time(() => create("bench-cold"));
-    for (let i = 0; i < WARM_CREATES; i++) warm.push(await time(() => create("bench-warm")));
+    for (let i = 0; i < WARM_CREATES; i++) {
+      const project = session.projects.create({ slug: slug("bench-warm") });
+      warm.push(await time(() => project.whoami()));
+      steps.push(stepsOf(await project.getEvents({ limit: 50 })));
+      project[Symbol.dispose]();
+    }
   } finally {
     // Node does not parse `using` in plain modules here (TOOLCHAIN.md).
     session[Symbol.dispose]();
@@ -38,6 +46,10 @@ export async function measureProjects(target: BenchTarget): Promise<void> {
   report("projects.create.cold", cold, "ms (the first creation of this OS process)");
   report("projects.create.warm.median", warmSummary.median, `ms (target <= 300: ${warmSummary.median <= 300 ? "met" : "missed"})`);
   report("projects.create.warm.p90", warmSummary.p90, "ms");
+  // Where a warm creation's time goes on the root stream (createdAt stamps, whole ms), medians.
+  for (const step of Object.keys(steps[0] ?? {}) as Array<keyof Steps>) {
+    report(`projects.create.warm.steps.${step}.median`, summarize(steps.map((each) => each[step])).median, "ms");
+  }
 
   const { itx } = await openProject(target, "bench-config");
   try {
@@ -60,4 +72,32 @@ export async function measureProjects(target: BenchTarget): Promise<void> {
   } finally {
     itx[Symbol.dispose]();
   }
+}
+
+/** A creation run's segments on the root stream, from its events' `createdAt` stamps. */
+interface Steps {
+  /** `project/create-requested` -> `project/create-attempt-started`: waking the Project processor. */
+  requested_to_attempt: number;
+  /** -> `project/config-repo-seeded`: the root context and the config repo's first commit. */
+  attempt_to_seeded: number;
+  /** -> `project/worker-probed`: the seed worker's artifact, load and readiness probe. */
+  seeded_to_probed: number;
+  /** -> `project/created`: the terminal facts' commit. */
+  probed_to_created: number;
+  /** `project/create-requested` -> `project/created`. */
+  total: number;
+}
+
+function stepsOf(events: Array<{ type: string; createdAt: string }>): Steps {
+  const at = (type: string) => {
+    const event = events.find((candidate) => candidate.type === type);
+    if (!event) throw new Error(`the creation has no ${type}: ${events.map((each) => each.type).join(", ")}`);
+    return Date.parse(event.createdAt);
+  };
+  const requested = at("events.iterate.com/project/create-requested");
+  const attempt = at("events.iterate.com/project/create-attempt-started");
+  const seeded = at("events.iterate.com/project/config-repo-seeded");
+  const probed = at("events.iterate.com/project/worker-probed");
+  const created = at("events.iterate.com/project/created");
+  return { requested_to_attempt: attempt - requested, attempt_to_seeded: seeded - attempt, seeded_to_probed: probed - seeded, probed_to_created: created - probed, total: created - requested };
 }

@@ -1,5 +1,5 @@
-// What `wrangler deploy` would upload for the OS Worker, measured by a dry run (no account, no
-// network). Used by `pnpm test:deploy` (scripts/deploy-check.ts) and by `pnpm bench`.
+// What `wrangler deploy` would upload for each of the OS's Workers, measured by a dry run (no
+// account, no network). Used by `pnpm test:deploy` (scripts/deploy-check.ts) and by `pnpm bench`.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,19 +10,33 @@ import { ensureDashboardBuilt } from "./dashboard-build.ts";
 
 const OS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** The Workers a deployment uploads, by the name figures use, with their wrangler configs (apps/os). */
+export const DEPLOYED_WORKERS = {
+  os_worker: "wrangler.jsonc",
+  bundler_worker: "wrangler.bundler.jsonc",
+} as const;
+export type DeployedWorker = keyof typeof DEPLOYED_WORKERS;
+
+/**
+ * The most the OS Worker may upload, gzip: Cloudflare's limit is larger, but everything in it is
+ * parsed when an isolate of the OS starts, so rarely used heavy code lives in other Workers
+ * (docs/decisions/0019-bundler-worker.md).
+ */
+export const OS_WORKER_GZIP_MAX_KIB = 1024;
+
 /** A dry run's outcome: the sizes in KiB when it succeeded, wrangler's output when it did not. */
 export type DeploySize =
   | { ok: true; uploadKiB: number; gzipKiB: number; /** The text of the JavaScript modules it would upload. */ code: string }
   | { ok: false; status: number | null; output: string };
 
-/** Runs `wrangler deploy --dry-run` of apps/os into a temporary folder and measures what it would upload. */
-export function measureDeploySize(): DeploySize {
+/** Runs `wrangler deploy --dry-run` of one Worker of apps/os into a temporary folder and measures what it would upload. */
+export function measureDeploySize(worker: DeployedWorker = "os_worker"): DeploySize {
   // wrangler.jsonc's `assets` names the dashboard's build: a deployment uploads it beside the
   // Worker (not inside it), and the dry run refuses a missing folder.
-  ensureDashboardBuilt();
+  if (worker === "os_worker") ensureDashboardBuilt();
   const outdir = mkdtempSync(join(tmpdir(), "iterate-os-deploy-"));
   try {
-    const run = spawnSync("pnpm", ["exec", "wrangler", "deploy", "--dry-run", "--outdir", outdir], {
+    const run = spawnSync("pnpm", ["exec", "wrangler", "deploy", "--dry-run", "--config", DEPLOYED_WORKERS[worker], "--outdir", outdir], {
       cwd: OS_DIR,
       encoding: "utf8",
       env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false", DO_NOT_TRACK: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false" },

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { startRunnerWatchdog, type RunnerWatchdog } from "./runner-watchdog.ts";
 import { freePort } from "./free-port.ts";
 import { ensureDashboardBuilt } from "./dashboard-build.ts";
-import { withBench } from "./bench-config.ts";
+import { BENCH_MAIN, withBench } from "./bench-config.ts";
 
 export { freePort };
 
@@ -134,11 +134,18 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   let runner: RunnerWatchdog | undefined;
   const configPath = join(runDir, "wrangler.json");
   writeFileSync(configPath, JSON.stringify(localConfig(!options.inProcessLoader, options.bench ?? false), null, 2));
+  // The bundler Worker runs in the same workerd as the OS (wrangler's multi-config dev), reached
+  // through the OS's BUNDLER service binding as in a deployment. `--var` reaches only the first
+  // config's Worker: the bundler gets no secret.
+  const bundlerConfigPath = join(runDir, "wrangler.bundler.json");
+  writeFileSync(bundlerConfigPath, JSON.stringify(copiedConfig("wrangler.bundler.jsonc"), null, 2));
   const args = [
     wranglerBin,
     "dev",
     "--config",
     configPath,
+    "--config",
+    bundlerConfigPath,
     "--ip",
     "127.0.0.1",
     "--port",
@@ -198,22 +205,30 @@ function localSessionKey(persistTo: string): string {
 
 /**
  * The OS's wrangler.jsonc as the local OS runs it: with `RUNNER`, the service binding to the
- * runner's entrypoint. The deployment has no such binding and loads untrusted code in its own
- * Loader, where Cloudflare enforces the limits. With `bench`, the bench worker's configuration.
+ * runner's entrypoint, beside the configured ones (BUNDLER). The deployment has no such binding
+ * and loads untrusted code in its own Loader, where Cloudflare enforces the limits. With `bench`,
+ * the bench worker's configuration.
  */
 function localConfig(withRunner: boolean, bench: boolean): Record<string, unknown> {
-  // wrangler.jsonc's comments are whole lines (`//`); nothing else in it needs JSONC.
-  const text = readFileSync(join(OS_DIR, "wrangler.jsonc"), "utf8")
+  const copied = copiedConfig("wrangler.jsonc");
+  const config = bench ? { ...withBench(copied), main: join(OS_DIR, BENCH_MAIN) } : copied;
+  const configured = (config.services as unknown[] | undefined) ?? [];
+  const services = withRunner ? [...configured, { binding: "RUNNER", service: RUNNER_SERVICE, entrypoint: "RunnerEntrypoint" }] : configured;
+  return { ...config, services };
+}
+
+/** A wrangler config of apps/os, made usable from another folder (its paths absolute). */
+function copiedConfig(file: string): Record<string, unknown> {
+  // The configs' comments are whole lines (`//`); nothing else in them needs JSONC.
+  const text = readFileSync(join(OS_DIR, file), "utf8")
     .split("\n")
     .filter((line) => !line.trim().startsWith("//"))
     .join("\n");
-  const parsed = JSON.parse(text) as Record<string, unknown>;
-  const { $schema: _schema, main, ...config } = bench ? withBench(parsed) : parsed;
-  const services = withRunner ? [{ binding: "RUNNER", service: RUNNER_SERVICE, entrypoint: "RunnerEntrypoint" }] : [];
-  // Paths in the config are relative to wrangler.jsonc; this copy lives elsewhere.
+  const { $schema: _schema, main, ...config } = JSON.parse(text) as Record<string, unknown>;
+  // Paths in the config are relative to its file; this copy lives elsewhere.
   const assets = config.assets as { directory: string } | undefined;
   const absoluteAssets = assets ? { assets: { ...assets, directory: resolve(OS_DIR, assets.directory) } } : {};
-  return { ...config, ...absoluteAssets, main: join(OS_DIR, String(main)), services };
+  return { ...config, ...absoluteAssets, main: join(OS_DIR, String(main)) };
 }
 
 /** Fails, naming the port and what to do, when something already listens on 127.0.0.1:`port`. */

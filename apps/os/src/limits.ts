@@ -134,6 +134,18 @@ const PLATFORM_LIMITS = {
   WORKER_BUILDS_MAX: 64,
   /** Characters of bundled modules the kept builds may hold together (about 64 MB as UTF-16). */
   WORKER_BUILDS_MAX_CHARS: 32_000_000,
+  /**
+   * Characters of one bundle the bundler Worker answers: a small source can import its way to a
+   * large bundle, and the OS holds the answer in memory and caches it (WORKER_BUILDS_MAX_CHARS).
+   */
+  BUNDLE_OUTPUT_MAX_CHARS: 8_000_000,
+  /**
+   * How long the OS waits for the bundler Worker to answer one build: bounds what untrusted source
+   * can hold a creation step or a `workers.get` for (the first build of a bundler isolate, which
+   * compiles esbuild's wasm, takes seconds, over a minute on a loaded local machine; a warm one
+   * tens of milliseconds).
+   */
+  BUNDLE_WAIT_MS: 120_000,
   /** Longest durable worker key: it names a facet of the context's object. */
   DURABLE_WORKER_KEY_MAX_LENGTH: 128,
   /**

@@ -6,3 +6,5 @@ export { TallyProcessorHost } from "./tally-processor.ts";
 export { EchoProcessorHost } from "./echo-processor.ts";
 // The runner's entrypoints, so that run-script.test.ts can speak its protocol over a loopback binding.
 export { RunnerEntrypoint, ScopeEgressEntrypoint, ScopeItxEntrypoint } from "../src/runner/runner-worker.ts";
+// The bundler Worker's entrypoint, bound as BUNDLER in vitest.config.ts (a separate Worker when deployed).
+export { BundlerEntrypoint } from "../src/bundler/bundler-worker.ts";

@@ -4,8 +4,8 @@ import type { StreamEvent } from "iterate/types";
 import { relay } from "../api/relay.ts";
 import { answerCoded, unwrapCoded } from "../api/coded-result.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
-import { ReposRpcTarget } from "../repo/repos-rpc-target.ts";
 import { repoStub } from "../repo/repo-stub.ts";
+import { seedRepository } from "../repo/repo-seed.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
@@ -15,6 +15,14 @@ import { CONFIG_BRANCH, CONFIG_REPO, type ProjectState } from "./project-contrac
 import { ProjectProcessor, type ProjectEffects } from "./project-processor.ts";
 import { ArtifactStore, artifactKey, buildConfigWorker, CONFIG_WORKER_INCLUDE, workerFiles } from "./project-worker-build.ts";
 import { callConfigWorker, probeConfigWorker } from "./project-worker-call.ts";
+
+/**
+ * The prebuilt seed artifacts (by hash) that answered a readiness probe in this isolate of the OS.
+ * The seed is built by the generator, the same for every project, and checked by its tests; so
+ * each OS isolate probes it once, not once per project (the project's own first load is its
+ * worker feed's first delivery, right after project/created).
+ */
+const SEED_PROBED = new Set<string>();
 
 /**
  * Hosts a project's Project processor, named by its root coordinate `<projectId>:/`: the root
@@ -123,18 +131,17 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
   }
 
   async #seed(principal: string): Promise<{ commit: string }> {
-    const caller = { principal, origin: "/" };
-    const repos = new ReposRpcTarget({ env: this.env, projectId: async () => this.#projectId, caller });
-    await repos.create({ path: CONFIG_REPO });
-    const stub = repoStub(this.env, this.#projectId, CONFIG_REPO);
-    const head = async () => unwrapCoded(await relay(stub.branches())).find((branch) => branch.name === CONFIG_BRANCH)?.head;
-    const existing = await head();
-    if (existing) return { commit: existing };
-    const committed = unwrapCoded(
-      await relay(stub.commit({ branch: CONFIG_BRANCH, message: "Seed from the template configs/default", files: { ...CONFIG_TEMPLATE_FILES }, expectedHead: null }, caller)),
-    ).commit;
-    this.#seeded = committed;
-    return { commit: committed };
+    const seeded = await seedRepository(this.env, {
+      projectId: this.#projectId,
+      path: CONFIG_REPO,
+      caller: { principal, origin: "/" },
+      branch: CONFIG_BRANCH,
+      message: "Seed from the template configs/default",
+      files: { ...CONFIG_TEMPLATE_FILES },
+    });
+    // Only a commit this call made is known to hold the template; an earlier one is read back.
+    if (seeded.committed) this.#seeded = seeded.commit;
+    return { commit: seeded.commit };
   }
 
   async #buildAndProbe(at: { commit: string } | { head: true }, state: ProjectState): Promise<{ commit: string; hash: string }> {
@@ -144,7 +151,11 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     if ("commit" in at && at.commit === this.#seeded) {
       // Creation's own seed commit: its code is the template's, so the read-back is skipped.
       const built = await this.#artifact(workerFiles(CONFIG_TEMPLATE_FILES));
-      await probeConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug });
+      // The prebuilt seed is the same code for every project: once it answered here, it answers.
+      if (!SEED_PROBED.has(built.hash)) {
+        await probeConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug });
+        SEED_PROBED.add(built.hash);
+      }
       return { commit: at.commit, hash: built.hash };
     }
     try {

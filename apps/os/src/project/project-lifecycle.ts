@@ -33,20 +33,17 @@ export async function createProject(env: Env, slug: string, principal: string, c
  */
 export async function requestCreation(env: Env, record: ProjectRecord, principal: string, options: CreateOptions = {}): Promise<void> {
   const root = streamStub(env.STREAM, `${record.projectId}:/`);
-  const stamp = { principal, origin: "/", platform: "project" };
-  await root.append({
+  // One commit: the subscription is in place by the time the request it must deliver is stored.
+  const [, requested] = await root.append({
     events: [
       {
         type: SUBSCRIPTION_CONFIGURED,
         payload: { key: "project", subscription: { type: "processor", binding: PROJECT_HOST_BINDING, host: `${record.projectId}:/`, processor: "project" } },
         idempotencyKey: "itx/subscription-configured:project",
       },
+      { type: PROJECT_CREATE_REQUESTED, payload: record, idempotencyKey: "project/create-requested" },
     ],
-    stamp,
-  });
-  const [requested] = await root.append({
-    events: [{ type: PROJECT_CREATE_REQUESTED, payload: record, idempotencyKey: "project/create-requested" }],
-    stamp,
+    stamp: { principal, origin: "/", platform: "project" },
   });
   if (options.waitUntilCreated === false || !requested) return;
   const terminal = await root.waitForEvent({

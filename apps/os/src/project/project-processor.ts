@@ -86,13 +86,18 @@ export class ProjectProcessor extends StreamProcessor<Contract> {
     const principal = state().principal;
     await append({ type: PROJECT_CREATE_ATTEMPT_STARTED, payload: { requestOffset, attempt }, idempotencyKey: key(PROJECT_CREATE_ATTEMPT_STARTED) });
     try {
-      await this.#transient(() => this.#effects.ensureRootContext(record, principal));
-      const { commit } = await this.#transient(() => this.#effects.seedConfigRepo(record, principal));
+      // The root context and the config repo are independent: both are written at once.
+      const [, { commit }] = await settledAll([
+        this.#transient(() => this.#effects.ensureRootContext(record, principal)),
+        this.#transient(() => this.#effects.seedConfigRepo(record, principal)),
+      ]);
       await append({ type: PROJECT_CONFIG_REPO_SEEDED, payload: { requestOffset, attempt, commit }, idempotencyKey: key(PROJECT_CONFIG_REPO_SEEDED) });
       const probed = await this.#transient(() => this.#effects.buildAndProbe({ commit }, state()));
-      await append({ type: PROJECT_WORKER_PROBED, payload: { requestOffset, attempt, ...probed }, idempotencyKey: key(PROJECT_WORKER_PROBED) });
-      // One commit: the feed starts after the request, so project/created is the worker's first event.
+      // One commit for the probe's fact and the terminal ones: a host that dies before it probes
+      // again (the artifact is stored by then), and the feed starts after the request, so
+      // project/created is the worker's first event.
       await append(
+        { type: PROJECT_WORKER_PROBED, payload: { requestOffset, attempt, ...probed }, idempotencyKey: key(PROJECT_WORKER_PROBED) },
         { type: PROJECT_WORKER_FEED_INSTALLED, payload: { requestOffset, attempt, afterOffset: requestOffset }, idempotencyKey: `project/worker-feed-installed:${requestOffset}` },
         { type: PROJECT_CREATED, payload: { requestOffset, ...record }, idempotencyKey: "project/created" },
         { type: PROJECT_WORKER_UPDATED, payload: probed, idempotencyKey: `project/worker-updated:seed:${requestOffset}` },
@@ -134,6 +139,13 @@ export class ProjectProcessor extends StreamProcessor<Contract> {
       }
     }
   }
+}
+
+/** Waits for every step (none is left running behind a failure), then answers or throws the first failure. */
+async function settledAll<T extends readonly unknown[]>(steps: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(steps);
+  for (const outcome of settled) if (outcome.status === "rejected") throw outcome.reason;
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 function failed(requestOffset: number, error: string): EmittedInput<Contract> {

@@ -36,6 +36,20 @@ describe("a repository", () => {
     expect((await open(stub.describe())).defaultBranch).toBe("main");
   });
 
+  test("seed creates the repository with a first commit in one call; a repeat answers the head it left", async () => {
+    const name = freshName();
+    const stub = env.REPO.getByName(name);
+    const first = await open(stub.seed({ message: "seed", files: { "worker.ts": "export {};", "apps/home.ts": "export {};" } }, actor));
+    expect(first.committed).toBe(true);
+    expect(await open(stub.readFile({ ref: "main", path: "apps/home.ts" }))).toBe("export {};");
+    // Another seed (a creation resumed after a crash) commits nothing and answers the head.
+    expect(await open(stub.seed({ message: "seed", files: { "worker.ts": "other" } }, actor))).toEqual({ commit: first.commit, committed: false });
+    expect(await open(stub.log({ ref: "main" }))).toHaveLength(1);
+    // Its facts reach the repository's stream in order, delivered once.
+    const types = (await streamStub(env.STREAM, name).getEvents({ afterOffset: 0, limit: 10 })).map((event) => event.type);
+    expect(types).toEqual([REPO_CREATED, REPO_BRANCH_CREATED, REPO_COMMIT_COMPLETED]);
+  });
+
   test("commits files, reads them back, lists them with globs and logs the history", async () => {
     const { stub } = await freshRepo();
     const first = await open(stub.commit({ branch: "main", message: "first", files: { "README.md": "# hi", "src/a.ts": "export const a = 1;", "src/b.ts": "b", "src/deep/c.json": "{}" } }, actor));

@@ -47,6 +47,22 @@ export class RepoDurableObject extends DurableObject<Env> {
     }));
   }
 
+  /**
+   * Get-or-create with a first commit: creates the repository when missing and, when the commit's
+   * branch has no head yet, commits to it; answers the branch's head and whether this call made it.
+   * One call and one delivery of facts where create, branches and commit took three.
+   */
+  seed(input: unknown, actor: Actor): Promise<Coded<{ commit: string; committed: boolean }>> {
+    return this.#mutate(async () => {
+      this.#store.refs.create(DEFAULT_BRANCH, { type: REPO_CREATED, payload: { path: this.#path, defaultBranch: DEFAULT_BRANCH }, ...actor });
+      const request = parseCommitRequest(input, this.#default());
+      const head = this.#store.refs.get(`refs/heads/${request.branch}`);
+      if (head) return { commit: head, committed: false };
+      const { commit } = await this.#store.commit({ ...request, expectedHead: null }, actor);
+      return { commit, committed: true };
+    });
+  }
+
   describe(): Promise<Coded<RepoDescription>> {
     return asCoded(() => {
       const defaultBranch = this.#default();

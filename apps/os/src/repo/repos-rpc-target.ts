@@ -3,9 +3,10 @@ import { relay } from "../api/relay.ts";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
-import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
 import { repoStub } from "./repo-stub.ts";
+import { listRepository } from "./repo-seed.ts";
 import { REPO_DIRECTORY_PATH, REPO_LISTED } from "./repo-events.ts";
 import { parseRepoPath } from "./repo-names.ts";
 
@@ -44,13 +45,7 @@ export class ReposRpcTarget extends RpcTarget {
     const projectId = await this.#scope.projectId();
     await ensureContext(this.#scope.env, { projectId, path, name: path.slice(path.lastIndexOf("/") + 1), parent: "/", ancestors: ["/"], caller: this.#scope.caller });
     const { created } = await call(repoStub(this.#scope.env, projectId, path).create(actorOf(this.#scope.caller)));
-    if (created) {
-      await new StreamRpcTarget(streamStub(this.#scope.env.STREAM, `${projectId}:${REPO_DIRECTORY_PATH}`), { ...actorOf(this.#scope.caller), platform: "repo" }).append({
-        type: REPO_LISTED,
-        payload: { path },
-        idempotencyKey: `repo/listed:${path}`,
-      });
-    }
+    if (created) await listRepository(this.#scope.env, projectId, path, this.#scope.caller);
     return new RepoRpcTarget(this.#scope, path);
   }
 

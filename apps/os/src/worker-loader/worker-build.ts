@@ -1,15 +1,10 @@
-import { ItxError } from "iterate/errors";
 import { ITERATE_WORKER_MODULE } from "iterate/sdk";
 import { contentHash } from "./content-hash.ts";
-import { LIMITS, limitDetails } from "../limits.ts";
+import { LIMITS } from "../limits.ts";
+import { bundleRemotely } from "../bundler/bundler-client.ts";
+import type { WorkerSource } from "./worker-source.ts";
 
-
-export interface WorkerSource {
-  /** Paths relative to the project root, TypeScript included. */
-  files: Record<string, string>;
-  /** The entry file; by default the bundler looks for src/index.ts and its usual neighbours. */
-  entryPoint?: string;
-}
+export { parseWorkerSource, type WorkerSource } from "./worker-source.ts";
 
 export interface BuiltWorker {
   mainModule: string;
@@ -100,32 +95,8 @@ function sizeOf(built: BuiltWorker): number {
 
 const builds = new WorkerBuildCache();
 
-export function parseWorkerSource(source: unknown): WorkerSource {
-  if (typeof source !== "object" || source === null) throw new ItxError("INVALID_ARGUMENT", "source is { files: { path: code }, entryPoint? }");
-  const { files, entryPoint, ...rest } = source as Record<string, unknown>;
-  if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `source has no field(s) ${Object.keys(rest).join(", ")}`);
-  if (typeof files !== "object" || files === null || Array.isArray(files)) throw new ItxError("INVALID_ARGUMENT", "source.files maps paths to code");
-  const entries = Object.entries(files);
-  if (entries.length === 0 || entries.length > LIMITS.WORKER_FILES_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `source has 1-${LIMITS.WORKER_FILES_MAX} files`, { details: limitDetails("WORKER_FILES_MAX") });
-  }
-  let bytes = 0;
-  for (const [path, code] of entries) {
-    if (typeof code !== "string") throw new ItxError("INVALID_ARGUMENT", `source.files[${JSON.stringify(path)}] must be a string`);
-    if (path.startsWith("/") || path.split("/").includes("..")) throw new ItxError("INVALID_ARGUMENT", `file path ${JSON.stringify(path)} must be relative`);
-    bytes += code.length;
-  }
-  if (bytes > LIMITS.WORKER_SOURCE_MAX_BYTES) {
-    throw new ItxError("INVALID_ARGUMENT", `source is at most ${LIMITS.WORKER_SOURCE_MAX_BYTES} bytes`, { details: limitDetails("WORKER_SOURCE_MAX_BYTES") });
-  }
-  if (entryPoint !== undefined && (typeof entryPoint !== "string" || !(entryPoint in files))) {
-    throw new ItxError("INVALID_ARGUMENT", `entryPoint must name one of the files`);
-  }
-  return entryPoint === undefined ? { files: files as Record<string, string> } : { files: files as Record<string, string>, entryPoint };
-}
-
 /**
- * Bundles a worker's files (TypeScript included) with @cloudflare/worker-bundler. Builds are
+ * Bundles a worker's files (TypeScript included) in the bundler Worker (bundler/). Builds are
  * cached by a hash of their source (within LIMITS.WORKER_BUILDS_MAX and LIMITS.WORKER_BUILDS_MAX_CHARS), so
  * identical sources build once per isolate of the OS while they stay in the cache. A
  * build error is INVALID_ARGUMENT naming the file and line.
@@ -138,35 +109,8 @@ export function buildWorker(source: WorkerSource): Promise<BuiltWorker> {
 }
 
 async function bundle(source: WorkerSource, hash: string): Promise<BuiltWorker> {
-  const { createWorker } = await import("@cloudflare/worker-bundler");
-  try {
-    const built = await createWorker({
-      files: source.files,
-      ...(source.entryPoint ? { entryPoint: source.entryPoint } : {}),
-      bundle: true,
-      // Exact specifiers, resolved before the files and node_modules are consulted.
-      virtualModules: { ...PLATFORM_MODULES },
-    });
-    const modules: Record<string, string> = {};
-    for (const [name, module] of Object.entries(built.modules)) {
-      modules[name] = typeof module === "string" ? module : JSON.stringify(module);
-    }
-    return { mainModule: built.mainModule, modules, hash };
-  } catch (error) {
-    throw new ItxError("INVALID_ARGUMENT", `the worker did not build: ${describeBuildError(error)}`, { details: { reason: "build-failed" } });
-  }
-}
-
-// esbuild reports `file:line:column: ERROR: text`; keep that, drop the noise around it.
-function describeBuildError(error: unknown): string {
-  const errors = (error as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } }> }).errors;
-  if (Array.isArray(errors) && errors.length > 0) {
-    return errors
-      .slice(0, 5)
-      .map(({ text, location }) => (location ? `${location.file}:${location.line}:${location.column}: ${text}` : text))
-      .join("; ");
-  }
-  return error instanceof Error ? error.message : String(error);
+  const built = await bundleRemotely({ ...source, virtualModules: { ...PLATFORM_MODULES } });
+  return { ...built, hash };
 }
 
 // The platform modules are part of the input: a deployment with another SDK builds afresh.
