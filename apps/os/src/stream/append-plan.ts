@@ -47,7 +47,9 @@ export type AppendPlan =
  * keys, the jail, runaway chains, then per-event rules (reactions, subscriptions, idempotency).
  */
 export function planAppend(context: AppendContext, request: AppendInput): AppendPlan {
-    const inputs = validateAppendBatch(typeof request.events === "string" ? parseEventsJson(request.events) : request.events);
+    // Either parsed here or a serialized RPC argument: the Stream holds the only reference, so
+    // payloads are checked in place rather than copied.
+    const inputs = validateAppendBatch(typeof request.events === "string" ? parseEventsJson(request.events) : request.events, { owned: true });
     const expected = request.expectedOffset;
     if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
       throw new ItxError("INVALID_ARGUMENT", `expectedOffset must be a non-negative integer, got ${String(expected)}`);
@@ -59,8 +61,13 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
     }
     const stamp = trustedSource(request.stamp);
     // Platform types first: a refused batch writes nothing, not even a loop-limit fact.
+    // A batch is usually many events of few types: each type's write rule is looked up once.
+    const allowedTypes = new Set<string>();
     for (const [index, input] of inputs.entries()) {
-      if (!mayWrite(input.type, stamp)) throw notYoursToWrite(input.type, index);
+      if (!allowedTypes.has(input.type)) {
+        if (!mayWrite(input.type, stamp)) throw notYoursToWrite(input.type, index);
+        allowedTypes.add(input.type);
+      }
       if (input.idempotencyKey !== undefined && !mayUseKey(input.idempotencyKey, stamp)) throw notYourKey(input.idempotencyKey, index);
     }
     if (stamp.platform === undefined && !opensToWriters(context.core)) {
@@ -83,10 +90,13 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
     const ephemeralAt: Array<{ index: number; event: StreamEvent }> = [];
     const keysInCall = new Map<string, PendingEvent>();
     let core = context.core;
+    // Events that add nothing to the stamp share one source object (nothing mutates a source once
+    // planned, and the journal writes a shared one's JSON once).
+    const plainSource: EventSource = { ...stamp };
     for (const [index, input] of inputs.entries()) {
       // Only a processor host the platform runs labels its writes, and only with its own slug;
       // anyone else's source values are dropped.
-      const source: EventSource = input.source?.processor && processor ? { ...stamp, processor } : { ...stamp };
+      const source: EventSource = input.source?.processor && processor ? { ...stamp, processor } : input.source?.reaction ? { ...stamp } : plainSource;
       if (input.source?.reaction) source.reaction = input.source.reaction;
       if (input.ephemeral) {
         const event: StreamEvent = {

@@ -43,10 +43,17 @@ export class Journal {
   write(events: PendingEvent[], createdAt: string): StreamEvent[] {
     const written: StreamEvent[] = [];
     const rows: Array<[number, string, string, string, string | null]> = [];
+    // Events of one append mostly share one source object: its JSON is written once.
+    let lastSource: EventSource | undefined;
+    let lastSourceJson = "";
     for (const event of events) {
       const offset = this.#head + rows.length + 1;
       const payload = event.payload === undefined ? {} : event.payload;
-      rows.push([offset, event.type, JSON.stringify(payload), JSON.stringify(event.source), event.idempotencyKey ?? null]);
+      if (event.source !== lastSource) {
+        lastSource = event.source;
+        lastSourceJson = JSON.stringify(event.source);
+      }
+      rows.push([offset, event.type, JSON.stringify(payload), lastSourceJson, event.idempotencyKey ?? null]);
       written.push(this.#toEvent(offset, event.type, payload, createdAt, event.source, event.idempotencyKey));
     }
     const [only] = rows;

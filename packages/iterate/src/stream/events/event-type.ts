@@ -65,12 +65,21 @@ function platformShapeProblems(type: string): string[] {
  * validateEventType("events.iterate.com/agent/llm/requested"); // throws: a third segment
  */
 export function validateEventType(type: unknown): asserts type is string {
+  if (typeof type === "string" && knownGood.has(type)) return;
   const problems = eventTypeFormatProblems(type);
   if (problems.length === 0 && typeof type === "string" && isPlatformEventType(type)) {
     problems.push(...platformShapeProblems(type));
   }
   if (problems.length > 0) throw invalidInput(`invalid event type: ${problems.join("; ")}`, { field: "type" });
+  if (knownGood.size >= KNOWN_GOOD_MAX) knownGood.clear();
+  knownGood.add(type as string);
 }
+
+// Types seen to be valid. A stream sees few distinct types, each on every append, and the check is a
+// pure function of the string, so remembering its successes changes no answer. Bounded: a writer
+// inventing a type per event empties it rather than growing it.
+const KNOWN_GOOD_MAX = 1024;
+const knownGood = new Set<string>();
 
 // Past participles that do not end in -ed. A platform fact's last word is one of these or ends in -ed.
 const IRREGULAR_PAST = new Set(

@@ -17,7 +17,7 @@ export {
   isPlatformEventType,
   validateEventType,
 } from "./event-type.ts";
-export { validateAppendBatch, validateEventInput, type ValidEventInput } from "./validate-event-input.ts";
+export { validateAppendBatch, validateEventInput, type ValidEventInput, type ValidateOptions } from "./validate-event-input.ts";
 export {
   validateGetEventsInput,
   validateWaitForEventInput,

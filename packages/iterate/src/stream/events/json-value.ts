@@ -14,60 +14,103 @@ import { STREAM_LIMITS } from "./limits.ts";
  * copyJsonValue({ at: new Date() }, "payload"); // throws: payload.at is a Date
  */
 export function copyJsonValue(value: unknown, field: string): unknown {
-  return copy(value, field, 0);
+  return copy(value, new FieldPath(field), 0, true);
 }
 
-function copy(value: unknown, field: string, depth: number): unknown {
+/**
+ * The same checks as `copyJsonValue` without the copy: for a value nobody else holds (one the
+ * caller parsed itself, or received as a serialized RPC argument), where a copy would only cost.
+ * Answers `value` itself.
+ */
+export function checkJsonValue(value: unknown, field: string): unknown {
+  return copy(value, new FieldPath(field), 0, false);
+}
+
+/**
+ * Where the copy is, kept as a stack of keys and indexes and written out only for an error: a
+ * payload of many fields would otherwise build one path string per value it holds.
+ */
+class FieldPath {
+  readonly #root: string;
+  readonly #steps: Array<string | number> = [];
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  push(step: string | number): void {
+    this.#steps.push(step);
+  }
+
+  pop(): void {
+    this.#steps.pop();
+  }
+
+  toString(): string {
+    let text = this.#root;
+    for (const step of this.#steps) text += typeof step === "number" ? `[${step}]` : `.${step}`;
+    return text;
+  }
+}
+
+function copy(value: unknown, path: FieldPath, depth: number, clone: boolean): unknown {
   switch (typeof value) {
     case "string":
-      assertWellFormed(value, field);
+      if (!value.isWellFormed()) assertWellFormed(value, String(path));
       return value;
     case "boolean":
       return value;
     case "number":
-      if (!Number.isFinite(value)) throw invalidInput(`${field} is ${value}; numbers must be finite`, { field });
+      if (!Number.isFinite(value)) throw invalidInput(`${String(path)} is ${value}; numbers must be finite`, { field: String(path) });
       return value;
     case "object":
       if (value === null) return null;
       break;
     default:
-      throw invalidInput(`${field} is ${describe(value)}, which JSON cannot hold`, { field });
+      throw invalidInput(`${String(path)} is ${describe(value)}, which JSON cannot hold`, { field: String(path) });
   }
   // A cycle also ends here: it nests without end.
   if (depth >= STREAM_LIMITS.PAYLOAD_MAX_DEPTH) {
-    throw invalidInput(`${field} is nested deeper than ${STREAM_LIMITS.PAYLOAD_MAX_DEPTH} levels`, {
-      field,
+    throw invalidInput(`${String(path)} is nested deeper than ${STREAM_LIMITS.PAYLOAD_MAX_DEPTH} levels`, {
+      field: String(path),
       limit: "PAYLOAD_MAX_DEPTH",
     });
   }
-  if (Array.isArray(value)) return copyArray(value, field, depth);
+  if (Array.isArray(value)) return copyArray(value, path, depth, clone);
   if (!isPlainObject(value)) {
     throw invalidInput(
-      `${field} is ${describe(value)}; only plain objects, arrays, strings, finite numbers, booleans and null are allowed`,
-      { field },
+      `${String(path)} is ${describe(value)}; only plain objects, arrays, strings, finite numbers, booleans and null are allowed`,
+      { field: String(path) },
     );
   }
-  const result: Record<string, unknown> = {};
+  const result: Record<string, unknown> = clone ? {} : value;
   for (const key of Object.keys(value)) {
     const item = value[key];
-    if (item === undefined) continue;
-    assertWellFormed(key, `${field} key`);
-    // defineProperty, so that a "__proto__" key stays an ordinary key.
-    Object.defineProperty(result, key, {
-      value: copy(item, `${field}.${key}`, depth + 1),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    if (item === undefined) {
+      // JSON has no such key: the copy leaves it out, and an unshared value loses it.
+      if (!clone) delete value[key];
+      continue;
+    }
+    if (!key.isWellFormed()) assertWellFormed(key, `${String(path)} key`);
+    path.push(key);
+    const copied = copy(item, path, depth + 1, clone);
+    path.pop();
+    if (!clone) continue;
+    // An assignment to "__proto__" would set the prototype: that key alone is defined instead.
+    if (key === "__proto__") Object.defineProperty(result, key, { value: copied, enumerable: true, writable: true, configurable: true });
+    else result[key] = copied;
   }
   return result;
 }
 
-function copyArray(value: readonly unknown[], field: string, depth: number): unknown[] {
-  const result: unknown[] = [];
+function copyArray(value: unknown[], path: FieldPath, depth: number, clone: boolean): unknown[] {
+  const result: unknown[] = clone ? [] : value;
   for (let i = 0; i < value.length; i++) {
-    if (!(i in value)) throw invalidInput(`${field}[${i}] is a hole in a sparse array`, { field: `${field}[${i}]` });
-    result.push(copy(value[i], `${field}[${i}]`, depth + 1));
+    if (!(i in value)) throw invalidInput(`${String(path)}[${i}] is a hole in a sparse array`, { field: `${String(path)}[${i}]` });
+    path.push(i);
+    const copied = copy(value[i], path, depth + 1, clone);
+    path.pop();
+    if (clone) result.push(copied);
   }
   return result;
 }
@@ -76,6 +119,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /** Throws INVALID_ARGUMENT when `text` holds a lone surrogate (it is not well-formed Unicode). */
 export function assertWellFormed(text: string, field: string): void {
+  if (text.isWellFormed()) return;
   const match = LONE_SURROGATE.exec(text);
   if (match) {
     throw invalidInput(`${field} holds a lone surrogate (\\u${match[0].charCodeAt(0).toString(16)}) at index ${match.index}: strings must be well-formed Unicode`, {

@@ -99,6 +99,11 @@ describe("validateEventInput refuses with INVALID_ARGUMENT", () => {
     expect(error.code).toBe("INVALID_ARGUMENT");
     expect(error.details).toMatchObject(details);
     expect(error.message).toMatch(message);
+    // Checked in place (an owned batch), the same input gets the same refusal.
+    const owned = thrownBy(() => validateAppendBatch([input], { owned: true }));
+    expect(owned.code).toBe("INVALID_ARGUMENT");
+    expect(owned.details).toMatchObject({ ...details, index: 0 });
+    expect(owned.message).toMatch(message);
   });
 
   it("counts bytes of UTF-8, not characters", () => {
@@ -162,5 +167,38 @@ describe("lone surrogates are refused at append, so every reader reads back the 
   it("well-formed pairs (emoji, astral characters) are kept as sent", () => {
     const payload = { text: "😀 𝄞 é", ["ключ😀"]: "✓" };
     expect(validateEventInput({ type: "demo/ping", payload }).payload).toEqual(payload);
+  });
+});
+
+describe("owned batches are checked in place", () => {
+  it("keeps the caller's payload object, drops keys whose value is undefined, and stores what a copy would", () => {
+    const payload: Record<string, unknown> = { a: 1, gone: undefined, list: [{ b: "x", c: undefined }] };
+    const [event] = validateAppendBatch([{ type: "demo/a", payload }], { owned: true });
+    expect(event?.payload).toBe(payload);
+    expect(JSON.stringify(event?.payload)).toBe(JSON.stringify(validateEventInput({ type: "demo/a", payload: { a: 1, list: [{ b: "x" }] } }).payload));
+    expect(Object.keys(payload)).toEqual(["a", "list"]);
+  });
+
+  it("a copy keeps a __proto__ key as an ordinary key, not as the prototype", () => {
+    const payload = JSON.parse('{"__proto__":{"polluted":true},"n":1}') as Record<string, unknown>;
+    const copied = validateEventInput({ type: "demo/a", payload }).payload as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copied)).toBe(Object.prototype);
+    expect(Object.hasOwn(copied, "__proto__")).toBe(true);
+    expect(JSON.stringify(copied)).toBe('{"__proto__":{"polluted":true},"n":1}');
+  });
+
+  it("an unowned batch is copied: changing the input afterwards changes nothing validated", () => {
+    const payload = { n: 1 };
+    const [event] = validateAppendBatch([{ type: "demo/a", payload }]);
+    payload.n = 2;
+    expect(event?.payload).toEqual({ n: 1 });
+  });
+});
+
+describe("event types are checked every time", () => {
+  it("a type that passed once still passes, a bad one is refused each time, past the remembered set's bound", () => {
+    for (let i = 0; i < 1_100; i++) validateEventInput({ type: `demo/t${i}` });
+    expect(validateEventInput({ type: "demo/t0" }).type).toBe("demo/t0");
+    for (let i = 0; i < 2; i++) expect(thrownBy(() => validateEventInput({ type: "events.iterate.com/a/b/c" })).code).toBe("INVALID_ARGUMENT"); // invalid on purpose
   });
 });
