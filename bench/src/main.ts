@@ -12,6 +12,7 @@ import { measureProcessors } from "./processors.ts";
 import { measureProjects } from "./projects.ts";
 import { measureRepos } from "./repos.ts";
 import { measureScheduler } from "./scheduler.ts";
+import { measureScaleStream } from "./scale-stream.ts";
 import { measureScripts } from "./scripts.ts";
 import { measureStreams } from "./streams.ts";
 import { openTarget } from "./target.ts";
@@ -37,6 +38,8 @@ try {
     if (!only || only.includes("dshttp")) await measureDurableStreamsHttp(target);
     if (!only || only.includes("mcp")) await measureMcp(target);
     if (!only || only.includes("projects")) await measureProjects(target);
+    // Slow (minutes, gigabytes of local state): only when named.
+    if (only?.includes("scale-stream")) await measureScaleStream(target);
   }
   if (!only || only.includes("cli")) await measureCli(target);
   if (!only || only.includes("dashboard")) await measureDashboard(target);
