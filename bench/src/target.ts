@@ -35,7 +35,8 @@ export async function openTarget(): Promise<BenchTarget> {
   let baseUrl = process.env.BASE_URL?.replace(/\/+$/, "");
   let adminSecret = process.env.ITERATE_ADMIN_SECRET ?? "";
   if (!baseUrl) {
-    os = await startLocalOs({ bench: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" } });
+    // A shared machine under load can take minutes to start wrangler: wait longer than the default.
+    os = await startLocalOs({ bench: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" }, readyTimeoutMs: 300_000 });
     baseUrl = os.baseUrl;
     adminSecret = os.adminSecret;
   }
