@@ -35,17 +35,15 @@ export async function measureScaleStream(target: BenchTarget): Promise<void> {
     const big = session.streams.get(`/bench/${run}/scale-big`);
     const empty = session.streams.get(`/bench/${run}/scale-empty`);
     let next = 0;
-    const fillMs = await time(async () => {
-      const worker = async () => {
-        while (next < total) {
-          const start = next;
-          const length = Math.min(FILL_CHUNK, total - start);
-          next += length;
-          await big.appendBatch({ events: chunk(start, length) });
-        }
-      };
-      await Promise.all(Array.from({ length: FILL_IN_FLIGHT }, worker));
-    });
+    const filler = async () => {
+      while (next < total) {
+        const start = next;
+        const length = Math.min(FILL_CHUNK, total - start);
+        next += length;
+        await big.appendBatch({ events: chunk(start, length) });
+      }
+    };
+    const fillMs = await time(() => Promise.all(Array.from({ length: FILL_IN_FLIGHT }, filler)));
     const head = await big.head();
     if (head !== total) throw new Error(`the big stream holds ${head} events, expected ${total}`);
     report(`scale.stream_events`, total, "events");

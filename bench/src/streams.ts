@@ -10,6 +10,7 @@ const BATCH_EVENTS = 100_000;
 const BIG_STREAM = 1_000_000;
 const FILL_CHUNK = 500;
 
+const total = (samples: number[]) => samples.reduce((sum, value) => sum + value, 0);
 const event = (i: number) => ({ type: "bench/tick", payload: { i, t: "evt", v: "xxxxxxxx" } });
 const peerItem = (i: number) => JSON.stringify({ i, t: "evt", v: "xxxxxxxx" });
 
@@ -78,7 +79,6 @@ export async function measureStreams(target: BenchTarget, baselines: Baselines):
         await ourTurn();
       }
     }
-    const total = (samples: number[]) => samples.reduce((sum, value) => sum + value, 0);
     const batchRate = BATCH_EVENTS / (total(batches) / 1000);
     const peerBatchRate = BATCH_EVENTS / (total(peerBatches) / 1000);
     report("stream.batch_100_append_rate", batchRate, "events/s");
