@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { errorCode, errorMessage } from "iterate/errors";
-import { ItxProvider, useDescribe } from "iterate/react";
+import { ItxProvider, useDescribe, useItxBroken } from "iterate/react";
 import type { SessionDescription } from "iterate/types";
 import { signOut } from "./auth-client.ts";
 import { ProjectPage } from "./project-page.tsx";
@@ -24,6 +24,10 @@ export function App() {
 
 function Gate({ reconnect }: { reconnect(): void }) {
   const session = useDescribe<SessionDescription>();
+  // The socket breaking is noticed at once, not at the next call: the OS closes it when the session
+  // is signed out (in another tab too) or the token it was signed in with is revoked.
+  const broken = useItxBroken();
+  if (broken !== undefined) return <Broken error={broken} reconnect={reconnect} />;
   if (session.loading) return <p className="muted pad">Connecting…</p>;
   if (session.error !== undefined || session.data === undefined) {
     const code = errorCode(session.error);
@@ -31,6 +35,24 @@ function Gate({ reconnect }: { reconnect(): void }) {
     return <SignInPage onSignedIn={reconnect} note={note} />;
   }
   return <Shell description={session.data} reconnect={reconnect} />;
+}
+
+function Broken({ error, reconnect }: { error: unknown; reconnect(): void }) {
+  const code = errorCode(error);
+  if (code === "UNAUTHENTICATED") {
+    const ended = (error as { details?: { reason?: string } }).details?.reason === "revoked";
+    return <SignInPage onSignedIn={reconnect} note={ended ? `Signed out: ${errorMessage(error)}` : undefined} />;
+  }
+  return (
+    <div className="pad" data-testid="disconnected">
+      <p className="error" role="alert">
+        <code>{code ?? "ERROR"}</code> {errorMessage(error)}
+      </p>
+      <button type="button" onClick={reconnect}>
+        Reconnect
+      </button>
+    </div>
+  );
 }
 
 function Shell({ description, reconnect }: { description: SessionDescription; reconnect(): void }) {
