@@ -68,7 +68,7 @@ export function Repl() {
           ))}
         </ol>
       )}
-      <div data-testid="repl-result" data-status={outcome.status}>
+      <div data-testid="repl-result" data-status={outcome.status} data-json={outcome.status === "ok" ? asJson(outcome.value) : undefined}>
         {outcome.status === "running" && <p className="muted">Running…</p>}
         {outcome.status === "ok" && <ObjectTree value={outcome.value} />}
         {outcome.status === "failed" && <ErrorLine error={outcome.error} />}
@@ -89,4 +89,13 @@ export function Repl() {
       )}
     </section>
   );
+}
+
+// The result as JSON text (what itx.run answered was JSON already), for copying and for tests.
+function asJson(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
 }
