@@ -228,7 +228,7 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     expect((await post(mine.slug, target().adminSecret, initialize)).status).toBe(401);
   });
 
-  test("a revoked token is refused within the documented 1 s the check is reused, and a refused token is never cached", async () => {
+  test("a revoked token is refused once the 1 s its check may be reused has passed", async () => {
     const { slug } = await newProject("mcp-revoke");
     using admin: any = adminSession();
     const issued = await admin.issueToken({ principal: "mcp-revoked", projectIds: [slug], ttlSeconds: 600 });
@@ -238,7 +238,6 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     const revokedAt = Date.now();
     // STREAMS_HTTP_AUTH_CACHE_MS (apps/os/src/streams-http/request-cache.ts): past it, every isolate checks again.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, revokedAt + 1_100 - Date.now())));
-    expect((await post(slug, issued.token, call)).status).toBe(401);
     expect((await post(slug, issued.token, call)).status).toBe(401);
   });
 

@@ -1,7 +1,7 @@
 
 // What every dashboard response carries. The CSP keeps the page to its own scripts and its own
 // origin's /api (no CDN, nothing injected, no eval: the REPL sends its source to run on the OS as
-// itx.run and never evaluates it in the page, decision 0017).
+// itx.run and never evaluates it in the page, decision 0018).
 // frame-ancestors stops other sites from framing the sign-in form. Referrer-Policy is
 // same-origin, not no-referrer: under no-referrer the browser sends `Origin: null` even on the
 // page's own POSTs, and /auth/* answers only its own Origin (auth/same-origin.ts).
