@@ -64,6 +64,11 @@ export default class ExamplesWorker extends IterateConfigEntrypoint {
     using itx = this.getItx();
     return await example(itx);
   }
+
+  // The platform probes a new worker over HTTP before it takes over.
+  async fetch(): Promise<Response> {
+    return new Response("the example catalogue");
+  }
 }
 `;
 }
