@@ -11,7 +11,8 @@ const CALLS = 300;
 /**
  * An MCP tool call to a mounted live capability (the SDK's client against `/mcp/<project>`, a
  * bearer token, one HTTP POST per call) against the same call over Cap'n Web (one WebSocket
- * session, authenticated once), interleaved in one run.
+ * session, authenticated once), interleaved in one run, beside a bare `GET /health` (the floor
+ * every HTTP request pays).
  */
 export async function measureMcp(target: BenchTarget): Promise<void> {
   const auth = { type: "admin-secret" as const, secret: target.adminSecret };
@@ -36,6 +37,9 @@ export async function measureMcp(target: BenchTarget): Promise<void> {
       capnweb: () => itx.echo(1),
       mcp: () => client.callTool({ name: "echo", arguments: { args: [1] } }),
       mcpBuiltIn: () => client.callTool({ name: "whoami", arguments: {} }),
+      // The floor of any HTTP request to this OS (locally: Node's fetch, then wrangler dev's proxy
+      // in front of workerd): what an MCP call pays before the route does anything.
+      health: async () => (await fetch(`${target.baseUrl}/health`)).text(),
     });
     const capnweb = summarize(samples.capnweb);
     const mcp = summarize(samples.mcp);
@@ -44,6 +48,7 @@ export async function measureMcp(target: BenchTarget): Promise<void> {
     report("mcp.capnweb_same_call.median", capnweb.median, "ms");
     report("mcp.tool_call_ratio_to_capnweb", mcp.median / capnweb.median, "x (reported, no target)");
     report("mcp.tool_call_built_in_whoami.median", summarize(samples.mcpBuiltIn).median, "ms");
+    report("mcp.http_request_floor_health.median", summarize(samples.health).median, "ms");
   } finally {
     await client.close();
     for (const session of sessions) session[Symbol.dispose]();

@@ -35,6 +35,13 @@ async function open(hash: string): Promise<void> {
   await page.goto(`${target().baseUrl}/${hash}`);
 }
 
+async function signInWith(kind: "admin-secret" | "bearer", value: string): Promise<void> {
+  await page.selectOption("select", kind);
+  await page.fill("input[name=secret]", value);
+  await page.click("button[type=submit]");
+  await page.waitForSelector("[data-testid=principal]");
+}
+
 describe("the dashboard in a real browser", () => {
   test("a wrong secret is refused with its code; the right one signs in with an httpOnly, SameSite cookie no script can read", async () => {
     const { baseUrl, adminSecret } = target();
@@ -71,18 +78,39 @@ describe("the dashboard in a real browser", () => {
     expect(text).toContain("agents");
   });
 
-  test("the REPL runs a script in the page and as itx.run, shows results as trees and errors with their code, and keeps history", async () => {
+  test("the page's CSP forbids eval, and the REPL runs on the OS as itx.run: events stream in while it runs, then the result as a tree, errors with their code, history kept", async () => {
+    const csp = (await fetch(`${target().baseUrl}/`)).headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).not.toContain("unsafe-eval");
+    // Every CSP violation in the page is recorded: the REPL must work without causing one.
     await open(`#/p/${slug}/repl`);
+    await page.evaluate(() => {
+      const violations: string[] = [];
+      (window as unknown as { violations: string[] }).violations = violations;
+      document.addEventListener("securitypolicyviolation", (event) => violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+    });
+
     await page.fill("textarea[name=code]", "async (itx) => { const me = await itx.whoami(); return { path: me.path, answer: 41 + 1 }; }");
     await page.click("button:text-is('Run')");
     await page.waitForSelector("[data-testid=repl-result][data-status=ok]");
     expect(await page.textContent("[data-testid=repl-result]")).toMatch(/path: *"\/".*answer: *42/s);
 
-    await page.check("input[name=where] >> nth=1");
-    await page.fill("textarea[name=code]", "async (itx) => (await itx.whoami()).projectId.length > 0");
+    // A script that appends, then waits for a word from Node: its append is on screen while it
+    // still runs, so the page is watching, not waiting for the answer.
+    await page.fill(
+      "textarea[name=code]",
+      'async (itx) => { const [mark] = await itx.append({ type: "repl/started", payload: {} }); const go = await itx.waitForEvent({ type: "repl/go", afterOffset: mark.offset, timeoutMs: 20000 }); return go.payload.word; }',
+    );
     await page.click("button:text-is('Run')");
-    await page.waitForSelector("[data-testid=repl-result][data-status=ok]");
-    expect(await page.textContent("[data-testid=repl-result]")).toContain("true");
+    await page.waitForSelector('[data-testid=repl-events] li[data-type="repl/started"]', { timeout: 15_000 });
+    expect(await page.getAttribute("[data-testid=repl-result]", "data-status")).toBe("running");
+    {
+      using session: any = adminSession();
+      await session.projects.get(slug).append({ type: "repl/go", payload: { word: "streamed" } });
+    }
+    await page.waitForSelector("[data-testid=repl-result][data-status=ok]", { timeout: 15_000 });
+    expect(await page.textContent("[data-testid=repl-result]")).toContain('"streamed"');
+    await page.waitForSelector('[data-testid=repl-events] li[data-type="events.iterate.com/itx/run-settled"]', { timeout: 10_000 });
 
     await page.fill("textarea[name=code]", 'async () => { throw new Error("boom"); }');
     await page.click("button:text-is('Run')");
@@ -92,6 +120,7 @@ describe("the dashboard in a real browser", () => {
     const history = await page.evaluate(() => JSON.parse(localStorage.getItem("iterate.repl.history") ?? "[]") as string[]);
     expect(history[0]).toContain("boom");
     expect(history).toHaveLength(3);
+    expect(await page.evaluate(() => (window as unknown as { violations: string[] }).violations)).toEqual([]);
   });
 
   test("the stream viewer shows history, then events as they are appended, ephemeral ones too", async () => {
@@ -129,6 +158,40 @@ describe("the dashboard in a real browser", () => {
     expect(await page.textContent("[data-testid=conversation] [data-kind=script]")).toContain("itx.chat.sendMessage");
     expect(await page.textContent("[data-testid=conversation] [data-kind=result] >> nth=0")).toContain('{"greeted":true}');
     expect(model.requests.at(-1)?.messages.some((message) => message.content.includes("Say hello, please"))).toBe(true);
+  });
+
+  test("a sign-out in another tab shows this tab the sign-in form at once, with no click here", { timeout: 60_000 }, async () => {
+    await open("#/");
+    await page.waitForSelector("[data-testid=principal]");
+    const other = await context.newPage();
+    try {
+      await other.goto(`${target().baseUrl}/#/`);
+      await other.click("button:text-is('Sign out')");
+      await other.waitForSelector("input[name=secret]");
+    } finally {
+      await other.close();
+    }
+    // This page made no call: the OS closed its socket (4001) and the page saw the close.
+    await page.waitForSelector("input[name=secret]", { timeout: 10_000 });
+    expect(await page.textContent("[role=alert]")).toMatch(/Signed out: .*signed out/);
+    await signInWith("admin-secret", target().adminSecret);
+  });
+
+  test("revoking the token a page signed in with shows the sign-in form at once", { timeout: 60_000 }, async () => {
+    using admin: any = adminSession();
+    const issued = await admin.tokens.issue({ principal: "dash-viewer", projectIds: [slug], ttlSeconds: 600 });
+    await open("#/");
+    await page.click("button:text-is('Sign out')");
+    await page.waitForSelector("input[name=secret]");
+    await signInWith("bearer", issued.token);
+    expect(await page.textContent("[data-testid=principal]")).toBe("dash-viewer");
+    expect(await admin.tokens.revoke(issued.tokenId)).toEqual({ revoked: true });
+    await page.waitForSelector("input[name=secret]", { timeout: 10_000 });
+    expect(await page.textContent("[role=alert]")).toContain("the bearer token was revoked");
+    // A reload does not bring it back: the session is refused at connect too.
+    await page.reload();
+    await page.waitForSelector("input[name=secret]");
+    await signInWith("admin-secret", target().adminSecret);
   });
 
   test("sign-out ends the session: the page asks to sign in, and the old cookie no longer opens /api", async () => {

@@ -228,6 +228,19 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     expect((await post(mine.slug, target().adminSecret, initialize)).status).toBe(401);
   });
 
+  test("a revoked token is refused once the 1 s its check may be reused has passed", async () => {
+    const { slug } = await newProject("mcp-revoke");
+    using admin: any = adminSession();
+    const issued = await admin.issueToken({ principal: "mcp-revoked", projectIds: [slug], ttlSeconds: 600 });
+    const call = JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "whoami", arguments: {} } });
+    expect((await post(slug, issued.token, call)).status).toBe(200);
+    expect(await admin.tokens.revoke(issued.tokenId)).toEqual({ revoked: true });
+    const revokedAt = Date.now();
+    // STREAMS_HTTP_AUTH_CACHE_MS (apps/os/src/streams-http/request-cache.ts): past it, every isolate checks again.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, revokedAt + 1_100 - Date.now())));
+    expect((await post(slug, issued.token, call)).status).toBe(401);
+  });
+
   test("bad input gets the protocol's error and changes nothing", async () => {
     const { projectId, slug } = await newProject("mcp-hostile");
     const token = await tokenFor("mcp-hostile", [slug]);

@@ -1,31 +1,40 @@
-import { useState, type KeyboardEvent } from "react";
-import { ItxError } from "iterate/errors";
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { useItx } from "iterate/react";
+import type { StreamEvent } from "iterate/types";
 import { ErrorLine } from "./error-line.tsx";
 import { ObjectTree } from "./object-tree.tsx";
 import { loadHistory, remember } from "./repl-history.ts";
+import { watchContext, type Watch } from "./repl-watch.ts";
 
 const STARTER = "async (itx) => {\n  return await itx.whoami();\n}";
 
 type Outcome = { status: "idle" } | { status: "running" } | { status: "ok"; value: unknown; ms: number } | { status: "failed"; error: unknown; ms: number };
 
 /**
- * `async (itx) => { ... }` against the project. "In this page" calls it here with the live handle
- * (each call a round trip from the browser); "itx.run" sends the source to run in an isolate next
- * to the context. Ctrl/Cmd+Enter runs.
+ * `async (itx) => { ... }` against the project's root context, run on the OS as `itx.run`: the
+ * source goes to an isolate beside the context, under the OS's limits and jails. The page never
+ * evaluates it, so its Content-Security-Policy needs no 'unsafe-eval'. While the script runs,
+ * what happens on the context's stream (its own appends included) streams into the page; then
+ * its result, or its error with the code. Ctrl/Cmd+Enter runs.
  */
 export function Repl() {
   const itx = useItx();
   const [history, setHistory] = useState(loadHistory);
   const [code, setCode] = useState(() => history[0] ?? STARTER);
-  const [where, setWhere] = useState<"page" | "run">("page");
   const [outcome, setOutcome] = useState<Outcome>({ status: "idle" });
+  const [events, setEvents] = useState<StreamEvent[]>([]);
+  const watch = useRef<Watch | undefined>(undefined);
+  useEffect(() => () => watch.current?.stop(), [itx]);
   const run = async () => {
     setHistory(remember(code));
     setOutcome({ status: "running" });
+    setEvents([]);
+    watch.current?.stop();
     const started = performance.now();
     try {
-      const value = where === "run" ? await itx.run(code) : await runInPage(code, itx);
+      // Watch first, so nothing the script appends falls before the subscription.
+      watch.current = await watchContext(itx, (batch) => setEvents((previous) => [...previous, ...batch].slice(-200)));
+      const value: unknown = await itx.run(code);
       setOutcome({ status: "ok", value, ms: performance.now() - started });
     } catch (error) {
       setOutcome({ status: "failed", error, ms: performance.now() - started });
@@ -41,18 +50,25 @@ export function Repl() {
     <section className="repl">
       <textarea name="code" spellCheck={false} value={code} onChange={(event) => setCode(event.target.value)} onKeyDown={onKey} rows={8} />
       <div className="row">
-        <label className="small">
-          <input type="radio" name="where" checked={where === "page"} onChange={() => setWhere("page")} /> in this page
-        </label>
-        <label className="small">
-          <input type="radio" name="where" checked={where === "run"} onChange={() => setWhere("run")} /> as itx.run
-        </label>
         <button type="button" onClick={() => void run()} disabled={outcome.status === "running"}>
           Run
         </button>
+        <span className="muted small">runs on the OS as itx.run, at this project's root context</span>
         {"ms" in outcome && <span className="muted small">{outcome.ms.toFixed(0)} ms</span>}
       </div>
-      <div data-testid="repl-result" data-status={outcome.status}>
+      {events.length > 0 && (
+        <ol className="events" data-testid="repl-events">
+          {events.map((event) => (
+            <li key={`${event.offset}:${event.ephemeral ? `e${event.createdAt}${event.type}` : "d"}`} className={event.ephemeral ? "ephemeral" : ""} data-type={event.type}>
+              <span className="offset">{event.ephemeral ? "~" : event.offset}</span>
+              <span className="type">{event.type.replace("events.iterate.com/", "")}</span>
+              <code className="payload">{JSON.stringify(event.payload)?.slice(0, 300)}</code>
+              <span className="muted small">{event.source.origin}</span>
+            </li>
+          ))}
+        </ol>
+      )}
+      <div data-testid="repl-result" data-status={outcome.status} data-json={outcome.status === "ok" ? asJson(outcome.value) : undefined}>
         {outcome.status === "running" && <p className="muted">Running…</p>}
         {outcome.status === "ok" && <ObjectTree value={outcome.value} />}
         {outcome.status === "failed" && <ErrorLine error={outcome.error} />}
@@ -75,15 +91,11 @@ export function Repl() {
   );
 }
 
-// The page's own JavaScript: the script gets the same live handle the dashboard uses. It runs
-// with the signed-in user's authority, which the page already has.
-async function runInPage(code: string, itx: unknown): Promise<unknown> {
-  let fn: unknown;
+// The result as JSON text (what itx.run answered was JSON already), for copying and for tests.
+function asJson(value: unknown): string | undefined {
   try {
-    fn = new Function(`"use strict"; return (${code}\n);`)();
-  } catch (cause) {
-    throw new ItxError("INVALID_ARGUMENT", `the script does not parse: ${(cause as Error).message}`, { cause });
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
   }
-  if (typeof fn !== "function") throw new ItxError("INVALID_ARGUMENT", "the script must be a function: async (itx) => { ... }");
-  return await (fn as (itx: unknown) => unknown)(itx);
 }

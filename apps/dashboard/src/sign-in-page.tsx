@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { errorCode, errorMessage } from "iterate/errors";
 import { signIn } from "./auth-client.ts";
 
@@ -8,6 +8,10 @@ export function SignInPage({ onSignedIn, note }: { onSignedIn(): void; note: str
   const [value, setValue] = useState("");
   const [failure, setFailure] = useState<string | undefined>(note);
   const [busy, setBusy] = useState(false);
+  // A note that arrives later (the OS said why the session ended) shows without clearing the form.
+  useEffect(() => {
+    if (note !== undefined) setFailure(note);
+  }, [note]);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);

@@ -10,6 +10,9 @@ describe("the dashboard is served as static assets beside the OS's own routes", 
     expect(csp).toContain("default-src 'self'");
     expect(csp).toContain("connect-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
+    // The REPL runs its source on the OS (itx.run): nothing in the page may evaluate strings.
+    expect(csp).not.toContain("unsafe-eval");
+    expect(csp).toContain("script-src 'self';");
     const html = await response.text();
     expect(html).toMatch(/<script type="module"[^>]* src="\/assets\/index-[^"]+\.js"/);
     expect(html).not.toMatch(/https?:\/\//);

@@ -1,13 +1,13 @@
 
 // What every dashboard response carries. The CSP keeps the page to its own scripts and its own
-// origin's /api (no CDN, nothing injected); 'unsafe-eval' is the REPL's "in this page" mode,
-// which runs the signed-in user's own code with the authority the page already has.
+// origin's /api (no CDN, nothing injected, no eval: the REPL sends its source to run on the OS as
+// itx.run and never evaluates it in the page, decision 0020).
 // frame-ancestors stops other sites from framing the sign-in form. Referrer-Policy is
 // same-origin, not no-referrer: under no-referrer the browser sends `Origin: null` even on the
 // page's own POSTs, and /auth/* answers only its own Origin (auth/same-origin.ts).
 const SECURITY_HEADERS: Record<string, string> = {
   "content-security-policy":
-    "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
   "x-frame-options": "DENY",

@@ -1,12 +1,13 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { errorCode } from "iterate/errors";
 import { jsonDepth } from "../api/json-bounds.ts";
-import { authenticate } from "../auth/authenticate.ts";
 import { readBounded } from "../egress/bounded-response.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { LIMITS } from "../limits.ts";
 import { ProjectAccess } from "../project/project-collection.ts";
 import { findProject } from "../project/project-directory.ts";
+import { authenticateRequest, bearerLane } from "../streams-http/request-auth.ts";
+import { ShortCache } from "../streams-http/request-cache.ts";
 import { mcpSdk, type McpSdk } from "./mcp-sdk.ts";
 import { isMountToolName, MCP_BUILT_IN_TOOLS, projectTools, toolResult } from "./project-mcp-tools.ts";
 
@@ -15,6 +16,9 @@ const ErrorCode = { ParseError: -32700, InvalidRequest: -32600, InvalidParams: -
 
 /** The path prefix of every project's MCP server: `/mcp/<project slug or id>`. */
 export const MCP_ROUTE_PREFIX = "/mcp/";
+
+// Directory records reused by this isolate for STREAMS_HTTP_AUTH_CACHE_MS (1 s), as /streams does.
+const projects = new ShortCache<Awaited<ReturnType<typeof findProject>>>();
 
 // How long a body may take to arrive: a client that trickles bytes does not hold the request open.
 const BODY_READ_TIMEOUT_MS = 30_000;
@@ -25,6 +29,10 @@ const BODY_READ_TIMEOUT_MS = 30_000;
  * is found (another principal's project answers exactly like a missing one), then the body is
  * read and parsed under MCP_REQUEST_BODY_MAX_BYTES, MCP_JSON_MAX_DEPTH and MCP_BATCH_MAX_MESSAGES.
  * Answers undefined for paths that are not its own.
+ *
+ * A token that checked out, and the project's directory record, are reused by this isolate for
+ * STREAMS_HTTP_AUTH_CACHE_MS (1 s), exactly as on /streams: a token revoked now still calls tools
+ * here for at most that long (an open Cap'n Web session ends at once). Refusals are never cached.
  */
 export async function serveProjectMcp(request: Request, env: Env): Promise<Response | undefined> {
   const url = new URL(request.url);
@@ -36,12 +44,12 @@ export async function serveProjectMcp(request: Request, env: Env): Promise<Respo
   if (token === undefined) return unauthorized("a bearer token is required");
   let principal;
   try {
-    ({ principal } = await authenticate(env, { type: "bearer", token }));
+    principal = await authenticateRequest(env, request, [bearerLane]);
   } catch (error) {
     if (errorCode(error) === "UNAUTHENTICATED" || errorCode(error) === "INVALID_ARGUMENT") return unauthorized("the bearer token is not valid");
     throw error;
   }
-  const record = await findProject(env, project);
+  const record = await projects.get(project, () => findProject(env, project));
   if (!record || !new ProjectAccess(principal).allows(record)) return notFound();
 
   if (request.method !== "POST") {

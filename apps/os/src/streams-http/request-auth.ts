@@ -14,7 +14,8 @@ export type CredentialLane = (request: Request) => { credentials: unknown; hands
 
 export const CREDENTIAL_LANES: readonly CredentialLane[] = [bearerLane, cookieLane];
 
-function bearerLane(request: Request): { credentials: unknown } | undefined {
+/** `Authorization: Bearer <token>`; the only lane of routes that serve no browser page (/mcp). */
+export function bearerLane(request: Request): { credentials: unknown } | undefined {
   const header = request.headers.get("authorization");
   if (header === null) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

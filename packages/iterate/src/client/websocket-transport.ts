@@ -19,10 +19,18 @@ export function requireWebSocket(): void {
 }
 
 /**
+ * The close code the OS uses when it ends a session itself: the credential it was opened with was
+ * revoked, or the browser session was signed out (apps/os/src/api/api-route.ts).
+ */
+export const SESSION_ENDED_CLOSE_CODE = 4001;
+
+/**
  * Cap'n Web's WebSocket transport with errors that say where: a connection that never opened
- * fails every call with UNAVAILABLE naming the OS's URL (`reason: "unreachable"`), and one that
- * closed later names the URL and the close code (`reason: "connection-closed"`). Cap'n Web alone
- * answers both with a bare "WebSocket connection failed." that names nothing.
+ * fails every call with UNAVAILABLE naming the OS's URL (`reason: "unreachable"`), one the OS
+ * ended (close code 4001: signed out, token revoked) is UNAUTHENTICATED with `reason: "revoked"`
+ * and the OS's words, and one that closed otherwise names the URL and the close code
+ * (`reason: "connection-closed"`). Cap'n Web alone answers all three with a bare message naming
+ * nothing, and every stub of the session breaks with that error (`onRpcBroken`).
  */
 export class ItxWebSocketTransport implements RpcTransport {
   readonly #inner: WebSocketTransport;
@@ -60,6 +68,13 @@ export class ItxWebSocketTransport implements RpcTransport {
       return new ItxError("UNAVAILABLE", `no iterate OS answers at ${this.#baseUrl} (${message.replace(/\.$/, "")})`, {
         cause: error,
         details: { reason: "unreachable", url: this.#baseUrl },
+      });
+    }
+    const ended = /^Peer closed WebSocket: (\d+) ?(.*)$/s.exec(message);
+    if (ended !== null && Number(ended[1]) === SESSION_ENDED_CLOSE_CODE) {
+      return new ItxError("UNAUTHENTICATED", `the OS at ${this.#baseUrl} ended this session: ${ended[2]?.trim() || "its credential is no longer valid"}`, {
+        cause: error,
+        details: { reason: "revoked", url: this.#baseUrl },
       });
     }
     if (message.startsWith("Peer closed WebSocket")) {

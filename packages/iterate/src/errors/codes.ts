@@ -59,7 +59,8 @@ type NoDetails = Record<never, never>;
  */
 export interface ErrorDetailsByCode<Limit extends string = string> {
   NOT_FOUND: { unresolved?: string; jail?: string; member?: string; members?: string[]; mcpCode?: number };
-  UNAUTHENTICATED: { reason?: "malformed" | "rejected" | "revoked" | "missing" };
+  /** `url`: the OS that ended the session (a client-side close, code 4001). */
+  UNAUTHENTICATED: { reason?: "malformed" | "rejected" | "revoked" | "missing"; url?: string };
   INVALID_ARGUMENT: { limit?: Limit; reason?: string; index?: number; field?: string; type?: string; path?: string; mcpCode?: number };
   CAPABILITY_DISCONNECTED: NoDetails;
   IDEMPOTENCY_CONFLICT: NoDetails;

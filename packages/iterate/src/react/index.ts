@@ -19,7 +19,7 @@
  * <ItxProvider><Project slug="my-site" /></ItxProvider>;
  * @module
  */
-export { ItxProvider, useItx, type AnyHandle, type AsyncState, type ItxProviderProps } from "./provider.ts";
+export { ItxProvider, useItx, useItxBroken, type AnyHandle, type AsyncState, type ItxProviderProps } from "./provider.ts";
 export { useDescribe } from "./use-describe.ts";
 export { useStream, type StreamState, type UseStreamOptions } from "./use-stream.ts";
 export { useAgent, type AgentState } from "./use-agent.ts";

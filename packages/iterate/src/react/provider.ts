@@ -10,6 +10,8 @@ import type { Credentials } from "../types.ts";
 export type AnyHandle = any;
 
 const ItxContext = createContext<AnyHandle | undefined>(undefined);
+// What broke the nearest owning provider's handle; `undefined` while it works.
+const BrokenContext = createContext<unknown>(undefined);
 
 export interface ItxProviderProps {
   /**
@@ -38,20 +40,46 @@ export function ItxProvider(props: ItxProviderProps): ReactNode {
   const { itx, baseUrl, auth } = props;
   const authKey = JSON.stringify(auth ?? null);
   const [owned, setOwned] = useState<AnyHandle | undefined>(undefined);
+  const [broken, setBroken] = useState<unknown>(undefined);
+  const inheritedBroken = useContext(BrokenContext);
   useEffect(() => {
     if (itx !== undefined) return undefined;
     const origin = baseUrl ?? globalThis.location?.origin;
     if (origin === undefined) throw new ItxError("INVALID_ARGUMENT", "ItxProvider needs baseUrl outside a browser page");
+    let active = true;
     const session = connectItx({ baseUrl: origin, auth: (JSON.parse(authKey) as Credentials | null) ?? { type: "session-cookie" } });
+    // The OS closing the socket (sign-out elsewhere, a revoked token) breaks every stub of the
+    // session at once: report it now, not at the next call a component happens to make.
+    session.onRpcBroken((error: unknown) => {
+      if (active) setBroken(() => error ?? new ItxError("UNAVAILABLE", `the connection to ${origin} closed`));
+    });
     setOwned(() => session);
+    setBroken(undefined);
     return () => {
+      active = false;
       setOwned(undefined);
       session[Symbol.dispose]();
     };
   }, [itx, baseUrl, authKey]);
   const value = itx ?? owned;
   if (value === undefined) return null;
-  return createElement(ItxContext.Provider, { value }, props.children);
+  const content = createElement(ItxContext.Provider, { value }, props.children);
+  return itx !== undefined ? content : createElement(BrokenContext.Provider, { value: broken ?? inheritedBroken }, content);
+}
+
+/**
+ * What broke the handle of the nearest provider that opened its own connection, or `undefined`
+ * while it works. It changes the moment the handle breaks, without any call: authentication
+ * refused (`UNAUTHENTICATED`), the OS ending the session because it was signed out or its token
+ * revoked (`UNAUTHENTICATED`, `details.reason: "revoked"`), or the connection dropping
+ * (`UNAVAILABLE`). A broken handle stays broken: remount the provider (a new `key`) to reconnect.
+ *
+ * @example
+ * const broken = useItxBroken();
+ * if (errorCode(broken) === "UNAUTHENTICATED") return <SignIn />;
+ */
+export function useItxBroken(): unknown {
+  return useContext(BrokenContext);
 }
 
 /**
