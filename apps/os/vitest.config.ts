@@ -19,7 +19,7 @@ export default defineConfig({
         ScopeEgressEntrypoint: "WorkerEntrypoint",
       },
       miniflare: {
-        bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret", ITERATE_SESSION_KEY: "workerd-test-session-key", PROCESSOR_HOST_BINDINGS: "CAPABILITY_HOST,AGENT,PROJECT,TEST_PROCESSORS,ECHO_PROCESSORS" },
+        bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret", ITERATE_SESSION_KEY: "workerd-test-session-key", PROCESSOR_HOST_BINDINGS: "CAPABILITY_HOST,AGENT,PROJECT,USER_PROCESSOR,TEST_PROCESSORS,ECHO_PROCESSORS" },
         durableObjects: {
           TEST_PROCESSORS: { className: "TallyProcessorHost", useSQLite: true },
           ECHO_PROCESSORS: { className: "EchoProcessorHost", useSQLite: true },

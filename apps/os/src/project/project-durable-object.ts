@@ -117,6 +117,22 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     return callConfigWorker(this.env, built, this.#isolate(state), { callerPath: input.callerPath, projectSlug: state.record.slug }, input.path, input.args);
   }
 
+  /**
+   * The certified worker, for code that runs its exports elsewhere (config-repo processors): its
+   * artifact hash, the authority it runs with, and the artifact itself unless the caller has it
+   * (`knownHash`). Null before the project has a worker.
+   */
+  certifiedWorker(knownHash?: string): Promise<CertifiedWorker | null | CodedFailureAnswer> {
+    return answerCoded(async () => {
+      const { state } = await this.state();
+      if (!state.worker || !state.record) return null;
+      const hash = state.worker.hash;
+      if (hash === knownHash) return { hash, isolate: this.#isolate(state) };
+      const built = this.#artifacts.get(hash) ?? (await this.#rebuild(state));
+      return { hash, isolate: this.#isolate(state), built };
+    });
+  }
+
   // The project worker acts at the root, as the principal who created the project.
   #isolate(state: ProjectState): IsolateProps {
     return { principal: state.principal, projectId: this.#projectId, origin: "/", path: "/", depth: 0 };
@@ -194,6 +210,17 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     }
   }
 }
+
+/** The project's certified worker as `certifiedWorker` answers it. */
+export interface CertifiedWorker {
+  hash: string;
+  /** The authority its code runs with: the root, as the project's creator. */
+  isolate: IsolateProps;
+  /** Absent when the caller already holds this hash. */
+  built?: BuiltWorker;
+}
+
+type CodedFailureAnswer = { __itxCodedFailure: { code: string; message: string } };
 
 function unavailable(message: string): Response {
   return Response.json({ code: "UNAVAILABLE", message }, { status: 503, headers: { "retry-after": "5" } });
