@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { errorCode, errorMessage, ItxError, type ErrorCode } from "iterate/errors";
 import type { StreamEvent, UserProcessorSnapshot } from "iterate/types";
-import { asCoded, throwCoded, type Coded } from "../api/coded-result.ts";
+import { answerCoded, asCoded, throwCoded, type Coded } from "../api/coded-result.ts";
 import { relay } from "../api/relay.ts";
 import { runnerFacet } from "../capability-host/capability-dispatch.ts";
 import { callMembers } from "../capability-host/source-capability.ts";
@@ -16,6 +16,14 @@ import { parseUserProcessorHostName, processorFacetKey, USER_PROCESSOR_ROW_PREFI
 
 /** The fact a halted subscription leaves on its stream (the platform's: see write-authority.ts). */
 export const SUBSCRIPTION_DELIVERY_HALTED = "events.iterate.com/itx/subscription-delivery-halted";
+
+/** What a wake answers: the facet's checkpoint and where the stream sends batches. */
+export interface WokenUserProcessor {
+  checkpoint: number;
+  processEventBatch: (events: StreamEvent[]) => Promise<{ offset: number }>;
+}
+
+type CodedFailure = { __itxCodedFailure: { code: string; message: string } };
 
 interface HaltRecord {
   offset: number;
@@ -48,13 +56,15 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
   }
 
   /** Called by the stream it is subscribed to: answers the facet's checkpoint and where to send batches. */
-  async wakeStreamProcessor(input: { name: string; coordinate: string }): Promise<{ checkpoint: number; processEventBatch: (events: StreamEvent[]) => Promise<{ offset: number }> }> {
-    const { projectId, path, key } = this.#address;
-    if (input.name !== key || input.coordinate !== `${projectId}:${path}`) throw new ItxError("NOT_FOUND", `this host folds ${path} as ${key}, nothing else`);
-    await this.#refresh();
-    await this.#refuseIfHalted();
-    const checkpoint = offsetOf(await this.#call(["processorCheckpoint"], []), Number.MAX_SAFE_INTEGER);
-    return { checkpoint, processEventBatch: (events) => this.#batch(events) };
+  wakeStreamProcessor(input: { name: string; coordinate: string }): Promise<WokenUserProcessor | CodedFailure> {
+    return answerCoded(async () => {
+      const { projectId, path, key } = this.#address;
+      if (input.name !== key || input.coordinate !== `${projectId}:${path}`) throw new ItxError("NOT_FOUND", `this host folds ${path} as ${key}, nothing else`);
+      await this.#refresh();
+      await this.#refuseIfHalted();
+      const checkpoint = offsetOf(await this.#call(["processorCheckpoint"], []), Number.MAX_SAFE_INTEGER);
+      return { checkpoint, processEventBatch: (events: StreamEvent[]) => this.#batch(events) };
+    });
   }
 
   /** Loads the processor and asks its checkpoint: `itx.processor.subscribe` fails now, not at the first event. */

@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent, UserProcessorSnapshot } from "iterate/types";
 import { expectCode } from "iterate/stream/test-support";
-import { unwrapCoded } from "../api/coded-result.ts";
+import { throwCoded, unwrapCoded } from "../api/coded-result.ts";
 import { LIMITS } from "../limits.ts";
 import { PROJECT_WORKER_UPDATED } from "../project/project-events.ts";
 import { createProject } from "../project/project-lifecycle.ts";
@@ -11,7 +11,7 @@ import { repoStub } from "../repo/repo-stub.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { ProcessorRpcTarget } from "./processor-rpc-target.ts";
 import { userProcessorHostName } from "./user-processor-address.ts";
-import { SUBSCRIPTION_DELIVERY_HALTED } from "./user-processor-durable-object.ts";
+import { SUBSCRIPTION_DELIVERY_HALTED, type WokenUserProcessor } from "./user-processor-durable-object.ts";
 
 let counter = 0;
 const slug = (what: string) => `${what}-${Date.now().toString(36)}-${++counter}`;
@@ -97,7 +97,7 @@ describe("config-repo processors", () => {
     // Delivered twice (a host that restarted, a stream that retried): folded once.
     const host = env.USER_PROCESSOR.getByName(userProcessorHostName({ projectId, path: "/inbox", key: "hoarder", className: "HoarderDurableObject" }));
     const events = (await inbox.getEvents({ afterOffset: 0 })) as StreamEvent[];
-    const woken = await host.wakeStreamProcessor({ name: "hoarder", coordinate: `${projectId}:/inbox` });
+    const woken = throwCoded<WokenUserProcessor>(await host.wakeStreamProcessor({ name: "hoarder", coordinate: `${projectId}:/inbox` }));
     expect(woken.checkpoint).toBe(head);
     expect(await woken.processEventBatch(events)).toEqual({ offset: head });
     // The host dies: its replacement finds the state the facet committed.
@@ -130,7 +130,7 @@ describe("config-repo processors", () => {
     await processors(projectId, "/inbox").subscribe({ key: "tally", className: "TallyDurableObject" });
     const [poisoned] = await inbox.append(blob("ok"), blob("bad", { poison: true }), blob("after"));
 
-    const halted = (await inbox.waitForEvent({ type: SUBSCRIPTION_DELIVERY_HALTED, timeoutMs: 60_000 })) as StreamEvent;
+    const halted = (await inbox.waitForEvent({ type: SUBSCRIPTION_DELIVERY_HALTED, timeoutMs: 120_000 })) as StreamEvent;
     expect(halted.payload).toMatchObject({ key: "processor:hoarder", className: "HoarderDurableObject", failures: LIMITS.USER_PROCESSOR_FAILURES_MAX });
     expect(halted.source.platform).toBe("processor");
     // The stream and the other processor went on meanwhile.
@@ -160,8 +160,8 @@ describe("config-repo processors", () => {
     // Project b sees no processor of a's, and cannot wake a's host onto its own stream.
     await expectCode(() => processors(b.projectId, "/x").snapshot("hoarder"), "NOT_FOUND");
     const aHost = env.USER_PROCESSOR.getByName(userProcessorHostName({ projectId: a.projectId, path: "/x", key: "hoarder", className: "HoarderDurableObject" }));
-    await expect(aHost.wakeStreamProcessor({ name: "hoarder", coordinate: `${b.projectId}:/x` })).rejects.toThrow(/NOT_FOUND|folds/);
-    await expect(aHost.wakeStreamProcessor({ name: "hoarder", coordinate: `${a.projectId}:/y` })).rejects.toThrow(/NOT_FOUND|folds/);
+    await expectCode(async () => throwCoded(await aHost.wakeStreamProcessor({ name: "hoarder", coordinate: `${b.projectId}:/x` })), "NOT_FOUND");
+    await expectCode(async () => throwCoded(await aHost.wakeStreamProcessor({ name: "hoarder", coordinate: `${a.projectId}:/y` })), "NOT_FOUND");
 
     // Ordinary writers cannot write the rows or the halt.
     const row = { key: "processor:x", subscription: { type: "processor", binding: "USER_PROCESSOR", host: userProcessorHostName({ projectId: a.projectId, path: "/x", key: "x", className: "HoarderDurableObject" }), processor: "x" } };

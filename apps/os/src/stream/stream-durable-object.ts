@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { AppendReceipt, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS } from "iterate/stream/events";
-import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
+import { asCoded, codedSync, throwCoded, type Coded } from "../api/coded-result.ts";
 import { planAppend } from "./append-plan.ts";
 import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
 import { Journal } from "./journal.ts";
@@ -301,8 +301,8 @@ export class StreamDurableObject extends DurableObject<Env> {
     const capability = new StreamRpcTarget(uncodedBackend(this), stamp);
     // The host checks `coordinate` against the streams it folds: a wake from any other is refused.
     const coordinate = `${this.#projectId}:${this.#path}`;
-    const session = (await stub.wakeStreamProcessor({ name: processor, stream: capability, coordinate })) as ProcessorSession;
-    return session;
+    // A host may answer an expected refusal as a coded value (answerCoded) rather than throw it.
+    return throwCoded<ProcessorSession>(await stub.wakeStreamProcessor({ name: processor, stream: capability, coordinate }));
   }
 
   #syncDeliveries(): void {

@@ -243,12 +243,14 @@ export abstract class StreamProcessorDurableObject<Env = ItxEnv> extends Iterate
 
   /**
    * Folds the events after the checkpoint and commits once. A batch that starts after a gap is
-   * not folded: the answer stays at the checkpoint and the platform sends from there again.
+   * not folded: the answer stays at the checkpoint and the platform sends from there again. When
+   * `reduce` throws, the events before it are committed and the error is thrown.
    */
   async processorBatch(events: ProcessorEvent[]): Promise<{ offset: number }> {
     const checkpoint = await this.#load();
     const contract = this.processor.contract;
     let { offset, state, skipped } = checkpoint;
+    let failure: { error: unknown } | undefined;
     for (const event of events) {
       if (event.offset <= offset) continue;
       if (event.offset !== offset + 1) break;
@@ -263,14 +265,23 @@ export abstract class StreamProcessorDurableObject<Env = ItxEnv> extends Iterate
             valid = false;
           }
         }
-        if (valid) state = this.processor.reduce({ event: { ...event, payload: parsed }, state });
-        else skipped += 1;
+        if (!valid) skipped += 1;
+        else {
+          try {
+            state = this.processor.reduce({ event: { ...event, payload: parsed }, state });
+          } catch (error) {
+            failure = { error };
+            break;
+          }
+        }
       }
       offset = event.offset;
     }
     if (offset !== checkpoint.offset) {
       await this.ctx.storage.put(PROCESSOR_CHECKPOINT_KEY, { slug: checkpoint.slug, version: checkpoint.version, offset, state, skipped });
     }
+    // What was folded before a throwing event is kept; that event is delivered again.
+    if (failure) throw failure.error;
     return { offset };
   }
 
