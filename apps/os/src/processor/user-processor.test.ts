@@ -45,6 +45,13 @@ class Tally extends StreamProcessor {
 }
 export class TallyDurableObject extends StreamProcessorDurableObject { processor = new Tally(); }
 
+const BalloonContract = defineProcessorContract({ slug: "balloon", version: "1.0.0", consumes: ["test/inflated"], initialState: () => ({ air: "" }) });
+class Balloon extends StreamProcessor {
+  contract = BalloonContract;
+  reduce({ state }) { return { air: state.air + "x".repeat(600000) }; }
+}
+export class BalloonDurableObject extends StreamProcessorDurableObject { processor = new Balloon(); }
+
 export default class extends IterateConfigEntrypoint {
   async fetch() { return new Response("ok"); }
 }
@@ -169,7 +176,7 @@ describe("config-repo processors", () => {
     await expectCode(() => stream(a.projectId, "/x").append({ type: SUBSCRIPTION_DELIVERY_HALTED, payload: {} }), "PERMISSION_DENIED");
   }, 300_000);
 
-  test("a stream feeds at most USER_PROCESSORS_PER_STREAM_MAX config-repo processors", async () => {
+  test("a stream feeds at most USER_PROCESSORS_PER_STREAM_MAX config-repo processors; a state past USER_PROCESSOR_SNAPSHOT_MAX_CHARS is not relayed", async () => {
     const { projectId } = await createProject(env, slug("many"), "tester");
     await commitWorker(projectId, processorWorker({ tag: "" }));
     const target = processors(projectId, "/many");
@@ -178,5 +185,18 @@ describe("config-repo processors", () => {
     expect(refused.details).toMatchObject({ limit: "USER_PROCESSORS_PER_STREAM_MAX" });
     // Replacing an existing row is not one more.
     await target.subscribe({ key: "p0", className: "HoarderDurableObject" });
+
+    const balloon = processors(projectId, "/balloon");
+    await balloon.subscribe({ key: "balloon", className: "BalloonDurableObject" });
+    await stream(projectId, "/balloon").append({ type: "test/inflated" });
+    expect((await foldedTo(projectId, "/balloon", "balloon", 1)).offset).toBe(1);
+    await stream(projectId, "/balloon").append({ type: "test/inflated" });
+    const deadline = Date.now() + 60_000;
+    let tooBig: Awaited<ReturnType<typeof expectCode>> | undefined;
+    while (!tooBig && Date.now() < deadline) {
+      tooBig = await expectCode(() => balloon.snapshot("balloon"), "LIMIT_EXCEEDED").catch(() => undefined);
+      if (!tooBig) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(tooBig?.details).toMatchObject({ limit: "USER_PROCESSOR_SNAPSHOT_MAX_CHARS" });
   }, 300_000);
 });
