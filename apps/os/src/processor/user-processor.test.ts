@@ -188,8 +188,9 @@ describe("config-repo processors", () => {
 
     const balloon = processors(projectId, "/balloon");
     await balloon.subscribe({ key: "balloon", className: "BalloonDurableObject" });
-    await stream(projectId, "/balloon").append({ type: "test/inflated" });
-    expect((await foldedTo(projectId, "/balloon", "balloon", 1)).offset).toBe(1);
+    const [first] = await stream(projectId, "/balloon").append({ type: "test/inflated" });
+    const inflated = await foldedTo(projectId, "/balloon", "balloon", first?.offset ?? 1);
+    expect((inflated.state as { air: string }).air).toHaveLength(600_000);
     await stream(projectId, "/balloon").append({ type: "test/inflated" });
     const deadline = Date.now() + 60_000;
     let tooBig: Awaited<ReturnType<typeof expectCode>> | undefined;
