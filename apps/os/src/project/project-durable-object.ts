@@ -1,6 +1,5 @@
 import { errorCode, ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
-import type { StreamEvent } from "iterate/types";
 import { relay } from "../api/relay.ts";
 import { answerCoded, unwrapCoded } from "../api/coded-result.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
@@ -194,19 +193,20 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     return this.#artifact(files);
   }
 
-  async #deliver(event: StreamEvent, current: () => ProjectState): Promise<void> {
+  async #deliver(offset: number, current: () => ProjectState): Promise<void> {
     // project/created's worker is certified by the next event of its commit: wait for the fold to reach it.
     for (let tries = 0; current().worker === null && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
     const state = current();
     if (!state.worker || !state.record) return;
+    const [event] = await streamStub(this.env.STREAM, `${this.#projectId}:/`).getEvents({ afterOffset: offset - 1, beforeOffset: offset + 1, limit: 1 });
+    if (!event) return;
     const built = this.#artifacts.get(state.worker.hash) ?? (await this.#rebuild(state));
     try {
-      // A worker without processEvent takes no lifecycle events: that is its choice, not a failure.
       await callConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug }, ["processEvent"], [event]);
     } catch (error) {
+      // A worker without processEvent takes no lifecycle events: that is its choice, not a failure.
       if (String(error).includes("does not implement the method")) return;
-      // The worker's own failure is its business: it is logged, and the feed moves on.
-      console.warn(`project ${state.record.slug}: the worker's processEvent failed for ${event.type}@${event.offset}: ${String(error)}`);
+      throw error;
     }
   }
 }

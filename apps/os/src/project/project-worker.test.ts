@@ -7,6 +7,7 @@ import { repoStub } from "../repo/repo-stub.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
 import { createProject } from "./project-lifecycle.ts";
+import { PROJECT_FEED_ATTEMPTS_MAX } from "./project-processor.ts";
 import { PROJECT_WORKER_UPDATE_FAILED, PROJECT_WORKER_UPDATED } from "./project-events.ts";
 
 let counter = 0;
@@ -71,7 +72,7 @@ describe("the project worker follows /repos/config", () => {
     expect(set.payload).toMatchObject({ key: "heartbeat", every: 900 });
   }, 40_000);
 
-  test("the heartbeat works from the config worker: its script appends project/heartbeat-triggered as the worker, and the worker receives it", async () => {
+  test("the heartbeat works from the config worker: its script appends project/heartbeat-triggered as the worker, and the worker receives it at least once", async () => {
     const record = await createProject(env, slug("heartbeat"), "tester");
     // The template's heartbeat, at test speed, and a handler that leaves a trace.
     const heartbeatWorker = `import { IterateConfigEntrypoint } from "iterate/sdk";
@@ -83,6 +84,7 @@ export default class extends IterateConfigEntrypoint {
     }
     if (event.type === "events.iterate.com/project/heartbeat-triggered") {
       await itx.append({ type: "test/heartbeat-handled", payload: { offset: event.offset } });
+      throw new Error("the heartbeat handler failed");
     }
   }
   async fetch() { return new Response("ok"); }
@@ -98,6 +100,11 @@ export default class extends IterateConfigEntrypoint {
     // The worker received that very event (the feed hands it each lifecycle event after its start).
     const handled = await waitLong(record.projectId, { type: "test/heartbeat-handled", afterOffset: triggered.offset, payload: { offset: triggered.offset } });
     expect(handled.source.origin).toBe("/");
+    // At least once: a worker that throws gets the event again, PROJECT_FEED_ATTEMPTS_MAX times in all, then the feed moves on.
+    const delivered = await waitLong(record.projectId, { type: "events.iterate.com/project/worker-event-delivered", afterOffset: triggered.offset, payload: { offset: triggered.offset } });
+    expect(delivered.payload).toMatchObject({ attempts: PROJECT_FEED_ATTEMPTS_MAX, error: expect.stringContaining("the heartbeat handler failed") });
+    const tries = (await root(record.projectId).getEvents({ afterOffset: triggered.offset, types: ["test/heartbeat-handled"], limit: 500 })) as StreamEvent[];
+    expect(tries.filter((event) => (event.payload as { offset: number }).offset === triggered.offset)).toHaveLength(PROJECT_FEED_ATTEMPTS_MAX);
     await env.SCHEDULER.getByName(`${record.projectId}:/`).cancel({ key: "heartbeat", caller });
   }, 300_000);
 

@@ -101,6 +101,7 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
   [`${E}project/create-failed`]: { writers: ["processor-host:project"], why: "a project's terminal creation failure" },
   [`${E}project/worker-updated`]: { writers: ["processor-host:project"], why: "makes an artifact the project's worker: ingress and itx.worker run it" },
   [`${E}project/worker-update-failed`]: { writers: ["processor-host:project"], why: "records that a config head is not runnable, so it is not retried" },
+  [`${E}project/worker-event-delivered`]: { writers: ["processor-host:project"], why: "takes a lifecycle event off the worker's feed: it is not delivered again" },
   [`${E}project/slug-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
   [`${E}project/id-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
   [`${E}secret/set`]: { writers: ["secret"], why: "audit of a secret's material and allowlist" },
