@@ -21,7 +21,7 @@ export default defineConfig({
         BundlerEntrypoint: "WorkerEntrypoint",
       },
       miniflare: {
-        bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret", ITERATE_SESSION_KEY: "workerd-test-session-key", PROCESSOR_HOST_BINDINGS: "CAPABILITY_HOST,AGENT,PROJECT,TEST_PROCESSORS,ECHO_PROCESSORS" },
+        bindings: { ITERATE_ADMIN_SECRET: "workerd-test-secret", ITERATE_SESSION_KEY: "workerd-test-session-key", PROCESSOR_HOST_BINDINGS: "CAPABILITY_HOST,AGENT,PROJECT,USER_PROCESSOR,TEST_PROCESSORS,ECHO_PROCESSORS" },
         // The bundler Worker's entrypoint, exported by the test worker: builds cross a real service
         // binding as in a deployment, in this workerd (wrangler.jsonc binds the separate Worker).
         serviceBindings: { BUNDLER: { name: kCurrentWorker, entrypoint: "BundlerEntrypoint" } },

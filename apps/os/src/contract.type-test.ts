@@ -16,6 +16,7 @@ import type {
   OpenApiClient,
   Repo,
   Repos,
+  Processors,
   Scheduler,
   Secret,
   Secrets,
@@ -34,6 +35,7 @@ import type { CapabilityHostRpcTarget } from "./itx/capability-host-rpc-target.t
 import type { BUILT_INS, BuiltInMembers, BuiltInRow } from "./itx/built-ins.ts";
 import type { ItxRpcTarget } from "./itx/itx-rpc-target.ts";
 import type { SchedulerRpcTarget } from "./scheduler/scheduler-rpc-target.ts";
+import type { ProcessorRpcTarget } from "./processor/processor-rpc-target.ts";
 import type { RepoRpcTarget, ReposRpcTarget } from "./repo/repos-rpc-target.ts";
 import type { McpClientRpcTarget } from "./mcp/mcp-client-rpc-target.ts";
 import type { McpRpcTarget } from "./mcp/mcp-rpc-target.ts";
@@ -73,6 +75,7 @@ export type PlatformImplementsContract = [
   Expect<Implements<SecretRpcTarget, Secret>>,
   Expect<Implements<EgressRpcTarget, Egress>>,
   Expect<Implements<SchedulerRpcTarget, Scheduler>>,
+  Expect<Implements<ProcessorRpcTarget, Processors>>,
   Expect<Implements<ReposRpcTarget, Repos>>,
   Expect<Implements<RepoRpcTarget, Repo>>,
   Expect<Implements<McpRpcTarget, Mcp>>,

@@ -69,6 +69,21 @@ const PLATFORM_LIMITS = {
    */
   PROJECT_PROBE_RUNNER_DEATHS_MAX: 3,
 
+  // ---- Config-repo stream processors (itx.processor) ----
+  /**
+   * Config-repo processors one stream may feed: each is a delivery the stream pumps after every
+   * append and a facet in the runner, so a context cannot make its stream's appends fan out without bound.
+   */
+  USER_PROCESSORS_PER_STREAM_MAX: 16,
+  /**
+   * Deliveries of the same batch a config-repo processor may fail (it threw, or ran past
+   * CALL_TIMEOUT_MS) before its subscription halts with itx/subscription-delivery-halted: a poison
+   * event costs this many runs, not one every minute forever. A new commit of its code resumes it.
+   */
+  USER_PROCESSOR_FAILURES_MAX: 5,
+  /** Characters of a config-repo processor's snapshot the OS relays: its state is the user's code's, the OS's memory is not. */
+  USER_PROCESSOR_SNAPSHOT_MAX_CHARS: 1_048_576,
+
   // ---- Streams (the platform's own; the event rules are STREAM_LIMITS above) ----
   /** Longest stream path: paths are stamped onto every event and used as Durable Object names. */
   STREAM_PATH_MAX_LENGTH: 512,

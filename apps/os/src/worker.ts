@@ -19,6 +19,7 @@ export { AgentDurableObject } from "./agent/agent-durable-object.ts";
 export { RepoDurableObject } from "./repo/repo-durable-object.ts";
 export { SchedulerDurableObject } from "./scheduler/scheduler-durable-object.ts";
 export { ProjectDurableObject } from "./project/project-durable-object.ts";
+export { UserProcessorDurableObject } from "./processor/user-processor-durable-object.ts";
 
 /** The stateless OS Worker: routes HTTP, terminates Cap'n Web at /api, holds no state of its own. */
 export default {

@@ -9,6 +9,7 @@ import { McpRpcTarget } from "../mcp/mcp-rpc-target.ts";
 import { OpenApiRpcTarget } from "../openapi/openapi-rpc-target.ts";
 import { SchedulerRpcTarget } from "../scheduler/scheduler-rpc-target.ts";
 import { ProjectWorkerRpcTarget } from "../project/project-worker-rpc-target.ts";
+import { ProcessorRpcTarget } from "../processor/processor-rpc-target.ts";
 import { SecretsRpcTarget } from "../secret/secrets-rpc-target.ts";
 import { WorkersRpcTarget } from "../worker-loader/dynamic-workers.ts";
 import { CapabilityHostRpcTarget, CapabilityHostsRpcTarget } from "./capability-host-rpc-target.ts";
@@ -133,7 +134,11 @@ export const BUILT_INS = {
     summary: "openapi.connect({ url | spec, baseUrl?, headers? }) -> a client on an HTTP API: __describe() lists its operations, client.<operationId>(params) calls one",
   },
   examples: { kind: "later" },
-  processor: { kind: "later" },
+  processor: {
+    kind: "property",
+    get: (ctx: HandleContext) => new ProcessorRpcTarget({ env: ctx.scope.env, where: () => ctx.where(), caller: ctx.caller() }),
+    summary: "processor.subscribe({ key, className }), unsubscribe(key), list(), snapshot(key): config-repo processors (StreamProcessorDurableObject exports of worker.ts) folding this context's stream",
+  },
   debug: { kind: "reserved" },
   create: { kind: "reserved" },
 } as const;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { reduceProcessor } from "iterate/stream/test-support";
 import { ProjectProcessor, type ProjectEffects } from "./project-processor.ts";
-import { needsUpdate, type ProjectState } from "./project-contract.ts";
+import { FEED_QUEUE_MAX, needsUpdate, type ProjectState } from "./project-contract.ts";
 
 const E = "events.iterate.com/";
 const A = "a".repeat(40);
@@ -28,6 +28,21 @@ describe("the Project processor's fold", () => {
     ["nothing moves a settled run", [requested, started(1), created, started(2)], { status: "created", attempt: 1 }],
   ])("%s", (_name, events, expected) => {
     expect(fold(events).creation).toMatchObject(expected);
+  });
+
+  test("the worker feed queues lifecycle events after its start until each is delivered", () => {
+    const installed = { type: `${E}project/worker-feed-installed`, payload: { requestOffset: 1, attempt: 1, afterOffset: 1 } };
+    const heartbeat = { type: `${E}project/heartbeat-triggered`, payload: { scheduleKey: "heartbeat" } };
+    const delivered = (offset: number) => ({ type: `${E}project/worker-event-delivered`, payload: { offset, attempts: 1 } });
+    // Offsets: 1 requested, 2 started, 3 installed, 4 created, 5 updated, 6 heartbeat.
+    expect(fold([requested, started(1), installed, created, updated(A), heartbeat]).feedQueue).toEqual([4, 5, 6]);
+    expect(fold([requested, started(1), installed, created, updated(A), heartbeat, delivered(5)]).feedQueue).toEqual([4, 6]);
+    // Before the feed is installed nothing is queued.
+    expect(fold([requested, heartbeat]).feedQueue).toEqual([]);
+    // A flood keeps the newest FEED_QUEUE_MAX.
+    const flood = fold([requested, started(1), installed, ...Array.from({ length: FEED_QUEUE_MAX + 5 }, () => heartbeat)]).feedQueue;
+    expect(flood).toHaveLength(FEED_QUEUE_MAX);
+    expect(flood.at(-1)).toBe(3 + FEED_QUEUE_MAX + 5);
   });
 
   test("a second request opens no second run", () => {

@@ -8,10 +8,12 @@ import {
   PROJECT_CREATE_REQUESTED,
   PROJECT_CREATED,
   PROJECT_HEARTBEAT_TRIGGERED,
+  PROJECT_WORKER_EVENT_DELIVERED,
   PROJECT_WORKER_FEED_INSTALLED,
   PROJECT_WORKER_PROBED,
   PROJECT_WORKER_UPDATE_FAILED,
   PROJECT_WORKER_UPDATED,
+  WORKER_FEED_TYPES,
 } from "./project-events.ts";
 
 const recordSchema = z.object({ projectId: z.string(), slug: z.string(), createdBy: z.string().optional() });
@@ -28,6 +30,7 @@ const PROJECT_EMITS = [
   PROJECT_CREATE_FAILED,
   PROJECT_WORKER_UPDATED,
   PROJECT_WORKER_UPDATE_FAILED,
+  PROJECT_WORKER_EVENT_DELIVERED,
 ] as const;
 
 /** Where the project stands: its creation run, the worker that serves, and the config head it has not certified yet. */
@@ -53,6 +56,8 @@ export const ProjectContract = defineProcessorContract({
     worker: z.object({ commit: z.string(), hash: z.string(), offset: z.number().int() }).nullable().default(null),
     /** Lifecycle events after this offset go to the worker. */
     feedAfterOffset: z.number().int().nullable().default(null),
+    /** Offsets of lifecycle events not yet delivered to the worker, oldest first (at most FEED_QUEUE_MAX). */
+    feedQueue: z.array(z.number().int()).default([]),
     /** The newest commit to /repos/config's default branch seen after creation. */
     configHead: z.object({ commit: z.string(), offset: z.number().int() }).nullable().default(null),
     /** The last head that failed, so that it is not rebuilt until the head moves. */
@@ -70,6 +75,7 @@ export const ProjectContract = defineProcessorContract({
     [PROJECT_WORKER_UPDATED]: z.strictObject({ commit: commitId, hash: z.string() }),
     [PROJECT_WORKER_UPDATE_FAILED]: z.strictObject({ commit: commitId, error: z.string() }),
     [PROJECT_HEARTBEAT_TRIGGERED]: z.object({ scheduleKey: z.string() }).loose(),
+    [PROJECT_WORKER_EVENT_DELIVERED]: z.strictObject({ offset: z.number().int().positive(), attempts: z.number().int().positive(), error: z.string().optional() }),
     [CONFIG_COMMIT_COPIED]: z.object({ branch: z.string(), commit: commitId, repo: z.string().optional() }).loose(),
   },
   // It folds every fact it writes, plus the request that starts a run and the two outside events
@@ -87,8 +93,21 @@ export const CONFIG_REPO = "/repos/config";
 /** The default branch of /repos/config: its commits are the ones that become the worker. */
 export const CONFIG_BRANCH = "main";
 
-/** The Project processor's pure fold. */
+/**
+ * Lifecycle events waiting for the worker that the state remembers. The feed is at least once
+ * for these; past them (a flood of heartbeats, which anyone may append) the oldest are dropped.
+ */
+export const FEED_QUEUE_MAX = 32;
+
+/** The Project processor's pure fold: its facts, then the worker feed's queue. */
 export function reduceProject(state: ProjectState, event: ProjectEvent): ProjectState {
+  const next = reduceFacts(state, event);
+  if (event.type === PROJECT_WORKER_EVENT_DELIVERED) return { ...next, feedQueue: next.feedQueue.filter((offset) => offset !== event.payload.offset) };
+  if (!WORKER_FEED_TYPES.includes(event.type) || next.feedAfterOffset === null || event.offset <= next.feedAfterOffset) return next;
+  return { ...next, feedQueue: [...next.feedQueue, event.offset].slice(-FEED_QUEUE_MAX) };
+}
+
+function reduceFacts(state: ProjectState, event: ProjectEvent): ProjectState {
   const creation = state.creation;
   // The open run, when this event is one of its facts.
   const run = (payload: { requestOffset: number }) =>

@@ -1,6 +1,5 @@
 import { errorCode, ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
-import type { StreamEvent } from "iterate/types";
 import { relay } from "../api/relay.ts";
 import { answerCoded, unwrapCoded } from "../api/coded-result.ts";
 import { ensureContext } from "../itx/context-lifecycle.ts";
@@ -125,6 +124,22 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     return callConfigWorker(this.env, built, this.#isolate(state), { callerPath: input.callerPath, projectSlug: state.record.slug }, input.path, input.args);
   }
 
+  /**
+   * The certified worker, for code that runs its exports elsewhere (config-repo processors): its
+   * artifact hash, the authority it runs with, and the artifact itself unless the caller has it
+   * (`knownHash`). Null before the project has a worker.
+   */
+  certifiedWorker(knownHash?: string): Promise<CertifiedWorker | null | CodedFailureAnswer> {
+    return answerCoded(async () => {
+      const { state } = await this.state();
+      if (!state.worker || !state.record) return null;
+      const hash = state.worker.hash;
+      if (hash === knownHash) return { hash, isolate: this.#isolate(state) };
+      const built = this.#artifacts.get(hash) ?? (await this.#rebuild(state));
+      return { hash, isolate: this.#isolate(state), built };
+    });
+  }
+
   // The project worker acts at the root, as the principal who created the project.
   #isolate(state: ProjectState): IsolateProps {
     return { principal: state.principal, projectId: this.#projectId, origin: "/", path: "/", depth: 0 };
@@ -189,22 +204,34 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     return this.#artifact(files);
   }
 
-  async #deliver(event: StreamEvent, current: () => ProjectState): Promise<void> {
+  async #deliver(offset: number, current: () => ProjectState): Promise<void> {
     // project/created's worker is certified by the next event of its commit: wait for the fold to reach it.
     for (let tries = 0; current().worker === null && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
     const state = current();
     if (!state.worker || !state.record) return;
+    const [event] = await streamStub(this.env.STREAM, `${this.#projectId}:/`).getEvents({ afterOffset: offset - 1, beforeOffset: offset + 1, limit: 1 });
+    if (!event) return;
     const built = this.#artifacts.get(state.worker.hash) ?? (await this.#rebuild(state));
     try {
-      // A worker without processEvent takes no lifecycle events: that is its choice, not a failure.
       await callConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug }, ["processEvent"], [event]);
     } catch (error) {
+      // A worker without processEvent takes no lifecycle events: that is its choice, not a failure.
       if (String(error).includes("does not implement the method")) return;
-      // The worker's own failure is its business: it is logged, and the feed moves on.
-      console.warn(`project ${state.record.slug}: the worker's processEvent failed for ${event.type}@${event.offset}: ${String(error)}`);
+      throw error;
     }
   }
 }
+
+/** The project's certified worker as `certifiedWorker` answers it. */
+export interface CertifiedWorker {
+  hash: string;
+  /** The authority its code runs with: the root, as the project's creator. */
+  isolate: IsolateProps;
+  /** Absent when the caller already holds this hash. */
+  built?: BuiltWorker;
+}
+
+type CodedFailureAnswer = { __itxCodedFailure: { code: string; message: string } };
 
 function unavailable(message: string): Response {
   return Response.json({ code: "UNAVAILABLE", message }, { status: 503, headers: { "retry-after": "5" } });

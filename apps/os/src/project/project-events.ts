@@ -25,6 +25,12 @@ export const PROJECT_WORKER_UPDATE_FAILED = "events.iterate.com/project/worker-u
 /** The heartbeat schedule fired (appended by the schedule's script as whoever set it). */
 export const PROJECT_HEARTBEAT_TRIGGERED = "events.iterate.com/project/heartbeat-triggered";
 
+/**
+ * The worker's `processEvent` settled for the lifecycle event at `offset` (after `attempts` tries;
+ * `error` when the last one threw): the event leaves the feed's queue. Delivery is at least once.
+ */
+export const PROJECT_WORKER_EVENT_DELIVERED = "events.iterate.com/project/worker-event-delivered";
+
 /** The lifecycle events the project worker's `processEvent` receives. */
 export const WORKER_FEED_TYPES: readonly string[] = [PROJECT_CREATED, PROJECT_WORKER_UPDATED, PROJECT_HEARTBEAT_TRIGGERED];
 

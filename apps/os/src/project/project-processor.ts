@@ -1,12 +1,12 @@
 import { errorCode, errorMessage } from "iterate/errors";
 import { StreamProcessor, stepKey, type BackgroundContext, type EmittedInput, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
-import type { StreamEvent } from "iterate/types";
 import { needsUpdate, ProjectContract, reduceProject, type ProjectState } from "./project-contract.ts";
 import {
   PROJECT_CONFIG_REPO_SEEDED,
   PROJECT_CREATE_ATTEMPT_STARTED,
   PROJECT_CREATE_FAILED,
   PROJECT_CREATED,
+  PROJECT_WORKER_EVENT_DELIVERED,
   PROJECT_WORKER_FEED_INSTALLED,
   PROJECT_WORKER_PROBED,
   PROJECT_WORKER_UPDATE_FAILED,
@@ -19,6 +19,8 @@ type Record = NonNullable<ProjectState["record"]>;
 
 /** Attempts a creation may start before it fails as unavailable; each is counted in a fact. */
 export const PROJECT_CREATE_ATTEMPTS_MAX = 3;
+/** Tries the worker's `processEvent` gets for one lifecycle event before the feed moves on. */
+export const PROJECT_FEED_ATTEMPTS_MAX = 3;
 /** Longest wait between retries of a step that failed for a transient reason. */
 export const TRANSIENT_RETRY_MAX_MS = 5_000;
 
@@ -31,10 +33,11 @@ export interface ProjectEffects {
   /** Builds the config repo at `commit` (or its head), loads it and probes it. Deterministic failure: INVALID_ARGUMENT. */
   buildAndProbe(at: { commit: string } | { head: true }, state: ProjectState): Promise<{ commit: string; hash: string }>;
   /**
-   * Hands one lifecycle event to the project worker's `processEvent`. `state` is the newest fold:
-   * `project/created` is delivered before the `project/worker-updated` of the same commit is folded.
+   * Hands the lifecycle event at `offset` of the root stream to the project worker's
+   * `processEvent`; rejects when the worker threw. `state` is the newest fold: `project/created` is
+   * delivered before the `project/worker-updated` of the same commit is folded.
    */
-  deliver(event: StreamEvent, state: () => ProjectState): Promise<void>;
+  deliver(offset: number, state: () => ProjectState): Promise<void>;
   sleep(ms: number): Promise<void>;
 }
 
@@ -59,16 +62,54 @@ export class ProjectProcessor extends StreamProcessor<Contract> {
   }
 
   override async processEvent({ event, state, runInBackground, delivery }: ProcessEventArgs<Contract>) {
-    if (event !== null && WORKER_FEED_TYPES.includes(event.type) && state.feedAfterOffset !== null && event.offset > state.feedAfterOffset) {
-      const delivered = event as StreamEvent;
-      await runInBackground(`project/feed:${event.offset}`, async (context) => this.#effects.deliver(delivered, context.state));
+    // Each queued lifecycle event has one driver, keyed by its offset: started when the event is
+    // folded, and again at head for any whose driver died with its incarnation (at least once).
+    if (event !== null && WORKER_FEED_TYPES.includes(event.type) && state.feedQueue.includes(event.offset)) {
+      const offset = event.offset;
+      await runInBackground(`project/feed:${offset}`, (context) => this.#feed(offset, context));
     }
     if (!delivery.caughtUp) return;
+    for (const offset of state.feedQueue) await runInBackground(`project/feed:${offset}`, (context) => this.#feed(offset, context));
     const creation = state.creation;
     if (creation !== null && (creation.status === "requested" || creation.status === "running")) {
       await runInBackground(`project/create:${creation.requestOffset}`, (context) => this.#create(context));
     }
     if (needsUpdate(state)) await runInBackground("project/worker-update", (context) => this.#update(context));
+  }
+
+  /**
+   * Delivers one lifecycle event, retrying a worker that throws (PROJECT_FEED_ATTEMPTS_MAX tries in
+   * all), then takes it off the queue with `project/worker-event-delivered`. A host that dies
+   * first leaves it queued, and the next incarnation delivers it again: the worker may see an
+   * event twice, and can use its offset as the idempotency key.
+   */
+  async #feed(offset: number, { state, append }: BackgroundContext<Contract>): Promise<void> {
+    if (!state().feedQueue.includes(offset)) return;
+    let attempts = 0;
+    let error: string | undefined;
+    for (;;) {
+      attempts += 1;
+      try {
+        await this.#effects.deliver(offset, state);
+        error = undefined;
+        break;
+      } catch (failure) {
+        error = errorMessage(failure).slice(0, 2_000);
+        if (attempts >= PROJECT_FEED_ATTEMPTS_MAX) break;
+        await this.#effects.sleep(1_000 * 2 ** (attempts - 1));
+      }
+    }
+    if (error !== undefined) console.warn(`project: the worker's processEvent failed ${attempts} times for the event at ${offset}: ${error}`);
+    try {
+      await append({
+        type: PROJECT_WORKER_EVENT_DELIVERED,
+        payload: { offset, attempts, ...(error === undefined ? {} : { error }) },
+        idempotencyKey: `project/worker-event-delivered:${offset}`,
+      });
+    } catch (failure) {
+      // An earlier incarnation settled it (with other counts): its fact stands.
+      if (errorCode(failure) !== "IDEMPOTENCY_CONFLICT") throw failure;
+    }
   }
 
   /** One attempt of the creation run, decided from the newest state when the driver starts. */

@@ -7,6 +7,7 @@ import { repoStub } from "../repo/repo-stub.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
 import { createProject } from "./project-lifecycle.ts";
+import { PROJECT_FEED_ATTEMPTS_MAX } from "./project-processor.ts";
 import { PROJECT_WORKER_UPDATE_FAILED, PROJECT_WORKER_UPDATED } from "./project-events.ts";
 
 let counter = 0;
@@ -18,7 +19,7 @@ function root(projectId: string): StreamRpcTarget {
 }
 
 // The first bundler build of a test run compiles esbuild's wasm: on a loaded machine, tens of seconds.
-async function waitLong(projectId: string, query: { type: string; afterOffset: number }): Promise<StreamEvent> {
+async function waitLong(projectId: string, query: { type: string; afterOffset: number; payload?: Record<string, unknown> }): Promise<StreamEvent> {
   const deadline = Date.now() + 150_000;
   for (;;) {
     try {
@@ -70,6 +71,42 @@ describe("the project worker follows /repos/config", () => {
     const set = await root(record.projectId).waitForEvent({ type: "events.iterate.com/itx/schedule-set", timeoutMs: 15_000 });
     expect(set.payload).toMatchObject({ key: "heartbeat", every: 900 });
   }, 40_000);
+
+  test("the heartbeat works from the config worker: its script appends project/heartbeat-triggered as the worker, and the worker receives it at least once", async () => {
+    const record = await createProject(env, slug("heartbeat"), "tester");
+    // The template's heartbeat, at test speed, and a handler that leaves a trace.
+    const heartbeatWorker = `import { IterateConfigEntrypoint } from "iterate/sdk";
+export default class extends IterateConfigEntrypoint {
+  async processEvent(event) {
+    using itx = this.getItx();
+    if (event.type === "events.iterate.com/project/worker-updated") {
+      await itx.scheduler.set({ key: "heartbeat", every: 1, script: 'async (itx) => { await itx.append({ type: "events.iterate.com/project/heartbeat-triggered", payload: { scheduleKey: "heartbeat" } }); }' });
+    }
+    if (event.type === "events.iterate.com/project/heartbeat-triggered") {
+      await itx.append({ type: "test/heartbeat-handled", payload: { offset: event.offset } });
+      throw new Error("the heartbeat handler failed");
+    }
+  }
+  async fetch() { return new Response("ok"); }
+}
+`;
+    const after = await root(record.projectId).head();
+    unwrapCoded(await repoStub(env, record.projectId, "/repos/config").commit({ message: "fast heartbeat", files: { "worker.ts": heartbeatWorker } }, caller));
+    await waitLong(record.projectId, { type: PROJECT_WORKER_UPDATED, afterOffset: after });
+    const triggered = await waitLong(record.projectId, { type: "events.iterate.com/project/heartbeat-triggered", afterOffset: after });
+    // Written by the schedule's script as the worker (the root, as the project's creator), not by the platform.
+    expect(triggered.source).toMatchObject({ origin: "/", principal: "tester" });
+    expect(triggered.source.platform).toBeUndefined();
+    // The worker received that very event (the feed hands it each lifecycle event after its start).
+    const handled = await waitLong(record.projectId, { type: "test/heartbeat-handled", afterOffset: triggered.offset, payload: { offset: triggered.offset } });
+    expect(handled.source.origin).toBe("/");
+    // At least once: a worker that throws gets the event again, PROJECT_FEED_ATTEMPTS_MAX times in all, then the feed moves on.
+    const delivered = await waitLong(record.projectId, { type: "events.iterate.com/project/worker-event-delivered", afterOffset: triggered.offset, payload: { offset: triggered.offset } });
+    expect(delivered.payload).toMatchObject({ attempts: PROJECT_FEED_ATTEMPTS_MAX, error: expect.stringContaining("the heartbeat handler failed") });
+    const tries = (await root(record.projectId).getEvents({ afterOffset: triggered.offset, types: ["test/heartbeat-handled"], limit: 500 })) as StreamEvent[];
+    expect(tries.filter((event) => (event.payload as { offset: number }).offset === triggered.offset)).toHaveLength(PROJECT_FEED_ATTEMPTS_MAX);
+    await env.SCHEDULER.getByName(`${record.projectId}:/`).cancel({ key: "heartbeat", caller });
+  }, 300_000);
 
   test("the template's files are what the config repo is seeded with", async () => {
     const record = await createProject(env, slug("seeded"), "tester");

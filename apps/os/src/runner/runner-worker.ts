@@ -129,9 +129,18 @@ export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements Run
  * is the runner's persisted state, so a replaced runner finds it again.
  */
 export class FacetHostDurableObject extends DurableObject<RunnerEnv> {
+  // Which code each running facet was started from. A facet keeps its first class for as long as it
+  // runs, so a call with other code (a new commit of the config repo) restarts it first: its
+  // storage stays, its code is the new one.
+  readonly #started = new Map<string, string>();
+
   async invoke(load: RunnerLoad, call: RunnerCall): Promise<unknown> {
     const facet = call.facet;
     if (!facet) throw new Error("a facet host calls facets only");
+    const code = `${load.id}#${facet.className}`;
+    const started = this.#started.get(facet.key);
+    if (started !== undefined && started !== code) this.ctx.facets.abort(facet.key, new Error("its code changed"));
+    this.#started.set(facet.key, code);
     const worker = loadIsolate(this.env, load);
     return callMember(this.ctx.facets.get(facet.key, () => ({ class: worker.getDurableObjectClass(facet.className) })), call);
   }

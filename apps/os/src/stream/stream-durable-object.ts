@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { AppendReceipt, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS } from "iterate/stream/events";
-import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
+import { asCoded, codedSync, throwCoded, type Coded } from "../api/coded-result.ts";
 import { planAppend } from "./append-plan.ts";
 import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
 import { Journal } from "./journal.ts";
@@ -13,6 +13,7 @@ import { STREAM_CORE_TYPES, currentHostBinding, isProcessorHostBinding, initialS
 import { StreamRpcTarget, uncodedBackend } from "./stream-rpc-target.ts";
 import { findByIdempotencyKey, firstStoredMatch, parseSubscribeRequest, parseWaitQuery, readEventsPage, readPackedPage } from "./stream-queries.ts";
 import { Waiters } from "./waiters.ts";
+import { USER_PROCESSOR_BINDING } from "../processor/user-processor-address.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import type { ProtocolAnswer, ProtocolRequest } from "../streams-http/protocol-api.ts";
 import { StreamProtocol } from "../streams-http/stream-protocol.ts";
@@ -302,11 +303,14 @@ export class StreamDurableObject extends DurableObject<Env> {
     if (!namespace || !isProcessorHostBinding(this.env, binding)) throw new Error(`no processor host binding ${binding}`);
     // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
     const stub = namespace.getByName(host) as any;
-    const capability = new StreamRpcTarget(uncodedBackend(this), { platform: `processor-host:${processor}` });
+    // A host of the platform's code writes as that processor; a host of a project's own code
+    // (config-repo processors) gets no platform authority, whatever its row's slug says.
+    const stamp = binding === USER_PROCESSOR_BINDING ? { origin: this.#path } : { platform: `processor-host:${processor}` };
+    const capability = new StreamRpcTarget(uncodedBackend(this), stamp);
     // The host checks `coordinate` against the streams it folds: a wake from any other is refused.
     const coordinate = `${this.#projectId}:${this.#path}`;
-    const session = (await stub.wakeStreamProcessor({ name: processor, stream: capability, coordinate })) as ProcessorSession;
-    return session;
+    // A host may answer an expected refusal as a coded value (answerCoded) rather than throw it.
+    return throwCoded<ProcessorSession>(await stub.wakeStreamProcessor({ name: processor, stream: capability, coordinate }));
   }
 
   #syncDeliveries(): void {

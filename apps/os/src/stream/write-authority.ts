@@ -40,6 +40,8 @@ export const PLATFORM_WRITERS = {
   scheduler: "scheduler",
   /** A repository's Durable Object and `itx.repos`: creation, commits, branches, the repo directory. */
   repo: "repo",
+  /** `itx.processor` and the hosts of config-repo processors: their subscription rows and halts. */
+  processor: "processor",
 } as const;
 
 export type PlatformWriter = (typeof PLATFORM_WRITERS)[keyof typeof PLATFORM_WRITERS];
@@ -59,8 +61,12 @@ export interface WriteRule {
 /** Types that a platform contract folds as authority, and who may write each. */
 export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
   [`${E}itx/subscription-configured`]: {
-    writers: ["context", "agents", "project"],
+    writers: ["context", "agents", "project", "processor"],
     why: "makes a processor host fold the stream (and act on what it folds)",
+  },
+  [`${E}itx/subscription-delivery-halted`]: {
+    writers: ["processor"],
+    why: "says a config-repo processor stopped folding its stream (a forged one would mislead whoever reads its state)",
   },
   [`${E}itx/created`]: { writers: ["context"], why: "the context's birth certificate: its parent and ancestors decide where calls fall through" },
   [`${E}itx/capability-provided`]: { writers: ["capability-host"], why: "a row of the capability table: calls resolve to it, HTTP may expose it" },
@@ -95,6 +101,7 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
   [`${E}project/create-failed`]: { writers: ["processor-host:project"], why: "a project's terminal creation failure" },
   [`${E}project/worker-updated`]: { writers: ["processor-host:project"], why: "makes an artifact the project's worker: ingress and itx.worker run it" },
   [`${E}project/worker-update-failed`]: { writers: ["processor-host:project"], why: "records that a config head is not runnable, so it is not retried" },
+  [`${E}project/worker-event-delivered`]: { writers: ["processor-host:project"], why: "takes a lifecycle event off the worker's feed: it is not delivered again" },
   [`${E}project/slug-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
   [`${E}project/id-claimed`]: { writers: ["project-directory"], why: "a row of the project directory" },
   [`${E}secret/set`]: { writers: ["secret"], why: "audit of a secret's material and allowlist" },

@@ -17,9 +17,14 @@ export interface BuiltWorker {
  * Modules every build resolves to this deployment's own SDK, whatever the source's files or
  * package.json say: loaded code gets `this.getItx()` from `import { IterateEntrypoint } from "iterate/worker"`,
  * and a config worker its base class from `import { IterateConfigEntrypoint } from "iterate/sdk"`
- * (the loaded-code part of `iterate/sdk`).
+ * (the loaded-code part of `iterate/sdk`), and a config-repo processor `StreamProcessor` and
+ * `defineProcessorContract` from `iterate/stream/processor` (their loaded flavour, without zod).
  */
-export const PLATFORM_MODULES: Readonly<Record<string, string>> = { "iterate/worker": ITERATE_WORKER_MODULE, "iterate/sdk": ITERATE_WORKER_MODULE };
+export const PLATFORM_MODULES: Readonly<Record<string, string>> = {
+  "iterate/worker": ITERATE_WORKER_MODULE,
+  "iterate/sdk": ITERATE_WORKER_MODULE,
+  "iterate/stream/processor": ITERATE_WORKER_MODULE,
+};
 
 
 /**

@@ -4,6 +4,7 @@ import type { Agent, AgentChat, Agents, Egress, Secrets, Workers } from "./domai
 import type { Mcp, OpenApi } from "./remote-protocols.ts";
 import type { Repo, Repos } from "./repos.ts";
 import type { Scheduler } from "./scheduler.ts";
+import type { Processors } from "./processors.ts";
 import type { EventInput, EventPage, GetEventsInput, Stream, StreamEvent, WaitForEventInput } from "./streams.ts";
 
 /** A live capability: called back over the provider's connection, in the provider's process. */
@@ -148,6 +149,8 @@ export interface Itx {
   egress: Egress;
   /** Scripts on a clock at this context; each occurrence runs as whoever set the schedule. */
   scheduler: Scheduler;
+  /** Config-repo processors folding this context's stream. */
+  processor: Processors;
   /** The project's git repositories (`/repos/<name>`), also reachable with stock git at `/git/<project>/<path>.git`. */
   repos: Repos;
   /** The project's configuration repository, `/repos/config` (every project is created with one). */

@@ -46,3 +46,45 @@ export interface RunSettledPayload {
   status: RunStatus;
   error?: string;
 }
+
+/** A config-repo processor subscribed to a stream, and how its delivery stands. */
+export interface UserProcessorRow {
+  /** The subscription's key (kebab-case), unique in its stream. */
+  key: string;
+  /** The `StreamProcessorDurableObject` subclass `worker.ts` exports. */
+  className: string;
+  /** The offset its host last committed, as far as the stream knows. */
+  cursor: number;
+  /** Deliveries failed in a row. */
+  failures: number;
+  lastError?: string;
+}
+
+/** A config-repo processor's committed state: what `itx.processor.snapshot(key)` answers. */
+export interface UserProcessorSnapshot<State = unknown> {
+  key: string;
+  className: string;
+  /** The stream it folds. */
+  stream: string;
+  /** The last offset folded into `state`. */
+  offset: number;
+  state: State;
+  version: string;
+  skipped: number;
+  /** Present while delivery is halted (USER_PROCESSOR_FAILURES_MAX failures of one batch); a new commit of worker.ts resumes it. */
+  halted?: { offset: number; hash: string; error: { code: string; message: string } };
+}
+
+/**
+ * `itx.processor`: processors written in the project's config repo (`StreamProcessorDurableObject`
+ * subclasses exported by `worker.ts`) that fold this context's stream, each with its own durable state.
+ */
+export interface Processors {
+  /** Subscribes `className` to this context's stream under `key`; INVALID_ARGUMENT when worker.ts exports no such processor. */
+  subscribe(input: { key: string; className: string }): { key: string; className: string; stream: string; subscribedAtOffset: number };
+  /** Ends the subscription; its state stays for a later subscribe under the same key. */
+  unsubscribe(key: string): boolean;
+  list(): UserProcessorRow[];
+  /** NOT_FOUND when no processor is subscribed here under `key`. */
+  snapshot(key: string): UserProcessorSnapshot;
+}

@@ -124,3 +124,172 @@ function itxOf(env: unknown): ItxScope {
 function itxError(code: ErrorCode, message: string): CodedError {
   return Object.assign(new Error(`[${code}] ${message}`), { name: "ItxError", code });
 }
+
+// ---- Stream processors written in a project's config repo ----
+//
+// Loaded code has no zod and no engine of the platform's: these are the loaded flavour of
+// `defineProcessorContract`, `StreamProcessor` (linked as `iterate/stream/processor`) and
+// `StreamProcessorDurableObject` (as `iterate/sdk`). The platform hosts the object as a facet with
+// its own SQLite and hands it ordered batches of the stream it is subscribed to
+// (`itx.processor.subscribe`); the object folds each batch and commits its checkpoint in one write.
+
+/** Anything that parses: a zod schema, or a plain `{ parse(value) }`. */
+export interface ParsesTo<T> {
+  parse(value: unknown): T;
+}
+
+/** What a config-repo processor declares. */
+export interface LoadedProcessorContractInput<State> {
+  /** kebab-case; names the checkpoint. */
+  slug: string;
+  /** semver; a change rebuilds the state by replaying the stream from its start. */
+  version: string;
+  description?: string;
+  /** The types it folds; every durable event when left out. */
+  consumes?: readonly string[];
+  /** Payload schemas by type: an event whose payload does not parse is skipped and counted. */
+  events?: Readonly<Record<string, ParsesTo<unknown>>>;
+  /** The initial state is `stateSchema.parse({})` (give every field a default)... */
+  stateSchema?: ParsesTo<State>;
+  /** ...or what this answers. */
+  initialState?: () => State;
+}
+
+/** A contract as `defineProcessorContract` answers it. */
+export interface LoadedProcessorContract<State> extends LoadedProcessorContractInput<State> {
+  initialState(): State;
+  isConsumed(type: string): boolean;
+}
+
+/**
+ * Checks a processor contract when the module loads and answers it frozen, with `initialState()`
+ * and `isConsumed(type)`.
+ *
+ * @example
+ * const Contract = defineProcessorContract({ slug: "hoarder", version: "1.0.0", consumes: ["blob"], initialState: () => ({ blobs: [] }) });
+ */
+export function defineProcessorContract<State>(input: LoadedProcessorContractInput<State>): LoadedProcessorContract<State> {
+  if (typeof input?.slug !== "string" || !/^[a-z][a-z0-9-]{0,63}$/.test(input.slug)) throw itxError("INVALID_ARGUMENT", "a processor contract's slug is kebab-case");
+  if (typeof input.version !== "string" || !/^\d+\.\d+\.\d+/.test(input.version)) throw itxError("INVALID_ARGUMENT", "a processor contract's version is semver");
+  const consumes = input.consumes === undefined ? undefined : new Set(input.consumes);
+  const initial = (): State => (input.stateSchema ? input.stateSchema.parse({}) : input.initialState ? input.initialState() : ({} as State));
+  initial();
+  return Object.freeze({ ...input, initialState: initial, isConsumed: (type: string) => consumes === undefined || consumes.has(type) });
+}
+
+/** One event as a processor's `reduce` sees it. */
+export interface ProcessorEvent {
+  streamPath: string;
+  offset: number;
+  type: string;
+  payload: unknown;
+  createdAt: string;
+  source: Record<string, unknown>;
+  idempotencyKey?: string;
+}
+
+/**
+ * A processor written in a config repo: a contract and a pure `reduce`. It must not do I/O or
+ * read the clock: it runs again whenever its state is rebuilt.
+ *
+ * @example
+ * class Hoarder extends StreamProcessor {
+ *   contract = Contract;
+ *   reduce({ event, state }) { return { blobs: [...state.blobs, event.payload.blob] }; }
+ * }
+ */
+export abstract class StreamProcessor<State = unknown> {
+  abstract readonly contract: LoadedProcessorContract<State>;
+  abstract reduce(args: { event: ProcessorEvent; state: State }): State;
+}
+
+/** Where a processor stands: its checkpoint, as `itx.processor.snapshot(key)` answers it. */
+export interface LoadedProcessorCheckpoint<State = unknown> {
+  slug: string;
+  version: string;
+  /** The last offset folded into `state`. */
+  offset: number;
+  state: State;
+  /** Consumed events skipped because their payload did not parse. */
+  skipped: number;
+}
+
+const PROCESSOR_CHECKPOINT_KEY = "iterate/processor-checkpoint";
+
+/**
+ * The Durable Object that hosts a config-repo processor. Export a subclass from `worker.ts` and
+ * subscribe it to a stream with `itx.processor.subscribe({ key, className })`: the platform runs
+ * it as a facet with its own SQLite and hands it the stream's events in order, at least once; the
+ * fold is exactly once, because the state and the offset it reached are one write.
+ *
+ * @example
+ * export class HoarderDurableObject extends StreamProcessorDurableObject {
+ *   processor = new Hoarder();
+ * }
+ */
+export abstract class StreamProcessorDurableObject<Env = ItxEnv> extends IterateDurableObject<Env> {
+  abstract readonly processor: StreamProcessor<unknown>;
+
+  /** The platform asks where to continue: the committed offset (0 after a version change, which rebuilds). */
+  async processorCheckpoint(): Promise<{ slug: string; version: string; offset: number }> {
+    const { slug, version, offset } = await this.#load();
+    return { slug, version, offset };
+  }
+
+  /** The state as committed. */
+  async processorSnapshot(): Promise<LoadedProcessorCheckpoint> {
+    return this.#load();
+  }
+
+  /**
+   * Folds the events after the checkpoint and commits once. A batch that starts after a gap is
+   * not folded: the answer stays at the checkpoint and the platform sends from there again. When
+   * `reduce` throws, the events before it are committed and the error is thrown.
+   */
+  async processorBatch(events: ProcessorEvent[]): Promise<{ offset: number }> {
+    const checkpoint = await this.#load();
+    const contract = this.processor.contract;
+    let { offset, state, skipped } = checkpoint;
+    let failure: { error: unknown } | undefined;
+    for (const event of events) {
+      if (event.offset <= offset) continue;
+      if (event.offset !== offset + 1) break;
+      if (contract.isConsumed(event.type)) {
+        const schema = contract.events?.[event.type];
+        let parsed: unknown = event.payload;
+        let valid = true;
+        if (schema) {
+          try {
+            parsed = schema.parse(event.payload);
+          } catch {
+            valid = false;
+          }
+        }
+        if (!valid) skipped += 1;
+        else {
+          try {
+            state = this.processor.reduce({ event: { ...event, payload: parsed }, state });
+          } catch (error) {
+            failure = { error };
+            break;
+          }
+        }
+      }
+      offset = event.offset;
+    }
+    if (offset !== checkpoint.offset) {
+      await this.ctx.storage.put(PROCESSOR_CHECKPOINT_KEY, { slug: checkpoint.slug, version: checkpoint.version, offset, state, skipped });
+    }
+    // What was folded before a throwing event is kept; that event is delivered again.
+    if (failure) throw failure.error;
+    return { offset };
+  }
+
+  // A checkpoint of another slug or version is a fold by other code: start again from nothing.
+  async #load(): Promise<LoadedProcessorCheckpoint> {
+    const { slug, version } = this.processor.contract;
+    const stored = await this.ctx.storage.get<LoadedProcessorCheckpoint>(PROCESSOR_CHECKPOINT_KEY);
+    if (stored && stored.slug === slug && stored.version === version) return stored;
+    return { slug, version, offset: 0, state: this.processor.contract.initialState(), skipped: 0 };
+  }
+}
