@@ -11,6 +11,7 @@ import { measureMcp } from "./mcp.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureProjects } from "./projects.ts";
 import { measureRepos } from "./repos.ts";
+import { measureScale } from "./scale.ts";
 import { measureScheduler } from "./scheduler.ts";
 import { measureScripts } from "./scripts.ts";
 import { measureStreams } from "./streams.ts";
@@ -37,6 +38,8 @@ try {
     if (!only || only.includes("dshttp")) await measureDurableStreamsHttp(target);
     if (!only || only.includes("mcp")) await measureMcp(target);
     if (!only || only.includes("projects")) await measureProjects(target);
+    // Minutes of set-up: only when asked for by name.
+    if (only?.includes("scale")) await measureScale(target);
   }
   if (!only || only.includes("cli")) await measureCli(target);
   if (!only || only.includes("dashboard")) await measureDashboard(target);
