@@ -11,6 +11,7 @@ import { measureMcp } from "./mcp.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureProjects } from "./projects.ts";
 import { measureRepos } from "./repos.ts";
+import { measureRestart } from "./restart.ts";
 import { measureScale } from "./scale.ts";
 import { measureScheduler } from "./scheduler.ts";
 import { measureScripts } from "./scripts.ts";
@@ -38,6 +39,8 @@ try {
     if (!only || only.includes("dshttp")) await measureDurableStreamsHttp(target);
     if (!only || only.includes("mcp")) await measureMcp(target);
     if (!only || only.includes("projects")) await measureProjects(target);
+    // An OS of its own, stopped and started again (about a minute of set-up).
+    if (!only || only.includes("restart")) await measureRestart();
     // Minutes of set-up: only when asked for by name.
     if (only?.includes("scale")) await measureScale(target);
   }
