@@ -35,7 +35,9 @@ export async function openTarget(): Promise<BenchTarget> {
   let baseUrl = process.env.BASE_URL?.replace(/\/+$/, "");
   let adminSecret = process.env.ITERATE_ADMIN_SECRET ?? "";
   if (!baseUrl) {
-    os = await startLocalOs({ vars: { ITERATE_BENCH: "1", EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" } });
+    // A machine shared with other work may take longer than the default two minutes to start an OS.
+    const readyTimeoutMs = Number(process.env.BENCH_READY_TIMEOUT_MS) || undefined;
+    os = await startLocalOs({ vars: { ITERATE_BENCH: "1", EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" }, ...(readyTimeoutMs ? { readyTimeoutMs } : {}) });
     baseUrl = os.baseUrl;
     adminSecret = os.adminSecret;
   }
