@@ -69,7 +69,7 @@ export async function measureEgress(target: BenchTarget): Promise<void> {
     const expected = (Object.keys(series).length - 2) * ROUNDS;
     if (sent !== expected) throw new Error(`the server answered ${sent} requests, expected ${expected}`);
     const median = (name: keyof typeof series) => summarize(samples[name]).median;
-    const p99 = (name: keyof typeof series) => reportTail(`egress.${TAIL_NAMES[name]}`, summarize(samples[name]));
+    const p99 = (name: keyof typeof TAIL_NAMES) => reportTail(`egress.${TAIL_NAMES[name]}`, summarize(samples[name]));
     const verdict = (added: number) => `ms (target <= ${ADDED_MS_TARGET}: ${added <= ADDED_MS_TARGET ? "met" : "missed"})`;
     report("egress.direct_worker_fetch.median", median("direct"), "ms (Node -> Worker's own fetch -> Node)");
     p99("direct");
