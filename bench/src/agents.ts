@@ -1,6 +1,6 @@
 import { SPOKEN, runTurn, type AgentUnderTest, type Segments, type Turn } from "./agent-turn.ts";
 import { scriptReply, startLoopbackModelServer, type LoopbackModelServer } from "./peer/loopback-model.ts";
-import { interleave, report, summarize } from "./stats.ts";
+import { interleave, report, reportTail, summarize } from "./stats.ts";
 import { openProject, type BenchTarget } from "./target.ts";
 import { LIMITS } from "@iterate/os/limits";
 
@@ -62,19 +62,21 @@ function reportAgents(model: LoopbackModelServer, turns: { first: Turn; asked: T
   const { first, asked, messaged, cold } = turns;
   const served = summarize(model.served().map((request) => request.ms));
   report("agents.model_server.median", served.median, "ms (the loopback model's own time, request arrival -> last byte; taken off every turn below)");
-  report("agents.model_server.max", served.max, "ms");
+  reportTail("agents.model_server", served);
   const ask = summarize(asked.map((turn) => turn.ask ?? Number.NaN));
   const settled = summarize(messaged.map((turn) => turn.runSettled ?? Number.NaN));
   report("agents.turn_ask.median", ask.median, `ms (warm agent, agent.ask: message -> agent/message-sent; ${verdict(ask.median)})`);
-  report("agents.turn_ask.p99", ask.p99, "ms");
+  reportTail("agents.turn_ask", ask);
   report("agents.turn_to_run_settled.median", settled.median, `ms (warm agent, agent.message + waitForEvent: message -> itx/run-settled; ${verdict(settled.median)})`);
-  report("agents.turn_to_run_settled.p99", settled.p99, "ms");
+  reportTail("agents.turn_to_run_settled", settled);
   report("agents.turn_cold.first_in_run.ask", first.ask ?? Number.NaN, "ms (the run's first agent turn: a fresh agent, no agent run before on this OS)");
   report("agents.turn_cold.first_in_run.to_run_settled", first.runSettled ?? Number.NaN, "ms");
-  report("agents.turn_cold.ask.median", summarize(cold.map((turn) => turn.ask ?? Number.NaN)).median, `ms (first turn of ${cold.length} fresh agents in the warm project)`);
+  const coldAsk = summarize(cold.map((turn) => turn.ask ?? Number.NaN));
+  report("agents.turn_cold.ask.median", coldAsk.median, `ms (first turn of ${cold.length} fresh agents in the warm project)`);
+  reportTail("agents.turn_cold.ask", coldAsk);
   const coldSettled = summarize(cold.map((turn) => turn.runSettled ?? Number.NaN));
   report("agents.turn_cold.to_run_settled.median", coldSettled.median, "ms");
-  report("agents.turn_cold.to_run_settled.max", coldSettled.max, "ms");
+  reportTail("agents.turn_cold.to_run_settled", coldSettled);
   reportBreakdown("warm", [...asked, ...messaged]);
   reportBreakdown("cold", cold);
 }
@@ -97,11 +99,14 @@ function reportBreakdown(name: string, turns: Turn[]): void {
   for (const [segment, what] of SEGMENTS) {
     const figures = summarize(turns.map((turn) => turn.segments[segment]));
     report(`agents.breakdown.${name}.${snake(segment)}.median`, figures.median, `ms (${what}; p90 ${figures.p90})`);
+    reportTail(`agents.breakdown.${name}.${snake(segment)}`, figures);
   }
   // What the stream's span leaves out of the Node-side figure: the message reaching the stream,
   // the waiter's answer coming back (both Cap'n Web hops), and on a fresh agent its first lookups.
   const outside = turns.flatMap((turn) => (turn.runSettled === undefined ? [] : [turn.runSettled - (turn.segments.total - turn.model)]));
-  report(`agents.breakdown.${name}.outside_stream.median`, summarize(outside).median, "ms (message -> itx/run-settled from Node, less the same on the stream's clock)");
+  const outsideSummary = summarize(outside);
+  report(`agents.breakdown.${name}.outside_stream.median`, outsideSummary.median, "ms (message -> itx/run-settled from Node, less the same on the stream's clock)");
+  reportTail(`agents.breakdown.${name}.outside_stream`, outsideSummary);
 }
 
 function snake(name: string): string {

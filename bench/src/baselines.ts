@@ -1,4 +1,4 @@
-import { report, summarize, time } from "./stats.ts";
+import { report, reportTail, summarize, time } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 export interface Baselines {
@@ -41,11 +41,11 @@ export async function measureBaselines({ bench }: BenchTarget): Promise<Baseline
   const b = summarize(noop);
   const c = summarize(insert);
   report("baseline.a_capnweb_ping.median", a.median, "ms");
-  report("baseline.a_capnweb_ping.p99", a.p99, "ms");
+  reportTail("baseline.a_capnweb_ping", a);
   report("baseline.b_worker_do_noop.median", b.median, "ms");
-  report("baseline.b_worker_do_noop.p99", b.p99, "ms");
+  reportTail("baseline.b_worker_do_noop", b);
   report("baseline.c_worker_do_insert.median", c.median, "ms");
-  report("baseline.c_worker_do_insert.p99", c.p99, "ms");
+  reportTail("baseline.c_worker_do_insert", c);
 
   const bulk: number[] = [];
   for (let i = 0; i < BULK_REPEATS; i++) {
@@ -61,8 +61,12 @@ export async function measureBaselines({ bench }: BenchTarget): Promise<Baseline
     loaderRoundTrip.push(await time(async () => (inside = (await bench.loaderCall(`${prefix}-${i}`)).ms)));
     loaderInside.push(inside);
   }
-  const e = summarize(loaderInside).median;
+  const inside = summarize(loaderInside);
+  const e = inside.median;
   report("baseline.e_loader_load_and_call.median", e, "ms");
-  report("baseline.e_loader_load_and_call_via_capnweb.median", summarize(loaderRoundTrip).median, "ms");
+  reportTail("baseline.e_loader_load_and_call", inside);
+  const viaCapnweb = summarize(loaderRoundTrip);
+  report("baseline.e_loader_load_and_call_via_capnweb.median", viaCapnweb.median, "ms");
+  reportTail("baseline.e_loader_load_and_call_via_capnweb", viaCapnweb);
   return { ping: a.median, doNoop: b.median, doInsert: c.median, loader: e };
 }

@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { buildCli, CLI_BIN } from "@iterate/e2e/harness/cli";
-import { interleave, report, summarize } from "./stats.ts";
+import { interleave, report, reportTail, summarize } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 const ROUNDS = 15;
@@ -46,8 +46,11 @@ export async function measureCli(target: BenchTarget): Promise<void> {
     const compiled = summarize(samples.built).median;
     const workspace = summarize(samples.workspace).median;
     report("cli.a_bare_node_socket_whoami.median", bare, "ms");
+    reportTail("cli.a_bare_node_socket_whoami", summarize(samples.bare));
     report("cli.b_iterate_whoami_built.median", compiled, "ms");
+    reportTail("cli.b_iterate_whoami_built", summarize(samples.built));
     report("cli.c_iterate_whoami_workspace_source.median", workspace, "ms");
+    reportTail("cli.c_iterate_whoami_workspace_source", summarize(samples.workspace));
     report("cli.b_over_a", compiled / bare, "x (target <= 1.5)");
     report("cli.c_over_a", workspace / bare, "x");
   } finally {

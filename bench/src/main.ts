@@ -11,6 +11,8 @@ import { measureMcp } from "./mcp.ts";
 import { measureProcessors } from "./processors.ts";
 import { measureProjects } from "./projects.ts";
 import { measureRepos } from "./repos.ts";
+import { measureRestart } from "./restart.ts";
+import { measureScale } from "./scale.ts";
 import { measureScheduler } from "./scheduler.ts";
 import { measureScaleStream } from "./scale-stream.ts";
 import { measureScripts } from "./scripts.ts";
@@ -40,6 +42,10 @@ try {
     if (!only || only.includes("projects")) await measureProjects(target);
     // Slow (minutes, gigabytes of local state): only when named.
     if (only?.includes("scale-stream")) await measureScaleStream(target);
+    // An OS of its own, stopped and started again (about a minute of set-up).
+    if (!only || only.includes("restart")) await measureRestart();
+    // Minutes of set-up: only when asked for by name.
+    if (only?.includes("scale")) await measureScale(target);
   }
   if (!only || only.includes("cli")) await measureCli(target);
   if (!only || only.includes("dashboard")) await measureDashboard(target);

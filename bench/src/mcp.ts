@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { connectItx } from "iterate/client";
-import { interleave, report, summarize } from "./stats.ts";
+import { interleave, report, reportTail, summarize } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
@@ -44,10 +44,13 @@ export async function measureMcp(target: BenchTarget): Promise<void> {
     const capnweb = summarize(samples.capnweb);
     const mcp = summarize(samples.mcp);
     report("mcp.tool_call_live_capability.median", mcp.median, "ms");
-    report("mcp.tool_call_live_capability.p99", mcp.p99, "ms");
+    reportTail("mcp.tool_call_live_capability", mcp);
     report("mcp.capnweb_same_call.median", capnweb.median, "ms");
+    reportTail("mcp.capnweb_same_call", capnweb);
     report("mcp.tool_call_ratio_to_capnweb", mcp.median / capnweb.median, "x (reported, no target)");
-    report("mcp.tool_call_built_in_whoami.median", summarize(samples.mcpBuiltIn).median, "ms");
+    const builtIn = summarize(samples.mcpBuiltIn);
+    report("mcp.tool_call_built_in_whoami.median", builtIn.median, "ms");
+    reportTail("mcp.tool_call_built_in_whoami", builtIn);
     report("mcp.http_request_floor_health.median", summarize(samples.health).median, "ms");
   } finally {
     await client.close();

@@ -1,5 +1,5 @@
 import { connectItx } from "iterate/client";
-import { report, summarize, time } from "./stats.ts";
+import { report, reportTail, summarize, time } from "./stats.ts";
 import { openProject, type BenchTarget } from "./target.ts";
 
 const WARM_CREATES = 10;
@@ -46,6 +46,7 @@ export async function measureProjects(target: BenchTarget): Promise<void> {
   report("projects.create.cold", cold, "ms (the first creation of this OS process)");
   report("projects.create.warm.median", warmSummary.median, `ms (target <= 300: ${warmSummary.median <= 300 ? "met" : "missed"})`);
   report("projects.create.warm.p90", warmSummary.p90, "ms");
+  reportTail("projects.create.warm", warmSummary);
   // Where a warm creation's time goes on the root stream (createdAt stamps, whole ms), medians.
   for (const step of Object.keys(steps[0] ?? {}) as Array<keyof Steps>) {
     report(`projects.create.warm.steps.${step}.median`, summarize(steps.map((each) => each[step])).median, "ms");
@@ -67,7 +68,9 @@ export async function measureProjects(target: BenchTarget): Promise<void> {
     const update = summarize(updates);
     const build = summarize(bare);
     report("projects.commit_to_worker_updated.median", update.median, `ms (first round included: ${Math.round(updates[0] ?? 0)} ms)`);
+    reportTail("projects.commit_to_worker_updated", update);
     report("projects.bare_workers_get_build.median", build.median, "ms (bundle + load + call of a fresh source)");
+    reportTail("projects.bare_workers_get_build", build);
     report("projects.commit_to_worker_updated.ratio_to_bare_build", update.median / build.median, `x (target <= 2: ${update.median / build.median <= 2 ? "met" : "missed"})`);
   } finally {
     itx[Symbol.dispose]();

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Baselines } from "./baselines.ts";
 import { startGitHttpPeer } from "./peer/git-http-backend.ts";
-import { report, summarize, time } from "./stats.ts";
+import { report, reportTail, summarize, time } from "./stats.ts";
 import { openProject, type BenchTarget } from "./target.ts";
 
 const run = promisify(execFile);
@@ -62,7 +62,9 @@ export async function measureRepos(target: BenchTarget, baselines: Baselines): P
     const co = summarize(cloneOurs).median;
     const cp = summarize(clonePeer).median;
     report("repos.clone_1000_files_10mb.median", co, "ms");
+    reportTail("repos.clone_1000_files_10mb", summarize(cloneOurs));
     report("repos.clone_1000_files_10mb.peer_git_http_backend.median", cp, "ms");
+    reportTail("repos.clone_1000_files_10mb.peer_git_http_backend", summarize(clonePeer));
     report("repos.clone_1000_files_10mb.ratio_to_peer", co / cp, `x (target <= 2: ${co / cp <= 2 ? "met" : "missed"})`);
 
     // Pushes of a commit changing 100 files, interleaved; each clone pushes onto its own server.
@@ -78,7 +80,9 @@ export async function measureRepos(target: BenchTarget, baselines: Baselines): P
     const po = summarize(pushOurs).median;
     const pp = summarize(pushPeer).median;
     report("repos.push_100_files.median", po, "ms");
+    reportTail("repos.push_100_files", summarize(pushOurs));
     report("repos.push_100_files.peer_git_http_backend.median", pp, "ms");
+    reportTail("repos.push_100_files.peer_git_http_backend", summarize(pushPeer));
     report("repos.push_100_files.ratio_to_peer", po / pp, `x (target <= 2: ${po / pp <= 2 ? "met" : "missed"})`);
 
     // commit() of one small file and readFile through itx, on a small repository.
@@ -94,10 +98,10 @@ export async function measureRepos(target: BenchTarget, baselines: Baselines): P
     const c = summarize(commits);
     const r = summarize(reads);
     report("repos.itx_commit_one_file.median", c.median, "ms");
-    report("repos.itx_commit_one_file.p99", c.p99, "ms");
+    reportTail("repos.itx_commit_one_file", c);
     report("repos.itx_commit_one_file.ratio_to_c", c.median / baselines.doInsert, "x");
     report("repos.itx_read_file.median", r.median, "ms");
-    report("repos.itx_read_file.p99", r.p99, "ms");
+    reportTail("repos.itx_read_file", r);
     report("repos.itx_read_file.ratio_to_c", r.median / baselines.doInsert, "x");
   } finally {
     itx[Symbol.dispose]();

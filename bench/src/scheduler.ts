@@ -1,4 +1,4 @@
-import { report, summarize } from "./stats.ts";
+import { report, reportTail, summarize } from "./stats.ts";
 import { openProject, type BenchTarget } from "./target.ts";
 
 const FIRINGS = 60;
@@ -33,8 +33,10 @@ export async function measureScheduler(target: BenchTarget): Promise<void> {
     const start = summarize(toStart);
     report("scheduler.every_1s.firings", settled.length, "occurrences");
     report("scheduler.every_1s.lateness_to_fired_fact.median", fact.median, `ms (target < 250: ${fact.median < 250 ? "met" : "missed"})`);
+    reportTail("scheduler.every_1s.lateness_to_fired_fact", fact);
     report("scheduler.every_1s.lateness_to_fired_fact.max", fact.max, "ms");
     report("scheduler.every_1s.lateness_to_script_start.median", start.median, "ms (the fact's time less the run's duration)");
+    reportTail("scheduler.every_1s.lateness_to_script_start", start);
     report("scheduler.every_1s.lateness_to_script_start.max", start.max, "ms");
     report("scheduler.every_1s.coalesced_slots", coalesced, "slots missed and folded into a later occurrence");
   } finally {

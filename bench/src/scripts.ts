@@ -1,5 +1,5 @@
 import type { Baselines } from "./baselines.ts";
-import { interleave, report, summarize } from "./stats.ts";
+import { interleave, report, reportTail, summarize } from "./stats.ts";
 import { openProject, type BenchTarget } from "./target.ts";
 
 const ROUNDS = 200;
@@ -42,15 +42,20 @@ export async function measureScripts(target: BenchTarget, baselines: Baselines):
     });
     const warm = summarize(samples.warm);
     const cold = summarize(samples.cold);
-    const b = summarize(samples.b).median;
-    const e = summarize(loaderInside).median;
+    const bSummary = summarize(samples.b);
+    const eSummary = summarize(loaderInside);
+    const b = bSummary.median;
+    const e = eSummary.median;
     report("scripts.run_warm.median", warm.median, "ms");
-    report("scripts.run_warm.p99", warm.p99, "ms");
+    reportTail("scripts.run_warm", warm);
     report("scripts.run_cold.median", cold.median, "ms (a new isolate per call)");
-    report("scripts.run_cold.p99", cold.p99, "ms");
+    reportTail("scripts.run_cold", cold);
     report("scripts.run_cold.minus_warm.median", cold.median - warm.median, "ms (loading the isolate)");
     report("scripts.run.baseline_b_same_run.median", b, "ms");
+    reportTail("scripts.run.baseline_b_same_run", bSummary);
     report("scripts.run.baseline_e_same_run.median", e, "ms (Loader load-and-call, timed inside the Worker)");
+    reportTail("scripts.run.baseline_e_same_run", eSummary);
+    report("scripts.run_cold.ratio_to_e", cold.median / e, `x (target <= 1.5: ${cold.median <= 1.5 * e ? "met" : "missed"})`);
     for (const [name, goal] of [
       ["interleaved", 2 * b + e],
       ["quiet", 2 * baselines.doNoop + baselines.loader],

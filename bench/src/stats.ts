@@ -28,6 +28,20 @@ export function report(name: string, value: number, unit: string): void {
   console.log(`${name}: ${value.toFixed(digits)} ${unit}`);
 }
 
+/** A p99 this many times its median is flagged where it is printed, and explained in bench/README.md ("Tails"). */
+export const TAIL_RATIO = 10;
+
+/**
+ * Prints the p99 of a series beside its median, as `<name>.p99`, with the sample count and its
+ * ratio to the median; one over TAIL_RATIO x says so on its line. With fewer than 100 samples the
+ * p99 is the slowest sample.
+ */
+export function reportTail(name: string, summary: Summary, unit = "ms"): void {
+  const ratio = summary.p99 / summary.median;
+  const tail = ratio > TAIL_RATIO ? `; over ${TAIL_RATIO}x its median: see "Tails" in bench/README.md` : "";
+  report(`${name}.p99`, summary.p99, `${unit} (n=${summary.count}, ${ratio.toFixed(1)}x median${tail})`);
+}
+
 /** Times one async call in milliseconds. */
 export async function time(call: () => Promise<unknown>): Promise<number> {
   const start = performance.now();

@@ -35,8 +35,9 @@ export async function openTarget(): Promise<BenchTarget> {
   let baseUrl = process.env.BASE_URL?.replace(/\/+$/, "");
   let adminSecret = process.env.ITERATE_ADMIN_SECRET ?? "";
   if (!baseUrl) {
-    // A shared machine under load can take minutes to start wrangler: wait longer than the default.
-    os = await startLocalOs({ bench: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" }, readyTimeoutMs: 300_000 });
+    // A machine shared with other work may take minutes to start an OS: five by default, or BENCH_READY_TIMEOUT_MS.
+    const readyTimeoutMs = Number(process.env.BENCH_READY_TIMEOUT_MS) || 300_000;
+    os = await startLocalOs({ bench: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" }, readyTimeoutMs });
     baseUrl = os.baseUrl;
     adminSecret = os.adminSecret;
   }

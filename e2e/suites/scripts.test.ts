@@ -50,6 +50,33 @@ describe("scripts", () => {
     expect(await itx.run("async (itx) => (await itx.whoami()).path")).toBe("/");
   });
 
+  test("runs of one script in two chains of reactions at once never share an isolate", async () => {
+    using itx = await projectItx("script-chains");
+    // Each enqueued request appended from here begins a chain of its own. The runner keeps the
+    // script's isolate across chains (an agent's next turn finds it warm) but never lets two chains
+    // hold it at once: each call's egress borrows the authority lent for its isolate, and that
+    // must stamp the call's own chain. A shared global would show the two runs in one isolate.
+    const script = `async () => {
+      const me = Math.random();
+      globalThis.holder = me;
+      await new Promise((done) => setTimeout(done, 500));
+      return globalThis.holder === me ? "alone" : "shared";
+    }`;
+    const requests = await Promise.all(
+      [1, 2].map(async () => (await itx.append({ type: "events.iterate.com/itx/run-requested", payload: { script, enqueued: true } }))[0].offset as number),
+    );
+    const settled = await Promise.all(
+      requests.map((offset) =>
+        itx.waitForEvent({ type: "events.iterate.com/itx/run-settled", payload: { requestOffset: offset }, afterOffset: offset, timeoutMs: 20_000 }),
+      ),
+    );
+    expect(settled.map((event: any) => event.payload.result)).toEqual(["alone", "alone"]);
+    // A later chain runs the same script as well (in the isolate the first chains left, when it is still loaded).
+    const [later] = await itx.append({ type: "events.iterate.com/itx/run-requested", payload: { script, enqueued: true } });
+    const third = await itx.waitForEvent({ type: "events.iterate.com/itx/run-settled", payload: { requestOffset: later.offset }, afterOffset: later.offset, timeoutMs: 20_000 });
+    expect(third.payload.result).toBe("alone");
+  });
+
   test("an enqueued run request is run by the context's own processor", async () => {
     using itx = await projectItx("script-enqueued");
     const [requested] = await itx.append({

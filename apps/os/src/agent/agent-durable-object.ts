@@ -14,6 +14,8 @@ import { LIMITS } from "../limits.ts";
 
 /** How often streamed reply text is sent to live viewers as one ephemeral frame. */
 const FRAME_INTERVAL_MS = 50;
+/** How old a surface description started ahead of a request may be and still serve it. */
+const PREPARED_SURFACE_MAX_AGE_MS = 1_000;
 
 /**
  * Hosts one agent's processor, named by the agent's coordinate `<projectId>:/agents/<name>`. The
@@ -24,6 +26,8 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
   readonly processor: AgentProcessor;
   readonly #projectId: string;
   readonly #path: string;
+  /** The agent's surface, described while a turn's debounce waits (see AgentEffects.prepareRequest). */
+  #preparedSurface: { at: number; description: Promise<SurfaceDescription> } | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -33,6 +37,11 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
       complete: (input) => this.#complete(input.state, input.requestOffset),
       readEvents: async (afterOffset, beforeOffset) => this.#stream().getEvents({ afterOffset, beforeOffset, limit: 500 }),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      prepareRequest: (state) => {
+        const description = this.#itx(state).__describe() as Promise<SurfaceDescription>;
+        description.catch(() => undefined);
+        this.#preparedSurface = { at: Date.now(), description };
+      },
     };
     this.processor = new AgentProcessor(effects);
   }
@@ -70,9 +79,19 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
     return written;
   }
 
+  // The description started ahead of this request when it is recent (a mount provided in between
+  // reaches the next request, as one provided while the model thinks does); otherwise a fresh one.
+  async #surface(itx: ItxRpcTarget): Promise<SurfaceDescription> {
+    const prepared = this.#preparedSurface;
+    this.#preparedSurface = undefined;
+    const fresh = () => itx.__describe() as Promise<SurfaceDescription>;
+    if (!prepared || Date.now() - prepared.at > PREPARED_SURFACE_MAX_AGE_MS) return fresh();
+    return prepared.description.catch(fresh);
+  }
+
   async #complete(state: AgentState, requestOffset: number) {
     const itx = this.#itx(state);
-    const description = (await itx.__describe()) as SurfaceDescription;
+    const description = await this.#surface(itx);
     const messages = requestMessages(state, requestOffset, renderSurface(description));
     const frames = new FrameSender(async (delta, index) =>
       this.#stream().append({

@@ -27,6 +27,11 @@ export interface AgentEffects {
   /** The agent's committed events between the bounds (exclusive), for rebuilding an older request. */
   readEvents(afterOffset: number, beforeOffset: number): Promise<StreamEvent[]>;
   sleep(ms: number): Promise<void>;
+  /**
+   * A turn is about to ask the model: the host may start now what every request needs and no
+   * request decides (describing the agent's surface), so that it runs while the debounce waits.
+   */
+  prepareRequest?(state: AgentState): void;
 }
 
 /**
@@ -141,6 +146,7 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
       return;
     }
     await runInBackground(`turn:${pending.offset}`, async (work) => {
+      effects.prepareRequest?.(state);
       // Debounce: a burst of input is one turn, answered from the newest pending item.
       await effects.sleep(LIMITS.DEBOUNCE_MS);
       const now = work.state();

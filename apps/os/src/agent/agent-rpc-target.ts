@@ -66,6 +66,9 @@ export class AgentsRpcTarget extends RpcTarget {
 export class AgentRpcTarget extends RpcTarget {
   readonly #scope: AgentScope;
   readonly #path: string;
+  // An agent, once created, stays: its creation is a fact on a stream that cannot be cleared (it
+  // feeds the agent's processor). So a handle that saw it once need not look again.
+  #seenCreated = false;
 
   constructor(scope: AgentScope, path: string) {
     super();
@@ -259,8 +262,10 @@ export class AgentRpcTarget extends RpcTarget {
   }
 
   async #mustExist(): Promise<void> {
+    if (this.#seenCreated) return;
     const created = await (await this.#stream()).getByIdempotencyKey("agent/created");
     if (!created) throw new ItxError("NOT_FOUND", `no agent at ${this.#path}: create() it first (a stream path alone is not an agent)`);
+    this.#seenCreated = true;
   }
 }
 installInvokeFallback(AgentRpcTarget);

@@ -5,6 +5,12 @@
 export interface RunnerLoad {
   /** The isolate's id: names its code and its authority (scope), so two scopes never share one. */
   id: string;
+  /**
+   * What differs between calls of one id without changing their authority: the reaction chain
+   * their writes are stamped with. Calls of one id share an isolate one variant at a time, so the
+   * token any call there borrows stamps its writes the same way (absent: one variant).
+   */
+  variant?: string;
   compatibilityDate: string;
   mainModule: string;
   modules: Record<string, string | { js: string }>;

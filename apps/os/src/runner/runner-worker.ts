@@ -33,14 +33,28 @@ interface RunnerEnv {
 const loopback = exports as unknown as Record<"ScopeItxEntrypoint" | "ScopeEgressEntrypoint", (options: { props: { id: string } }) => Fetcher>;
 
 // The tokens lent by calls in flight, by isolate id, each with its call's direct-egress verdict
-// (or none). An isolate serves concurrent calls of one scope (its id names the scope), so any token
-// lent for that id is the right one. Tokens are plain strings: an RPC stub received by one call
-// cannot be used from another call's request context.
-const lent = new Map<string, Map<LentToken, DirectEgressVerdict | undefined>>();
+// (or none), and the variant those calls share. An isolate serves concurrent calls of one scope and
+// one variant only (see isolateIdOf), so any token lent for its id is the right one. Tokens are
+// plain strings: an RPC stub received by one call cannot be used from another call's request context.
+const lent = new Map<string, { variant: string; tokens: Map<LentToken, DirectEgressVerdict | undefined> }>();
 const verdicts = new DirectEgressVerdicts();
 
+/**
+ * The isolate a call runs in. Its load's id names the code and the authority; `variant` (a
+ * reaction chain) only stamps what the call writes. Calls of one id share its isolate, one variant
+ * at a time: while calls of another variant hold it, the call gets an isolate of its own variant,
+ * so every token lent for an isolate's id carries the same stamps. Chosen and lent in one
+ * synchronous step (see `within`), so no two variants ever hold one id.
+ */
+function isolateIdOf(load: RunnerLoad): { id: string; variant: string } {
+  const variant = load.variant ?? "";
+  const held = lent.get(load.id);
+  if (!held || held.variant === variant) return { id: load.id, variant };
+  return { id: `${load.id}~${JSON.stringify(variant)}`, variant };
+}
+
 function tokenOf(id: string): LentToken {
-  const token = lent.get(id)?.keys().next().value;
+  const token = lent.get(id)?.tokens.keys().next().value;
   if (token === undefined) throw new Error(`no call is in flight for this isolate (${id.split(":")[0]}): its authority ended with its call`);
   return token;
 }
@@ -62,11 +76,19 @@ const REFUSED: RunnerAnswer = { ok: false, refused: true, error: { message: "thi
 // call's request context, and with it the call into the loaded isolate: timers it left behind
 // (a setTimeout chain) are cancelled, and its itx and egress are gone (the token is taken back).
 // Code that never yields is not stopped by this: the watchdog kills the process for it.
-async function within(id: string, token: LentToken, timeoutMs: number, work: () => Promise<unknown>, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
+async function within(
+  isolate: { id: string; variant: string },
+  token: LentToken,
+  timeoutMs: number,
+  work: () => Promise<unknown>,
+  direct?: DirectEgressVerdict,
+): Promise<RunnerAnswer> {
   if (drainingSince !== undefined) return REFUSED;
   inFlight++;
-  let tokens = lent.get(id);
-  if (!tokens) lent.set(id, (tokens = new Map()));
+  const { id, variant } = isolate;
+  let held = lent.get(id);
+  if (!held) lent.set(id, (held = { variant, tokens: new Map() }));
+  const tokens = held.tokens;
   tokens.set(token, direct);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<RunnerAnswer>((done) => {
@@ -94,9 +116,10 @@ async function within(id: string, token: LentToken, timeoutMs: number, work: () 
 export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
   async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
     if (drainingSince !== undefined) return REFUSED;
-    const worker = loadIsolate(this.env, load);
+    const isolate = isolateIdOf(load);
+    const worker = loadIsolate(this.env, { ...load, id: isolate.id });
     // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
-    return within(load.id, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx), direct);
+    return within(isolate, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx), direct);
   }
 
   async revokeDirectEgress(floor: number): Promise<RunnerAnswer> {
@@ -110,10 +133,12 @@ export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements Run
     const facet = call.facet;
     if (facet) {
       const host = this.env.FACET_HOSTS.get(this.env.FACET_HOSTS.idFromName(facet.host));
-      return within(load.id, token, timeoutMs, () => host.invoke(load, call));
+      // A facet's isolate is loaded by its host under the load's own id: its calls are one variant.
+      return within({ id: load.id, variant: load.variant ?? "" }, token, timeoutMs, () => host.invoke(load, call));
     }
-    const entry = loadIsolate(this.env, load).getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
-    return within(load.id, token, timeoutMs, async () => callMember(entry, call));
+    const isolate = isolateIdOf(load);
+    const entry = loadIsolate(this.env, { ...load, id: isolate.id }).getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
+    return within(isolate, token, timeoutMs, async () => callMember(entry, call));
   }
 
   ping(): "ready" | "draining" {
@@ -186,7 +211,7 @@ export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: str
     const body = request.body === null ? null : await request.arrayBuffer();
     // No shadow to consult and no secret to spend: the request leaves from here (direct-egress.ts).
     const { DIRECT_EGRESS_POLICY: policy, NETWORK: network } = this.env;
-    if (policy !== undefined && network !== undefined && verdicts.allows(lent.get(id)?.values() ?? [], policy)) {
+    if (policy !== undefined && network !== undefined && verdicts.allows(lent.get(id)?.tokens.values() ?? [], policy)) {
       const sent = await sendDirect(network, request, body, policy);
       if (sent) return sent;
     }

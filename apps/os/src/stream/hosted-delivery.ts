@@ -11,7 +11,8 @@ export interface ProcessorSubscription {
 /** What a processor host answers when woken: its committed checkpoint and where to send batches. */
 export interface ProcessorSession {
   checkpoint: number;
-  processEventBatch: ((events: StreamEvent[]) => Promise<{ offset: number }>) & Partial<Disposable>;
+  /** `head`: the stream's head when the batch was read, so the host need not ask for it. */
+  processEventBatch: ((events: StreamEvent[], head: number) => Promise<{ offset: number }>) & Partial<Disposable>;
 }
 
 const DELIVERY_BATCH = 500;
@@ -89,7 +90,8 @@ export class HostedDelivery {
         const batch = options.read(this.#cursor, DELIVERY_BATCH);
         const last = batch.at(-1);
         if (!last) break;
-        const { offset } = await this.#session.processEventBatch(batch);
+        // Read in the same synchronous step as the batch: the head the batch was read at.
+        const { offset } = await this.#session.processEventBatch(batch, options.head());
         if (offset < last.offset) throw new Error(`host committed ${offset}, short of ${last.offset}`);
         this.#cursor = offset;
       }

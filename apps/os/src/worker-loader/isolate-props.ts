@@ -23,16 +23,28 @@ export interface IsolateProps {
  * loads, so two scopes (or two rounds of a reaction chain) must never share one.
  */
 export function isolateScopeKey(props: IsolateProps): string {
-  // The depth is part of the authority: an isolate's env carries it, and LIMITS.CALL_DEPTH_MAX counts it
-  // down, so code that calls itself must get a fresh isolate per hop. A JSON tuple keeps fields
-  // apart whatever they spell (a principal may contain ":").
-  return JSON.stringify([
-    props.projectId,
-    props.origin,
-    props.path ?? props.origin,
-    props.principal,
-    props.depth,
-    props.reaction ? [props.reaction.began, props.reaction.round] : null,
-    props.confinement ? props.confinement.grants : null,
-  ]);
+  return JSON.stringify([...authorityFields(props), reactionKey(props)]);
+}
+
+/**
+ * The part of the scope key that is authority: everything but the reaction chain, which only
+ * stamps what the code writes. The runner keys isolates by this and keeps calls of different
+ * chains apart itself (RunnerLoad.variant), because its isolates take their authority per call
+ * (a lent token) rather than from an env fixed at load: an agent's next turn, a new chain with
+ * the same script, then finds its isolate warm.
+ */
+export function isolateAuthorityKey(props: IsolateProps): string {
+  return JSON.stringify(authorityFields(props));
+}
+
+/** The reaction chain and round an isolate's calls stamp their writes with (null outside a chain). */
+export function reactionKey(props: IsolateProps): string | null {
+  return props.reaction ? JSON.stringify([props.reaction.began, props.reaction.round]) : null;
+}
+
+// The depth is part of the authority: an isolate's env carries it, and LIMITS.CALL_DEPTH_MAX counts it
+// down, so code that calls itself must get a fresh isolate per hop. A JSON tuple keeps fields
+// apart whatever they spell (a principal may contain ":").
+function authorityFields(props: IsolateProps): unknown[] {
+  return [props.projectId, props.origin, props.path ?? props.origin, props.principal, props.depth, props.confinement ? props.confinement.grants : null];
 }

@@ -4,7 +4,7 @@ import { directEgressVerdict, stillValid } from "../egress/direct-egress-verdict
 import { watchMaterials, type MaterialWatch } from "../egress/materials-in-use.ts";
 import type { DirectEgressVerdict } from "../runner/runner-protocol.ts";
 import { scrubJsonValue, scrubPatterns, scrubText } from "../egress/secret-scrub.ts";
-import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";
+import { isolateAuthorityKey, isolateScopeKey, reactionKey, type IsolateProps } from "./isolate-props.ts";
 import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
 import { answerError, runnerRunScript, type RunnerBinding } from "./runner-client.ts";
@@ -95,9 +95,12 @@ async function runPrepared(
   timeoutMs: number,
   direct: Promise<DirectEgressVerdict | undefined>,
 ): Promise<ScriptOutcome> {
-  const id = `script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`;
   try {
-    const answer = (env.RUNNER ? await inRunner(env.RUNNER, id, script.module, props, itx, timeoutMs, await direct) : await inProcess(env, id, script.module, props, itx, timeoutMs)) as {
+    const answer = (
+      env.RUNNER
+        ? await inRunner(env.RUNNER, `script:${script.hash}:${props.depth}:${isolateAuthorityKey(props)}`, script.module, props, itx, timeoutMs, await direct)
+        : await inProcess(env, `script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`, script.module, props, itx, timeoutMs)
+    ) as {
       undefined?: true;
       json?: string;
     };
@@ -117,16 +120,19 @@ async function runPrepared(
 }
 
 // Locally: in the runner process, which the watchdog kills when the script holds it.
-// Its bare fetch() may leave from the runner when `verdict` holds (runner/direct-egress.ts).
+// Its bare fetch() may leave from the runner when `verdict` holds (runner/direct-egress.ts). The
+// isolate's id names its authority; its reaction chain travels as the load's variant (see isolateAuthorityKey).
 async function inRunner(runner: RunnerBinding, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number, verdict: DirectEgressVerdict | undefined): Promise<unknown> {
-  const load = { id, compatibilityDate: COMPATIBILITY_DATE, mainModule: "script.js", modules: { "script.js": module }, limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS }, itxBinding: false };
+  const variant = reactionKey(props);
+  const load = { id, ...(variant === null ? {} : { variant }), compatibilityDate: COMPATIBILITY_DATE, mainModule: "script.js", modules: { "script.js": module }, limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS }, itxBinding: false };
   const answer = await runnerRunScript(runner, load, props, itx, timeoutMs, { verdict, valid: stillValid });
   if (!answer.ok) throw answerError(answer.error);
   return answer.value;
 }
 
 // A deployment (and the workerd tests): in this Worker's own Loader, where Cloudflare enforces
-// `limits`. The deadline here only stops waiting; the CPU limit is what stops the isolate.
+// `limits`. The deadline here only stops waiting; the CPU limit is what stops the isolate. The
+// isolate's egress props are fixed when it loads, reaction chain included, so its id names them all.
 async function inProcess(env: Env, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number): Promise<unknown> {
   const worker = env.LOADER.get(id, () => ({
     compatibilityDate: COMPATIBILITY_DATE,

@@ -19,7 +19,8 @@ export interface HostedStream {
 /** What `wakeStreamProcessor` answers: the committed checkpoint and where to send batches. */
 export interface WokenProcessor {
   checkpoint: number;
-  processEventBatch(events: StreamEvent[]): Promise<{ offset: number }>;
+  /** `head`: the stream's head when it read the batch, so the host need not ask (older streams omit it). */
+  processEventBatch(events: StreamEvent[], head?: number): Promise<{ offset: number }>;
 }
 
 /**
@@ -81,7 +82,7 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     await this.#scheduleRevival();
     return {
       checkpoint: (await engine.snapshot(slug)).offset,
-      processEventBatch: (events: StreamEvent[]) => this.#processEventBatch(events),
+      processEventBatch: (events: StreamEvent[], head?: number) => this.#processEventBatch(events, head),
     };
   }
 
@@ -104,7 +105,8 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
    */
   protected async ingest(events: StreamEvent[]): Promise<void> {
     if (!this.#engine) throw new ItxError("UNAVAILABLE", "this processor host has not been woken");
-    const [outcome] = await this.#engine.deliver(events);
+    // The stream's head as this host knows it: the append that wrote them just answered with them.
+    const [outcome] = await this.#engine.deliver(events, { head: events.at(-1)?.offset });
     if (outcome?.status === "failed") throw outcome.error;
   }
 
@@ -141,9 +143,9 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     await this.ctx.storage.put(FOLDED_STREAM_KEY, coordinate);
   }
 
-  async #processEventBatch(events: StreamEvent[]): Promise<{ offset: number }> {
+  async #processEventBatch(events: StreamEvent[], head?: number): Promise<{ offset: number }> {
     if (!this.#engine) throw new ItxError("UNAVAILABLE", "this processor host has not been woken");
-    const [outcome] = await this.#engine.deliver(events);
+    const [outcome] = await this.#engine.deliver(events, { head: Number.isSafeInteger(head) ? head : undefined });
     if (outcome?.status === "failed") throw outcome.error;
     return { offset: outcome?.offset ?? 0 };
   }

@@ -104,6 +104,32 @@ describe("ProcessorEngine folding", () => {
     expect(counter.calls).toHaveLength(calls);
   });
 
+  it("takes the head a pushed batch carries instead of asking the stream, and asks when it is below the batch", async () => {
+    const { stream, counter, engine } = setup();
+    await stream.append(inc(1), inc(2), inc(3));
+    const [first, second, third] = stream.events as StreamEvent[];
+    let asked = 0;
+    const head = stream.head.bind(stream);
+    stream.head = async () => {
+      asked += 1;
+      return head();
+    };
+    // The pusher says the head was 3 when it read [1, 2]: 2 is not caught up, and no pass at head follows.
+    await engine.deliver([first as StreamEvent, second as StreamEvent], { head: 3 });
+    expect(asked).toBe(0);
+    expect(counter.calls.map((call) => [call.offset, call.caughtUp])).toEqual([
+      [1, false],
+      [2, false],
+    ]);
+    // A head below the batch is no head: the stream is asked, and 3 is at its head.
+    await engine.deliver([third as StreamEvent], { head: 1 });
+    expect(asked).toBeGreaterThan(0);
+    expect(counter.calls.map((call) => [call.offset, call.caughtUp]).slice(2)).toEqual([
+      [3, true],
+      [null, true],
+    ]);
+  });
+
   it("reads a hole before a pushed batch from the stream", async () => {
     const { stream, counter, engine } = setup();
     await stream.append(inc(1), inc(2), inc(3), inc(4));

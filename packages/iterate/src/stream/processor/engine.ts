@@ -105,10 +105,12 @@ export class ProcessorEngine {
 
   /**
    * Hands a pushed batch to every processor, each on its own chain, and answers how each fared.
-   * Already-folded events are ignored, so redelivery is safe.
+   * Already-folded events are ignored, so redelivery is safe. `head`, when the pusher knows it (the
+   * stream's head when it read the batch), spares each processor asking the stream for it; it is
+   * as fresh as an answer to `head()` would be when it arrived.
    */
-  deliver(events: readonly StreamEvent[]): Promise<ProcessorOutcome[]> {
-    return Promise.all([...this.#runners.values()].map((runner) => runner.deliver(events)));
+  deliver(events: readonly StreamEvent[], options: { head?: number | undefined } = {}): Promise<ProcessorOutcome[]> {
+    return Promise.all([...this.#runners.values()].map((runner) => runner.deliver(events, options.head)));
   }
 
   /** Pulls every processor from its checkpoint to the head, ending with an at-head pass. */

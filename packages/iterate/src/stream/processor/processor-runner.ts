@@ -63,9 +63,12 @@ export class ProcessorRunner {
     this.slug = options.processor.contract.slug;
   }
 
-  /** Folds a pushed batch; events at or below the checkpoint are ignored, a hole is read from the stream. */
-  deliver(events: readonly StreamEvent[]): Promise<ProcessorOutcome> {
-    return this.#outcome(() => this.#deliver(events));
+  /**
+   * Folds a pushed batch; events at or below the checkpoint are ignored, a hole is read from the
+   * stream. `head`: the stream's head as the pusher knew it (asked of the stream when absent).
+   */
+  deliver(events: readonly StreamEvent[], head?: number): Promise<ProcessorOutcome> {
+    return this.#outcome(() => this.#deliver(events, head));
   }
 
   /** Pulls from the checkpoint to the head in batches, then makes the at-head pass. */
@@ -105,7 +108,9 @@ export class ProcessorRunner {
     });
   }
 
-  async #deliver(events: readonly StreamEvent[]): Promise<void> {
+  async #deliver(events: readonly StreamEvent[], knownHead: number | undefined): Promise<void> {
+    // A head below the batch's own events is no head at all: ask the stream instead.
+    const pushedHead = knownHead !== undefined && knownHead >= (events.at(-1)?.offset ?? 0) ? knownHead : undefined;
     const before = (await this.#load()).offset;
     const fresh = events.filter((event) => event.ephemeral !== true && event.offset > before);
     const last = fresh.at(-1);
@@ -115,10 +120,10 @@ export class ProcessorRunner {
       const ephemeral = events.filter((event) => event.ephemeral === true);
       if (ephemeral.length > 0) await this.#runBatch(ephemeral);
     } else {
-      await this.#runBatch(events);
+      await this.#runBatch(events, pushedHead);
     }
     const after = this.#checkpoint().offset;
-    if ((after > before || this.#passAfterRebuild) && after >= (await this.#options.stream.head())) {
+    if ((after > before || this.#passAfterRebuild) && after >= (pushedHead ?? (await this.#options.stream.head()))) {
       await this.#atHeadPass();
     }
   }
@@ -141,9 +146,9 @@ export class ProcessorRunner {
   }
 
   /** Folds and processes one batch, then commits once. A failure commits what came before it and rethrows. */
-  async #runBatch(events: readonly StreamEvent[]): Promise<void> {
+  async #runBatch(events: readonly StreamEvent[], knownHead?: number): Promise<void> {
     const { processor, stream } = this.#options;
-    const head = await stream.head();
+    const head = knownHead ?? (await stream.head());
     let working = this.#checkpoint();
     const skips: SkippedEvent[] = [];
     for (const event of events) {
