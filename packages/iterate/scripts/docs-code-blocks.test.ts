@@ -24,6 +24,8 @@ const WORK_DIR = join(PACKAGE_DIR, ".docs-code-check");
  */
 const NO_CHECK: Record<string, string> = {
   "docs/dynamic-workers.md: const child = itx.extend({ name: \"notes\" });": "calls the loaded worker's own methods (note, bump)",
+  "docs/projects.md: // worker.ts in /repos/config":
+    "a config-repo processor: loaded code gets a zod-free processor module (decision 0021) whose contract takes initialState, which the SDK's typed contract does not",
   "docs/protocols.md: using exa = itx.mcp.exa;                                   // Exa's public MCP server": "calls the MCP servers' tools by name",
   "docs/protocols.md: using pets = await itx.openapi.connect({ url: \"https://api.example.com/openapi.json\", headers: { \"x-api-key\": 'getSecret(\"/secrets/pets\")' } });": "calls the API's operations by operationId",
   "docs/streams-and-processors.md: const engine = new ProcessorEngine({ stream, storage, processors: [new Counter()], clock, limits, onSkip });": "names the engine's options; the counter example's tests build one in full",
