@@ -1,8 +1,11 @@
-// The documentation's TypeScript compiles: every ```ts / ```typescript / ```tsx block of README.md
-// and docs/**/*.md is type-checked (strict, the repository's settings) against this package as
-// its users import it (`iterate/client`, `iterate/worker`, ...). A block that quotes a file
+// The documentation's code compiles: every ```ts / ```typescript / ```tsx block of README.md and
+// docs/**/*.md is type-checked (strict, the repository's settings) against this package as its
+// users import it (`iterate/client`, `iterate/worker`, ...), and so is every ```js / ```javascript
+// / ```mjs block (checkJs: the types a TypeScript user would get, inferred from the same imports). A block that quotes a file
 // (first line `// path/to/file.ts`) must match that file, which its package type-checks.
-// A block may opt out with the info string ```ts no-check; NO_CHECK lists every one.
+// A block may opt out with the info string ```ts no-check; NO_CHECK lists every one. A block
+// flagged ```js run is a self-contained script that e2e/suites/docs-code.test.ts also runs
+// against a local OS (docs/README.md says how to write one).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -20,9 +23,15 @@ const WORK_DIR = join(PACKAGE_DIR, ".docs-code-check");
 /**
  * Blocks deliberately left unchecked (```ts no-check), by file and first code line, with why.
  * Calls on names that code or a server outside the contract defines (a loaded worker's methods,
- * an MCP server's tools, an API's operations) have no type to check against.
+ * an MCP server's tools, an API's operations, a capability provided at run time) have no type to
+ * check against: `Handle<Itx>` types the built-in members only.
  */
 const NO_CHECK: Record<string, string> = {
+  "README.md: const itx = session.projects.get(\"hello-world\");": "calls the capability it provides (itx.greet) by its path",
+  "docs/contexts-and-capabilities.md: import { connectItx } from \"iterate/client\";": "calls a capability (itx.slack...) by its path",
+  "docs/contexts-and-capabilities.md: await itx.provideCapability({ name: \"log\", capability: { type: \"itx-expression\", steps: [{ path: [\"streams\", \"get\"], args: [\"/log\"] }] } });": "calls the capabilities it provides (itx.log, itx.note) by their paths",
+  "docs/contexts-and-capabilities.md: const review = itx.extend({ name: \"review-run\" });          // /itx/review-run, get-or-create": "calls a workspace capability the prose supposes",
+  "docs/projects.md: // worker.ts in /repos/config": "an untyped processor for brevity (its contract has no event schemas); e2e/suites/user-processors.test.ts runs the same worker",
   "docs/dynamic-workers.md: const child = itx.extend({ name: \"notes\" });": "calls the loaded worker's own methods (note, bump)",
   "docs/projects.md: // worker.ts in /repos/config":
     "a config-repo processor: loaded code gets a zod-free processor module (decision 0021) whose contract takes initialState, which the SDK's typed contract does not",
@@ -32,17 +41,27 @@ const NO_CHECK: Record<string, string> = {
 };
 
 // Names a snippet may use without declaring them: what the surrounding prose has set up.
+// The functions and values below them stand for the reader's own code in illustrations.
 const SNIPPET_GLOBALS = `import type { Handle } from "iterate/client";
-import type { Credentials, Itx } from "iterate/types";
+import type { Credentials, Itx, Repo, Session } from "iterate/types";
 declare global {
   /** A context handle, as \`connectItx({ baseUrl, auth, projectId })\` answers it. */
   const itx: Handle<Itx>;
+  /** An admin session, as README's first script opens it. */
+  const session: Handle<Session>;
+  /** The repository docs/repos.md's first script creates. */
+  const site: Handle<Repo>;
   const baseUrl: string;
   const auth: Credentials;
   const projectId: string;
   const token: string;
   const files: Record<string, string>;
   const bytes: Uint8Array;
+  const untrustedScript: string;
+  const approvalGate: (...args: unknown[]) => unknown;
+  const x: unknown;
+  function runSwift(source: string): Promise<string>;
+  function search(query: string): Promise<string[]>;
 }
 export {};
 `;
@@ -64,9 +83,10 @@ const checked = blocks.filter((block) => !flagged.includes(block) && !excerpts.s
 
 afterAll(() => rmSync(WORK_DIR, { recursive: true, force: true }));
 
-describe("the documentation's TypeScript", () => {
+describe("the documentation's TypeScript and JavaScript", () => {
   it("finds blocks in README.md and docs/", () => {
-    expect(checked.length).toBeGreaterThan(5);
+    expect(checked.filter((block) => block.lang !== "js").length).toBeGreaterThan(5);
+    expect(checked.filter((block) => block.lang === "js").length).toBeGreaterThan(5);
     expect(excerpts.length).toBeGreaterThan(0);
   });
 
@@ -80,7 +100,11 @@ describe("the documentation's TypeScript", () => {
 
   it("type-checks every other block against the iterate package", { timeout: 60_000 }, () => {
     const errors = [
-      ...typeCheck("node", checked.filter((block) => !forWorkers(block)), { lib: ["es2024", "dom", "esnext.disposable"], types: ["node"], jsx: "react-jsx" }),
+      ...typeCheck("node", checked.filter((block) => !forWorkers(block) && block.lang !== "js"), { lib: ["es2024", "dom", "esnext.disposable"], types: ["node"], jsx: "react-jsx" }),
+      // checkJs holds the JavaScript blocks to the same strict settings: an unknown member or a
+      // wrong argument is an error there as in TypeScript. Only an unannotated parameter may be
+      // implicitly any, since JavaScript cannot annotate it.
+      ...typeCheck("node-js", checked.filter((block) => block.lang === "js"), { lib: ["es2024", "dom", "esnext.disposable"], types: ["node"], allowJs: true, checkJs: true, noImplicitAny: false }),
       ...typeCheck("workers", checked.filter(forWorkers), { lib: ["es2024", "esnext.disposable"], types: ["@cloudflare/workers-types"] }),
     ];
     expect(errors).toEqual([]);
@@ -88,17 +112,22 @@ describe("the documentation's TypeScript", () => {
 });
 
 describe("extractCodeBlocks", () => {
-  it("takes ts, typescript and tsx blocks with their line and flags, and nothing else", () => {
-    const markdown = ["# t", "```ts", "const a = 1;", "```", "```js", "x", "```", "  ```typescript no-check", "  b;", "  ```", "```tsx", "<a/>"].join("\n");
+  it("takes ts, typescript, tsx, js, javascript and mjs blocks with their line and flags, and nothing else", () => {
+    const markdown = [
+      "# t", "```ts", "const a = 1;", "```", "```jsonc", "{}", "```", "```js run", "x", "```", "  ```typescript no-check", "  b;", "  ```",
+      "```sh", "ls", "```", "```mjs", "m", "```", "```tsx", "<a/>",
+    ].join("\n");
     expect(extractCodeBlocks(markdown, "x.md")).toEqual([
       { file: "x.md", line: 3, lang: "ts", flags: [], code: "const a = 1;" },
-      { file: "x.md", line: 9, lang: "ts", flags: ["no-check"], code: "b;" },
+      { file: "x.md", line: 9, lang: "js", flags: ["run"], code: "x" },
+      { file: "x.md", line: 12, lang: "ts", flags: ["no-check"], code: "b;" },
+      { file: "x.md", line: 18, lang: "js", flags: [], code: "m" },
     ]);
   });
 });
 
 /** Writes `program` as modules of one program and answers tsc's errors as `<doc file>:<line>: <message>`. */
-function typeCheck(name: string, program: CodeBlock[], options: { lib: string[]; types: string[]; jsx?: string }): string[] {
+function typeCheck(name: string, program: CodeBlock[], options: { lib: string[]; types: string[]; jsx?: string; allowJs?: boolean; checkJs?: boolean; noImplicitAny?: boolean }): string[] {
   if (program.length === 0) return [];
   const dir = join(WORK_DIR, name);
   rmSync(dir, { recursive: true, force: true });
@@ -111,7 +140,7 @@ function typeCheck(name: string, program: CodeBlock[], options: { lib: string[];
   }
   writeFileSync(join(dir, "snippet-globals.d.ts"), SNIPPET_GLOBALS);
   const compilerOptions = { ...options, moduleDetection: "force", noEmit: true };
-  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ extends: join(REPO_ROOT, "tsconfig.base.json"), compilerOptions, include: ["*.ts", "*.tsx"] }));
+  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ extends: join(REPO_ROOT, "tsconfig.base.json"), compilerOptions, include: ["*.ts", "*.tsx", "*.js"] }));
   const tsc = join(dirname(createRequire(join(PACKAGE_DIR, "package.json")).resolve("typescript/package.json")), "bin", "tsc");
   let output = "";
   try {

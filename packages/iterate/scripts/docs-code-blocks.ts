@@ -1,23 +1,25 @@
-// Node-only: the fenced TypeScript blocks of the repository's Markdown (README.md, docs/**), for
-// the test that type-checks them against this package (docs-code-blocks.test.ts).
+// Node-only: the fenced TypeScript and JavaScript blocks of the repository's Markdown (README.md,
+// docs/**), for the test that type-checks them against this package (docs-code-blocks.test.ts)
+// and the e2e suite that runs the ones flagged `run` (e2e/suites/docs-code.test.ts).
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 
-/** One fenced ```ts / ```typescript / ```tsx block. */
+/** One fenced ```ts / ```typescript / ```tsx / ```js / ```javascript / ```mjs block. */
 export interface CodeBlock {
   /** The Markdown file, relative to the repository root. */
   file: string;
   /** The 1-based line of the block's first code line (the line after the opening fence). */
   line: number;
-  lang: "ts" | "tsx";
-  /** Words after the language in the info string, e.g. `no-check`. */
+  lang: "ts" | "tsx" | "js";
+  /** Words after the language in the info string: `no-check` (not type-checked), `run` (a self-contained script the e2e suite runs). */
   flags: string[];
   code: string;
 }
 
-const FENCE = /^([ \t]*)```(ts|typescript|tsx)(?:[ \t]+([^\n]*))?$/;
+const FENCE = /^([ \t]*)```(ts|typescript|tsx|js|javascript|mjs)(?:[ \t]+([^\n]*))?$/;
+const LANGS: Record<string, CodeBlock["lang"]> = { ts: "ts", typescript: "ts", tsx: "tsx", js: "js", javascript: "js", mjs: "js" };
 
-/** The TypeScript blocks of one Markdown text, in order. Other languages and unclosed fences are skipped. */
+/** The TypeScript and JavaScript blocks of one Markdown text, in order. Other languages and unclosed fences are skipped. */
 export function extractCodeBlocks(markdown: string, file: string): CodeBlock[] {
   const lines = markdown.split("\n");
   const blocks: CodeBlock[] = [];
@@ -30,7 +32,7 @@ export function extractCodeBlocks(markdown: string, file: string): CodeBlock[] {
     blocks.push({
       file,
       line: i + 2,
-      lang: open[2] === "tsx" ? "tsx" : "ts",
+      lang: LANGS[open[2] ?? ""] ?? "ts",
       flags: (open[3] ?? "").split(/\s+/).filter(Boolean),
       code: lines
         .slice(i + 1, end)
@@ -65,7 +67,7 @@ export function documentationFiles(repoRoot: string): string[] {
   return ["README.md", ...walk(join(repoRoot, "docs"))].filter((file) => existsSync(join(repoRoot, file))).toSorted();
 }
 
-/** Every TypeScript block of the repository's documentation. */
+/** Every TypeScript and JavaScript block of the repository's documentation. */
 export function documentationBlocks(repoRoot: string): CodeBlock[] {
   return documentationFiles(repoRoot).flatMap((file) => extractCodeBlocks(readFileSync(join(repoRoot, file), "utf8"), file));
 }
