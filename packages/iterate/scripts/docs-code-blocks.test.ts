@@ -5,7 +5,7 @@
 // (first line `// path/to/file.ts`) must match that file, which its package type-checks.
 // A block may opt out with the info string ```ts no-check; NO_CHECK lists every one. A block
 // flagged ```js run is a self-contained script that e2e/suites/docs-code.test.ts also runs
-// against a local OS (docs/README.md says how to write one).
+// against a local OS (docs/architecture.md, "Tests", says how to write one).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -1,0 +1,71 @@
+// The docs' self-contained scripts run: every fenced block of README.md and docs/ whose info string
+// carries `run` (```js run) is run by Node 22 as a user would run it (a module file under e2e/, so
+// `iterate/client` resolves), against the OS under test, with the environment the docs tell users
+// to set: ITERATE_BASE_URL and ITERATE_ADMIN_SECRET, plus ITERATE_PROJECT_ID for a block that uses
+// the prose's `itx`, `baseUrl`, `auth` or `projectId` (a fresh project per block). Each must exit 0
+// with nothing on stderr; where the prose states a result, STATED checks it. The docs test in
+// packages/iterate/scripts/docs-code-blocks.test.ts type-checks the same blocks.
+import { afterAll, describe, expect } from "vitest";
+import type { Handle } from "iterate/client";
+import type { ProjectRoot, Session } from "iterate/types";
+import { blockName, blockRunner, runnableBlocks, type BlockRun } from "../harness/doc-blocks.ts";
+import { test } from "../harness/fixtures.ts";
+
+interface Ran {
+  run: BlockRun;
+  project: Handle<ProjectRoot>;
+  admin: Handle<Session>;
+}
+
+/** What the prose around a block says it does, by block name (file and first code line). */
+const STATED: Record<string, (ran: Ran) => Promise<void>> = {
+  'README.md: import { connectItx } from "iterate/client";': async ({ run }) => {
+    // "{ kind: "session", principal: { kind: "admin", id: "admin" }, ... }", as Node prints it.
+    expect(run.stdout).toContain("kind: 'session'");
+    expect(run.stdout).toContain("principal: { kind: 'admin', id: 'admin' }");
+  },
+  'README.md: const itx = session.projects.get("hello-world");': async ({ run }) => {
+    expect(run.stdout).toMatch(/^hello ada from pid \d+$/m);
+  },
+  'README.md: console.log(await itx.run("async (itx) => (await itx.whoami()).path")); // "/"': async ({ run }) => {
+    expect(run.stdout.split("\n")[0]).toBe("/");
+  },
+  'README.md: await itx.scheduler.set({ key: "tick", every: 60, script: `async (itx) => { await itx.append({ type: "demo/ticked" }) }` });': async ({ run, project }) => {
+    // "[{ key: "tick", every: 60, runCount, nextAt, ... }]", then cancelled.
+    expect(run.stdout).toContain("key: 'tick'");
+    expect(run.stdout).toContain("every: 60");
+    expect((await project.scheduler.list()).map((schedule) => schedule.key)).not.toContain("tick");
+  },
+  'README.md: const stream = session.streams.get("/hello");': async ({ run }) => {
+    expect(run.stdout).toContain("demo/greeted");
+  },
+  'docs/contexts-and-capabilities.md: await itx.provideCapability({ name: "log", capability: { type: "itx-expression", steps: [{ path: ["streams", "get"], args: ["/log"] }] } });': async ({ project }) => {
+    // "itx.log.append(e)" is "the same as" "itx.note(e)": both land on /log.
+    const events = await project.streams.get("/log").getEvents({ afterOffset: 0 });
+    expect(events.map((event) => event.type)).toEqual(["demo/noted", "demo/noted"]);
+  },
+  'docs/repos.md: import { connectItx } from "iterate/client";': async ({ admin }) => {
+    using site = admin.projects.get("hello-repos").repos.get("/repos/site");
+    expect(await site.readFile({ path: "index.html" })).toBe("<h1>hello</h1>\n");
+    expect((await site.log({ limit: 1 })).map((commit) => commit.message)).toEqual(["first page"]);
+  },
+};
+
+const blocks = runnableBlocks();
+const runner = blockRunner();
+afterAll(() => runner.remove());
+
+describe("the docs' runnable scripts", () => {
+  test("README's first script and the guides' self-contained scripts are flagged run, and every stated result names one", () => {
+    const names = blocks.map(blockName);
+    expect(names.length).toBeGreaterThanOrEqual(3);
+    expect(names.filter((name) => name.startsWith("README.md:")).length).toBeGreaterThanOrEqual(1);
+    for (const name of Object.keys(STATED)) expect(names).toContain(name);
+  });
+
+  test.for(blocks.map((block) => [`${block.file}:${block.line}`, block] as const))("%s runs without error", { timeout: 90_000 }, async ([, block], { os, project, admin }) => {
+    const run = await runner.run(block, { ITERATE_BASE_URL: os.baseUrl, ITERATE_ADMIN_SECRET: os.adminSecret, ITERATE_PROJECT_ID: project.projectId });
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    await STATED[blockName(block)]?.({ run, project: project.itx, admin });
+  });
+});
