@@ -31,7 +31,6 @@ const NO_CHECK: Record<string, string> = {
   "docs/contexts-and-capabilities.md: import { connectItx } from \"iterate/client\";": "calls a capability (itx.slack...) by its path",
   "docs/contexts-and-capabilities.md: await itx.provideCapability({ name: \"log\", capability: { type: \"itx-expression\", steps: [{ path: [\"streams\", \"get\"], args: [\"/log\"] }] } });": "calls the capabilities it provides (itx.log, itx.note) by their paths",
   "docs/contexts-and-capabilities.md: const review = itx.extend({ name: \"review-run\" });          // /itx/review-run, get-or-create": "calls a workspace capability the prose supposes",
-  "docs/projects.md: // worker.ts in /repos/config": "an untyped processor for brevity (its contract has no event schemas); e2e/suites/user-processors.test.ts runs the same worker",
   "docs/dynamic-workers.md: const child = itx.extend({ name: \"notes\" });": "calls the loaded worker's own methods (note, bump)",
   "docs/projects.md: // worker.ts in /repos/config":
     "a config-repo processor: loaded code gets a zod-free processor module (decision 0021) whose contract takes initialState, which the SDK's typed contract does not",
