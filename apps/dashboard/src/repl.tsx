@@ -4,16 +4,27 @@ import type { StreamEvent } from "iterate/types";
 import { ErrorLine } from "./error-line.tsx";
 import { ObjectTree } from "./object-tree.tsx";
 import { loadHistory, remember } from "./repl-history.ts";
+import { runInPage } from "./repl-in-page.ts";
 import { watchContext, type Watch } from "./repl-watch.ts";
 
 const STARTER = "async (itx) => {\n  return await itx.whoami();\n}";
 
+/** Where the input runs: on the OS as `itx.run`, or in the page (a sandboxed iframe) against the live handle. */
+type Mode = "os" | "page";
+
+const MODE_NOTE: Record<Mode, string> = {
+  os: "runs on the OS as itx.run, at this project's root context",
+  page: "runs in this page (a sandboxed frame) against the live handle: each call is a round trip from the browser",
+};
+
 type Outcome = { status: "idle" } | { status: "running" } | { status: "ok"; value: unknown; ms: number } | { status: "failed"; error: unknown; ms: number };
 
 /**
- * `async (itx) => { ... }` against the project's root context, run on the OS as `itx.run`: the
- * source goes to an isolate beside the context, under the OS's limits and jails. The page never
- * evaluates it, so its Content-Security-Policy needs no 'unsafe-eval'. While the script runs,
+ * `async (itx) => { ... }` against the project's root context, in one of two modes. On the OS
+ * (`itx.run`): the source goes to an isolate beside the context, under the OS's limits and jails.
+ * In the page: a sandboxed iframe with its own CSP evaluates it and calls the page's live handle
+ * over a MessagePort (`runInPage`). The page itself never evaluates it, so its
+ * Content-Security-Policy needs no 'unsafe-eval' in either mode. While the script runs,
  * what happens on the context's stream (its own appends included) streams into the page; then
  * its result, or its error with the code. Ctrl/Cmd+Enter runs.
  */
@@ -21,6 +32,7 @@ export function Repl() {
   const itx = useItx();
   const [history, setHistory] = useState(loadHistory);
   const [code, setCode] = useState(() => history[0] ?? STARTER);
+  const [mode, setMode] = useState<Mode>("os");
   const [outcome, setOutcome] = useState<Outcome>({ status: "idle" });
   const [events, setEvents] = useState<StreamEvent[]>([]);
   const watch = useRef<Watch | undefined>(undefined);
@@ -34,7 +46,7 @@ export function Repl() {
     try {
       // Watch first, so nothing the script appends falls before the subscription.
       watch.current = await watchContext(itx, (batch) => setEvents((previous) => [...previous, ...batch].slice(-200)));
-      const value: unknown = await itx.run(code);
+      const value: unknown = mode === "os" ? await itx.run(code) : await runInPage(itx, code);
       setOutcome({ status: "ok", value, ms: performance.now() - started });
     } catch (error) {
       setOutcome({ status: "failed", error, ms: performance.now() - started });
@@ -53,7 +65,11 @@ export function Repl() {
         <button type="button" onClick={() => void run()} disabled={outcome.status === "running"}>
           Run
         </button>
-        <span className="muted small">runs on the OS as itx.run, at this project's root context</span>
+        <select name="mode" value={mode} onChange={(event) => setMode(event.target.value as Mode)} aria-label="where the script runs">
+          <option value="os">on the OS (itx.run)</option>
+          <option value="page">in this page</option>
+        </select>
+        <span className="muted small">{MODE_NOTE[mode]}</span>
         {"ms" in outcome && <span className="muted small">{outcome.ms.toFixed(0)} ms</span>}
       </div>
       {events.length > 0 && (

@@ -12,7 +12,7 @@ const DASHBOARD = join(ROOT, "apps/dashboard");
 export const DASHBOARD_DIST = join(DASHBOARD, "dist");
 
 // What the bundle is made of: the app and the parts of the SDK it imports.
-const SOURCES = [join(DASHBOARD, "src"), join(DASHBOARD, "index.html"), join(DASHBOARD, "vite.config.ts"), join(DASHBOARD, "package.json"), join(ROOT, "packages/iterate/src")];
+const SOURCES = [join(DASHBOARD, "src"), join(DASHBOARD, "index.html"), join(DASHBOARD, "public"), join(DASHBOARD, "vite.config.ts"), join(DASHBOARD, "vite.sandbox.config.ts"), join(DASHBOARD, "package.json"), join(ROOT, "packages/iterate/src")];
 
 /** Builds the dashboard unless `dist/index.html` is newer than every source. Answers whether it built. */
 export function ensureDashboardBuilt(options: { log?: (line: string) => void } = {}): boolean {
@@ -24,6 +24,8 @@ export function ensureDashboardBuilt(options: { log?: (line: string) => void } =
   const vite = join(dirname(createRequire(join(DASHBOARD, "package.json")).resolve("vite/package.json")), "bin", "vite.js");
   try {
     execFileSync(process.execPath, [vite, "build", "--outDir", staging, "--emptyOutDir"], { cwd: DASHBOARD, stdio: ["ignore", "pipe", "inherit"] });
+    // The REPL sandbox's classic script, into the same folder (vite.sandbox.config.ts says why).
+    execFileSync(process.execPath, [vite, "build", "-c", "vite.sandbox.config.ts", "--outDir", staging], { cwd: DASHBOARD, stdio: ["ignore", "pipe", "inherit"] });
     rmSync(DASHBOARD_DIST, { recursive: true, force: true });
     renameSync(staging, DASHBOARD_DIST);
   } finally {

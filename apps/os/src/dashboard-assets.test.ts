@@ -23,6 +23,27 @@ describe("the dashboard is served as static assets beside the OS's own routes", 
     expect(bundle).not.toContain("iterate-local-admin-secret");
   });
 
+  test("the REPL's sandbox page alone may eval: opaque origin, no network, framed only by the dashboard", async () => {
+    const response = await exports.default.fetch("http://os.test/repl-sandbox");
+    expect(response.status).toBe(200);
+    const csp = response.headers.get("content-security-policy") ?? "";
+    // Sandboxed by its own header too, so it is an opaque origin even when opened directly.
+    expect(csp).toMatch(/^sandbox allow-scripts;/);
+    expect(csp).not.toContain("allow-same-origin");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self' 'unsafe-eval'");
+    expect(csp).toContain("connect-src 'none'");
+    expect(csp).toContain("frame-ancestors 'self'");
+    expect(response.headers.get("x-frame-options")).toBe("SAMEORIGIN");
+    const html = await response.text();
+    expect(html).toContain('<script src="/repl-sandbox.js"></script>');
+    const script = await exports.default.fetch("http://os.test/repl-sandbox.js");
+    expect(script.status).toBe(200);
+    expect(await script.text()).toContain("iterate/repl-sandbox-port");
+    // Every other page keeps the dashboard's policy, without eval.
+    expect((await exports.default.fetch("http://os.test/")).headers.get("content-security-policy")).not.toContain("unsafe-eval");
+  });
+
   test("/health, /api and unknown paths stay the Worker's", async () => {
     expect(await (await exports.default.fetch("http://os.test/health")).json()).toMatchObject({ ok: true });
     expect((await exports.default.fetch("http://os.test/api")).status).toBe(405);
