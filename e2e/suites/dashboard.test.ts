@@ -123,6 +123,111 @@ describe("the dashboard in a real browser", () => {
     expect(await page.evaluate(() => (window as unknown as { violations: string[] }).violations)).toEqual([]);
   });
 
+  test("in-page mode runs the script in the browser against the page's live handle, through a sandboxed frame, while the page's CSP keeps forbidding eval", async () => {
+    const csp = (await fetch(`${target().baseUrl}/`)).headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).not.toContain("unsafe-eval");
+    await open(`#/p/${slug}/repl`);
+    await page.evaluate(() => {
+      const violations: string[] = [];
+      (window as unknown as { violations: string[] }).violations = violations;
+      document.addEventListener("securitypolicyviolation", (event) => violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+    });
+    using session: any = adminSession();
+    const runsBefore = (await session.projects.get(slug).getEvents({})).filter((event: any) => event.type === "events.iterate.com/itx/run-requested").length;
+
+    await page.selectOption("select[name=mode]", "page");
+    // `window` exists only in a browser: under itx.run this would answer "undefined".
+    await page.fill("textarea[name=code]", "async (itx) => { const me = await itx.whoami(); return { path: me.path, principal: me.principal, where: typeof window }; }");
+    await page.click("button:text-is('Run')");
+    await page.waitForSelector("[data-testid=repl-result][data-status=ok]", { timeout: 15_000 });
+    const answer = JSON.parse((await page.getAttribute("[data-testid=repl-result]", "data-json")) ?? "null");
+    expect(answer).toEqual({ path: "/", principal: "admin", where: "object" });
+    expect(await page.textContent("[data-testid=repl-result]")).toMatch(/path: *"\/"/);
+    // It ran in the page: the OS saw calls, not a run.
+    const runsAfter = (await session.projects.get(slug).getEvents({})).filter((event: any) => event.type === "events.iterate.com/itx/run-requested").length;
+    expect(runsAfter).toBe(runsBefore);
+    // The frame lives only as long as its run.
+    expect(await page.$$("iframe")).toHaveLength(0);
+
+    // Errors keep their code: the script's own throw, and one from the OS through the handle.
+    await page.fill("textarea[name=code]", 'async () => { throw new Error("boom in the page"); }');
+    await page.click("button:text-is('Run')");
+    await page.waitForSelector("[data-testid=repl-result][data-status=failed]");
+    expect(await page.textContent("[data-testid=repl-result]")).toMatch(/SCRIPT_FAILED.*boom in the page/);
+    await page.fill("textarea[name=code]", "async (itx) => itx.append({ type: 42, payload: {} })");
+    await page.click("button:text-is('Run')");
+    await page.waitForSelector("[data-testid=repl-result][data-status=failed]");
+    expect(await page.textContent("[data-testid=repl-result] [data-testid=error] code")).toBe("INVALID_ARGUMENT");
+    await page.fill("textarea[name=code]", "not a function at all (");
+    await page.click("button:text-is('Run')");
+    await page.waitForSelector("[data-testid=repl-result][data-status=failed]");
+    expect(await page.textContent("[data-testid=repl-result] [data-testid=error] code")).toBe("INVALID_ARGUMENT");
+
+    expect(await page.evaluate(() => (window as unknown as { violations: string[] }).violations)).toEqual([]);
+  });
+
+  test("code run in the page reaches neither the cookie, the dashboard's DOM and storage, nor any origin", async () => {
+    await open(`#/p/${slug}/repl`);
+    const requests: string[] = [];
+    const onRequest = (request: { url(): string }) => requests.push(request.url());
+    page.on("request", onRequest);
+    try {
+      await page.selectOption("select[name=mode]", "page");
+      await page.fill(
+        "textarea[name=code]",
+        `async (itx) => {
+  const attempt = async (what) => { try { return "allowed: " + String(await what()); } catch (error) { return "refused: " + error.name; } };
+  return {
+    origin: String(self.origin),
+    cookie: await attempt(() => document.cookie),
+    parentDom: await attempt(() => window.parent.document.title),
+    storage: await attempt(() => localStorage.length),
+    fetchOwnOrigin: await attempt(() => fetch("${target().baseUrl}/health").then((response) => response.status)),
+    fetchRelative: await attempt(() => fetch("/health?from=sandbox").then((response) => response.status)),
+    fetchElsewhere: await attempt(() => fetch("http://127.0.0.1:9/exfiltrate").then((response) => response.status)),
+    stillWorks: (await itx.whoami()).principal,
+  };
+}`,
+      );
+      await page.click("button:text-is('Run')");
+      await page.waitForSelector("[data-testid=repl-result][data-status=ok]", { timeout: 15_000 });
+      const answer = JSON.parse((await page.getAttribute("[data-testid=repl-result]", "data-json")) ?? "null");
+      expect(answer).toEqual({
+        origin: "null",
+        cookie: "refused: SecurityError",
+        parentDom: "refused: SecurityError",
+        storage: "refused: SecurityError",
+        fetchOwnOrigin: "refused: TypeError",
+        fetchRelative: "refused: TypeError",
+        fetchElsewhere: "refused: TypeError",
+        stillWorks: "admin",
+      });
+      // CSP stopped the fetches before they left: no request for them was made at all.
+      expect(requests.filter((url) => url.includes("/health") || url.includes("exfiltrate"))).toEqual([]);
+    } finally {
+      page.off("request", onRequest);
+    }
+
+    // Opened directly rather than framed, the sandbox page is still an opaque origin (its own
+    // CSP sandboxes it), so it cannot read the session either.
+    const direct = await context.newPage();
+    try {
+      await direct.goto(`${target().baseUrl}/repl-sandbox`);
+      expect(
+        await direct.evaluate(() => {
+          try {
+            return `${self.origin} ${document.cookie}`;
+          } catch (error) {
+            return `${self.origin} refused: ${(error as Error).name}`;
+          }
+        }),
+      ).toBe("null refused: SecurityError");
+    } finally {
+      await direct.close();
+    }
+  });
+
   test("the stream viewer shows history, then events as they are appended, ephemeral ones too", async () => {
     using session: any = adminSession();
     const stream = session.projects.get(slug).streams.get("/feed");
