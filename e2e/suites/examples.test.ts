@@ -85,6 +85,18 @@ async function runCli(example: Example): Promise<unknown> {
   return JSON.parse(result.stdout);
 }
 
+/** Runs `example` in the dashboard's REPL in one of its modes; its answer as JSON-shaped data. */
+async function inRepl(example: Example, mode: "os" | "page"): Promise<unknown> {
+  const tab = page as Page;
+  await tab.goto(`${target().baseUrl}/#/p/${project.slug}/repl`);
+  await tab.selectOption("select[name=mode]", mode);
+  await tab.fill("textarea[name=code]", example.source);
+  await tab.click("button:text-is('Run')");
+  const settled = await tab.waitForSelector("[data-testid=repl-result][data-status=ok], [data-testid=repl-result][data-status=failed]", { timeout: 20_000 });
+  if ((await settled.getAttribute("data-status")) !== "ok") throw new Error(`the REPL (${mode}) failed: ${await settled.textContent()}`);
+  return JSON.parse((await settled.getAttribute("data-json")) ?? "null");
+}
+
 /** Runs `example` in `runtime` and answers its result as JSON-shaped data. */
 const RUNNERS: Record<Runtime, (example: Example) => Promise<unknown>> = {
   async node(example) {
@@ -96,13 +108,12 @@ const RUNNERS: Record<Runtime, (example: Example) => Promise<unknown>> = {
     return cliRuns.get(example.name) ?? runCli(example);
   },
   async browser(example) {
-    const tab = page as Page;
-    await tab.goto(`${target().baseUrl}/#/p/${project.slug}/repl`);
-    await tab.fill("textarea[name=code]", example.source);
-    await tab.click("button:text-is('Run')");
-    const settled = await tab.waitForSelector("[data-testid=repl-result][data-status=ok], [data-testid=repl-result][data-status=failed]", { timeout: 20_000 });
-    if ((await settled.getAttribute("data-status")) !== "ok") throw new Error(`the REPL failed: ${await settled.textContent()}`);
-    return JSON.parse((await settled.getAttribute("data-json")) ?? "null");
+    // The REPL's two modes: on the OS (itx.run) and in the page (its sandboxed frame, against the
+    // page's live handle). Both must answer the same; that answer is compared with the expected one.
+    const onOs = await inRepl(example, "os");
+    const inPage = await inRepl(example, "page");
+    if (JSON.stringify(inPage) !== JSON.stringify(onOs)) throw new Error(`the REPL's modes disagree: on the OS ${JSON.stringify(onOs)}, in the page ${JSON.stringify(inPage)}`);
+    return inPage;
   },
   async run(example) {
     return itx.run(example.source);
