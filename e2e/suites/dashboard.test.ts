@@ -167,7 +167,7 @@ describe("the dashboard in a real browser", () => {
     expect(await page.evaluate(() => (window as unknown as { violations: string[] }).violations)).toEqual([]);
   });
 
-  test("code run in the page reaches neither the cookie, the dashboard's DOM and storage, nor any origin", async () => {
+  test("code run in the page reaches neither the cookie, the dashboard's DOM and storage, nor any origin, nor a popup or the top window", async () => {
     await open(`#/p/${slug}/repl`);
     const requests: string[] = [];
     const onRequest = (request: { url(): string }) => requests.push(request.url());
@@ -186,6 +186,8 @@ describe("the dashboard in a real browser", () => {
     fetchOwnOrigin: await attempt(() => fetch("${target().baseUrl}/health").then((response) => response.status)),
     fetchRelative: await attempt(() => fetch("/health?from=sandbox").then((response) => response.status)),
     fetchElsewhere: await attempt(() => fetch("http://127.0.0.1:9/exfiltrate").then((response) => response.status)),
+    popup: await attempt(() => window.open("http://127.0.0.1:9/popup")),
+    navigateTop: await attempt(() => { window.top.location.href = "http://127.0.0.1:9/away"; return "asked"; }),
     stillWorks: (await itx.whoami()).principal,
   };
 }`,
@@ -201,10 +203,15 @@ describe("the dashboard in a real browser", () => {
         fetchOwnOrigin: "refused: TypeError",
         fetchRelative: "refused: TypeError",
         fetchElsewhere: "refused: TypeError",
+        popup: "allowed: null",
+        navigateTop: expect.stringMatching(/^refused: /),
         stillWorks: "admin",
       });
       // CSP stopped the fetches before they left: no request for them was made at all.
-      expect(requests.filter((url) => url.includes("/health") || url.includes("exfiltrate"))).toEqual([]);
+      expect(requests.filter((url) => url.includes("127.0.0.1:9/") || url.includes("/health"))).toEqual([]);
+      // No popup opened and the dashboard stayed where it was.
+      expect(context.pages()).toHaveLength(1);
+      expect(page.url()).toBe(`${target().baseUrl}/#/p/${slug}/repl`);
     } finally {
       page.off("request", onRequest);
     }
