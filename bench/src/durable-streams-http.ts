@@ -1,7 +1,7 @@
 import { DurableStream } from "@durable-streams/client";
 import { connectItx } from "iterate/client";
 import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
-import { report, summarize, time } from "./stats.ts";
+import { report, summarize, time, reportReadRates } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 const SINGLE_APPENDS = 500;
@@ -95,14 +95,8 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
       peerReads.push(await time(async () => (peerRead = await readAll(peerBatched.url))));
       if (peerRead !== BATCH_EVENTS) throw new Error(`peer read ${peerRead} messages, expected ${BATCH_EVENTS}`);
     }
-    const readRate = BATCH_EVENTS / (summarize(ourReads).median / 1000);
-    const peerReadRate = BATCH_EVENTS / (summarize(peerReads).median / 1000);
-    report("dshttp.read_100k_from_start_rate", readRate, "events/s");
-    report("dshttp.read_100k_from_start_rate.peer_durable_streams_file", peerReadRate, "events/s");
-    report("dshttp.read_100k_from_start_rate.ratio_to_peer", readRate / peerReadRate, "x (target >= 0.5, #18: >= 1)");
     // Three rounds: the slowest stands for the tail.
-    report("dshttp.read_100k_from_start.slowest_round", summarize(ourReads).max, "ms");
-    report("dshttp.read_100k_from_start.peer_durable_streams_file.slowest_round", summarize(peerReads).max, "ms");
+    reportReadRates("dshttp.read_100k_from_start", BATCH_EVENTS, ourReads, peerReads, "target >= 0.5, #18: >= 1");
   } finally {
     session[Symbol.dispose]();
     await peer.stop();

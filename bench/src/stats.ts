@@ -73,3 +73,17 @@ function shuffled<T>(items: readonly T[]): T[] {
   }
   return copy;
 }
+
+/**
+ * Reads of `events` events from the start, ours against the peer's, timed in rounds: the rates
+ * from the medians, their ratio against `target`, and each side's slowest round (the tail).
+ */
+export function reportReadRates(prefix: string, events: number, ours: number[], peer: number[], target: string): void {
+  const rate = events / (summarize(ours).median / 1000);
+  const peerRate = events / (summarize(peer).median / 1000);
+  report(`${prefix}_rate`, rate, "events/s");
+  report(`${prefix}_rate.peer_durable_streams_file`, peerRate, "events/s");
+  report(`${prefix}_rate.ratio_to_peer`, rate / peerRate, `x (${target})`);
+  report(`${prefix}.slowest_round`, summarize(ours).max, "ms");
+  report(`${prefix}.peer_durable_streams_file.slowest_round`, summarize(peer).max, "ms");
+}

@@ -1,7 +1,7 @@
 import { connectItx, readEvents } from "iterate/client";
 import type { Baselines } from "./baselines.ts";
 import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
-import { report, summarize, time } from "./stats.ts";
+import { report, summarize, time, reportReadRates } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 const SINGLE_APPENDS = 1_000;
@@ -104,14 +104,8 @@ export async function measureStreams(target: BenchTarget, baselines: Baselines):
       peerReads.push(await time(async () => (peerRead = await readAll(peerBatched.url))));
       if (peerRead !== BATCH_EVENTS) throw new Error(`peer read ${peerRead} items, expected ${BATCH_EVENTS}`);
     }
-    const readRate = BATCH_EVENTS / (summarize(ourReads).median / 1000);
-    const peerReadRate = BATCH_EVENTS / (summarize(peerReads).median / 1000);
-    report("stream.read_100k_from_start_rate", readRate, "events/s");
-    report("stream.read_100k_from_start_rate.peer_durable_streams_file", peerReadRate, "events/s");
-    report("stream.read_100k_from_start_rate.ratio_to_peer", readRate / peerReadRate, "x (target >= 1)");
     // Three rounds: the slowest stands for the tail.
-    report("stream.read_100k_from_start.slowest_round", summarize(ourReads).max, "ms");
-    report("stream.read_100k_from_start.peer_durable_streams_file.slowest_round", summarize(peerReads).max, "ms");
+    reportReadRates("stream.read_100k_from_start", BATCH_EVENTS, ourReads, peerReads, "target >= 1");
 
     // Append latency on a small stream and on a 1,000,000-event stream, interleaved.
     if (process.env.BENCH_SKIP_BIG !== "1") {
