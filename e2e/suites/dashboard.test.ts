@@ -35,6 +35,22 @@ async function open(hash: string): Promise<void> {
   await page.goto(`${target().baseUrl}/${hash}`);
 }
 
+/**
+ * Checks the dashboard's CSP forbids eval, opens the REPL of this suite's project, and records every CSP
+ * violation the page causes from then on in `window.violations` (the REPL must cause none).
+ */
+async function openReplUnderStrictCsp(): Promise<void> {
+  const csp = (await fetch(`${target().baseUrl}/`)).headers.get("content-security-policy") ?? "";
+  expect(csp).toContain("script-src 'self';");
+  expect(csp).not.toContain("unsafe-eval");
+  await open(`#/p/${slug}/repl`);
+  await page.evaluate(() => {
+    const violations: string[] = [];
+    (window as unknown as { violations: string[] }).violations = violations;
+    document.addEventListener("securitypolicyviolation", (event) => violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+  });
+}
+
 async function signInWith(kind: "admin-secret" | "bearer", value: string): Promise<void> {
   await page.selectOption("select", kind);
   await page.fill("input[name=secret]", value);
@@ -79,16 +95,7 @@ describe("the dashboard in a real browser", () => {
   });
 
   test("the page's CSP forbids eval, and the REPL runs on the OS as itx.run: events stream in while it runs, then the result as a tree, errors with their code, history kept", async () => {
-    const csp = (await fetch(`${target().baseUrl}/`)).headers.get("content-security-policy") ?? "";
-    expect(csp).toContain("script-src 'self';");
-    expect(csp).not.toContain("unsafe-eval");
-    // Every CSP violation in the page is recorded: the REPL must work without causing one.
-    await open(`#/p/${slug}/repl`);
-    await page.evaluate(() => {
-      const violations: string[] = [];
-      (window as unknown as { violations: string[] }).violations = violations;
-      document.addEventListener("securitypolicyviolation", (event) => violations.push(`${event.violatedDirective} ${event.blockedURI}`));
-    });
+    await openReplUnderStrictCsp();
 
     await page.fill("textarea[name=code]", "async (itx) => { const me = await itx.whoami(); return { path: me.path, answer: 41 + 1 }; }");
     await page.click("button:text-is('Run')");
@@ -124,15 +131,7 @@ describe("the dashboard in a real browser", () => {
   });
 
   test("in-page mode runs the script in the browser against the page's live handle, through a sandboxed frame, while the page's CSP keeps forbidding eval", async () => {
-    const csp = (await fetch(`${target().baseUrl}/`)).headers.get("content-security-policy") ?? "";
-    expect(csp).toContain("script-src 'self';");
-    expect(csp).not.toContain("unsafe-eval");
-    await open(`#/p/${slug}/repl`);
-    await page.evaluate(() => {
-      const violations: string[] = [];
-      (window as unknown as { violations: string[] }).violations = violations;
-      document.addEventListener("securitypolicyviolation", (event) => violations.push(`${event.violatedDirective} ${event.blockedURI}`));
-    });
+    await openReplUnderStrictCsp();
     using session: any = adminSession();
     const runsBefore = (await session.projects.get(slug).getEvents({})).filter((event: any) => event.type === "events.iterate.com/itx/run-requested").length;
 
