@@ -1,3 +1,4 @@
+import type { RpcStub } from "capnweb";
 import { test as base } from "vitest";
 import {
   connectItx,
@@ -14,8 +15,8 @@ import { newProject } from "./projects.ts";
 
 /** `connectItx` against the OS under test: the same overloads, without `baseUrl`. */
 export interface Connect {
-  (options: Omit<ConnectAgentOptions, "baseUrl">): Handle<AgentContext>;
-  (options: Omit<ConnectProjectOptions, "baseUrl">): Handle<ProjectRoot>;
+  <Mounted extends object = {}>(options: Omit<ConnectAgentOptions, "baseUrl">): Handle<AgentContext & Mounted>;
+  <Mounted extends object = {}>(options: Omit<ConnectProjectOptions, "baseUrl">): Handle<ProjectRoot & Mounted>;
   (options: Omit<ConnectWithAuthOptions, "baseUrl">): Handle<Session>;
   (options?: Omit<ConnectOptions, "baseUrl">): Handle<UnauthenticatedRoot>;
 }
@@ -41,8 +42,8 @@ export const test = base
     onCleanup(() => {
       for (const handle of opened) handle[Symbol.dispose]();
     });
-    function connect(options: Omit<ConnectAgentOptions, "baseUrl">): Handle<AgentContext>;
-    function connect(options: Omit<ConnectProjectOptions, "baseUrl">): Handle<ProjectRoot>;
+    function connect<Mounted extends object = {}>(options: Omit<ConnectAgentOptions, "baseUrl">): Handle<AgentContext & Mounted>;
+    function connect<Mounted extends object = {}>(options: Omit<ConnectProjectOptions, "baseUrl">): Handle<ProjectRoot & Mounted>;
     function connect(options: Omit<ConnectWithAuthOptions, "baseUrl">): Handle<Session>;
     function connect(options?: Omit<ConnectOptions, "baseUrl">): Handle<UnauthenticatedRoot>;
     function connect(options: Omit<ConnectOptions, "baseUrl"> = {}): Handle<unknown> {
@@ -57,3 +58,15 @@ export const test = base
     const { projectId, slug } = await newProject("e2e");
     return { projectId, slug, itx: connect({ auth: os.admin, projectId }) };
   });
+
+/**
+ * Types what a test knows is mounted on a context the platform's types cannot see into: a child
+ * from `extend()`/`cd()`, a loaded worker's stub. The platform checks nothing against `Mounted`.
+ *
+ * @example
+ * const child = mounted<{ note(text: string): number }>(itx.extend({ name: "notes" }));
+ * expect(await child.note("hi")).toBe(1);
+ */
+export function mounted<Mounted extends object>(stub: object): RpcStub<Mounted> {
+  return stub as RpcStub<Mounted>;
+}
