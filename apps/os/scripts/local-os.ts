@@ -67,6 +67,7 @@ export interface LocalOs {
 }
 
 const OS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const TETHERED = join(dirname(fileURLToPath(import.meta.url)), "tethered.ts");
 
 /** The runner's service name; each local OS has a dev registry of its own, so it never clashes. */
 export const RUNNER_SERVICE = "iterate-runner";
@@ -157,7 +158,8 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
     "--show-interactive-dev-session=false",
     ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
-  const child = spawn(process.execPath, args, {
+  // Through the tether: if this process dies without calling stop(), the OS stops with it.
+  const child = spawn(process.execPath, [TETHERED, process.execPath, ...args], {
     cwd: OS_DIR,
     env: { ...process.env, ...QUIET_WRANGLER_ENV, WRANGLER_REGISTRY_PATH: registry },
     stdio: options.inheritOutput ? "inherit" : ["ignore", "pipe", "pipe"],
