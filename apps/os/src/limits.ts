@@ -161,6 +161,15 @@ const PLATFORM_LIMITS = {
    * tens of milliseconds).
    */
   BUNDLE_WAIT_MS: 120_000,
+  /**
+   * npm packages one build may install from a `package.json`. The bundler installs them from the
+   * npm registry (and nowhere else), in the one workerd process it shares with the OS locally.
+   */
+  BUNDLE_NPM_PACKAGES_MAX: 200,
+  /** Bytes one build may download from the npm registry, metadata and tarballs together. */
+  BUNDLE_NPM_DOWNLOAD_MAX_BYTES: 33_554_432,
+  /** Bytes one build's tarballs may unpack to: a small gzip can inflate a thousandfold. */
+  BUNDLE_NPM_UNPACKED_MAX_BYTES: 67_108_864,
   /** Longest durable worker key: it names a facet of the context's object. */
   DURABLE_WORKER_KEY_MAX_LENGTH: 128,
   /**

@@ -5,13 +5,15 @@ import { ItxError } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { parseWorkerSource } from "../worker-loader/worker-source.ts";
 import type { Bundle, BundleRequest } from "./bundler-protocol.ts";
+import { NpmBudget, withNpmBudget } from "./npm-guard.ts";
 
 /**
  * Bundles `request` with @cloudflare/worker-bundler (esbuild in wasm). Throws INVALID_ARGUMENT
  * for input that crosses a limit or does not build (naming file, line and column), and
- * RESOURCE_EXHAUSTED for a bundle bigger than BUNDLE_OUTPUT_MAX_CHARS.
+ * RESOURCE_EXHAUSTED for a bundle bigger than BUNDLE_OUTPUT_MAX_CHARS or npm dependencies past
+ * their limits (`npm`, see npm-guard.ts; tests pass smaller ones).
  */
-export async function bundleSource(request: BundleRequest): Promise<Bundle> {
+export async function bundleSource(request: BundleRequest, npm: NpmBudget = new NpmBudget()): Promise<Bundle> {
   if (typeof request !== "object" || request === null) throw new ItxError("INVALID_ARGUMENT", "a bundle request is { files, entryPoint?, virtualModules }");
   const { virtualModules, ...rest } = request;
   const source = parseWorkerSource(rest);
@@ -19,15 +21,20 @@ export async function bundleSource(request: BundleRequest): Promise<Bundle> {
   const { createWorker } = await import("@cloudflare/worker-bundler");
   let built: Awaited<ReturnType<typeof createWorker>>;
   try {
-    built = await createWorker({
-      files: source.files,
-      ...(source.entryPoint ? { entryPoint: source.entryPoint } : {}),
-      bundle: true,
-      virtualModules: modules,
-    });
+    built = await withNpmBudget(npm, () =>
+      createWorker({
+        files: source.files,
+        ...(source.entryPoint ? { entryPoint: source.entryPoint } : {}),
+        bundle: true,
+        virtualModules: modules,
+      }),
+    );
   } catch (error) {
+    npm.check();
     throw new ItxError("INVALID_ARGUMENT", `the worker did not build: ${describeBuildError(error)}`, { details: { reason: "build-failed" } });
   }
+  // The library turns a refused install into a warning; the limit it crossed is the answer.
+  npm.check();
   const out: Record<string, string> = {};
   let chars = built.mainModule.length;
   for (const [name, module] of Object.entries(built.modules)) {

@@ -1,7 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import { LIMITS } from "../limits.ts";
+import { expectCode } from "iterate/stream/test-support";
+import { bundleSource } from "./bundle-source.ts";
 import { checkedBundle } from "./bundler-client.ts";
+import { NpmBudget } from "./npm-guard.ts";
 import type { BundleAnswer } from "./bundler-protocol.ts";
 
 // Through the BUNDLER service binding, as the OS calls it (vitest.config.ts binds the entrypoint).
@@ -68,5 +71,14 @@ describe("the OS checks what the bundler answers", () => {
   test("an answer past BUNDLE_OUTPUT_MAX_CHARS is RESOURCE_EXHAUSTED", () => {
     const huge = { mainModule: "index.js", modules: { "index.js": "x".repeat(LIMITS.BUNDLE_OUTPUT_MAX_CHARS + 1) } };
     expect(() => checkedBundle(huge)).toThrow(expect.objectContaining({ code: "RESOURCE_EXHAUSTED", details: { limit: "BUNDLE_OUTPUT_MAX_CHARS" } }));
+  });
+
+  test("a source whose package.json crosses a limit is RESOURCE_EXHAUSTED naming it, without reaching the network", { timeout: 180_000 }, async () => {
+    const files = {
+      "index.ts": `import leftPad from "left-pad";\nexport default { fetch: () => new Response(leftPad("x", 3)) };`,
+      "package.json": JSON.stringify({ dependencies: { "left-pad": "1.3.0" } }),
+    };
+    const error = await expectCode(bundleSource({ files, virtualModules: {} }, new NpmBudget({ BUNDLE_NPM_PACKAGES_MAX: 0 })), "RESOURCE_EXHAUSTED");
+    expect(error.details).toMatchObject({ limit: "BUNDLE_NPM_PACKAGES_MAX" });
   });
 });
