@@ -1,3 +1,5 @@
+import type { RepoCommit } from "iterate/types";
+
 /** The repo domain's facts, each appended by the repo's Durable Object (platform writer "repo"). */
 /** A repository was created: its path and default branch. */
 export const REPO_CREATED = "events.iterate.com/repo/created";
@@ -13,12 +15,5 @@ export const REPO_LISTED = "events.iterate.com/repo/listed";
 /** The stream that lists a project's repositories. */
 export const REPO_DIRECTORY_PATH = "/repos";
 
-/** The payload of repo/commit-completed. */
-export interface CommitCompleted {
-  branch: string;
-  commit: string;
-  parents: string[];
-  author: string;
-  message: string;
-  changedPaths: string[];
-}
+/** The payload of repo/commit-completed: the contract's RepoCommit, which `commit()` also answers. */
+export type CommitCompleted = RepoCommit;
