@@ -1,11 +1,11 @@
 import type { EventSource } from "iterate/types";
-import { ItxError } from "iterate/errors";
+import { ItxError, errorMessage } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { directEgressVerdict } from "../egress/direct-egress-verdict.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
-import { parseScriptSource, runScript } from "../worker-loader/run-script.ts";
+import { parseScriptSource, prepareScriptAhead, runScript, type ScriptOutcome } from "../worker-loader/run-script.ts";
 import { isolateScope, lookupConfinement, stampOfScope, type HandleContext } from "./handle-scope.ts";
 import type { ItxRpcTarget } from "./itx-rpc-target.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
@@ -29,18 +29,29 @@ export async function run(
   const timeoutMs = parseTimeout(options?.timeoutMs);
   const { scope } = ctx;
   const { projectId, path } = await ctx.where();
-  const confinement = await lookupConfinement(scope.env, projectId, scope.origin);
   const stream = streamStub(scope.env.STREAM, `${projectId}:${path}`);
   const stamp: EventSource = { ...stampOfScope(scope), platform: "run" };
   // The script starts only once its request is durable, and not at all if the append is refused
   // (LOOP_LIMIT). The settled fact follows within the run, so the context's processors are sent
-  // both in one delivery.
-  const props: IsolateProps = { ...isolateScope(scope), path, projectId, depth: (scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
-  // Asked beside the append, which costs a round trip anyway: does anything shadow its fetch?
-  const direct = directEgressVerdict(scope.env, props);
-  const requested = await relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true }));
-  const requestOffset = requested.offsets[0] ?? 0;
-  const outcome = await runScript(scope.env, props, isolateItx(props), source, timeoutMs, direct);
+  // both in one delivery. What the run needs that does not depend on the request goes out beside
+  // its append, whose round trip it would otherwise follow: the origin's confinement, then the
+  // direct-egress verdict (does anything shadow its fetch?), and the script's preparation.
+  prepareScriptAhead(source);
+  const setup = lookupConfinement(scope.env, projectId, scope.origin).then((confinement) => {
+    const props: IsolateProps = { ...isolateScope(scope), path, projectId, depth: (scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
+    return { props, direct: directEgressVerdict(scope.env, props) };
+  });
+  const [requested, ready] = await Promise.allSettled([
+    relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true })),
+    setup,
+  ]);
+  if (requested.status === "rejected") throw requested.reason;
+  const requestOffset = requested.value.offsets[0] ?? 0;
+  // A request that is durable is always settled, also when the run could not be set up.
+  const outcome: ScriptOutcome =
+    ready.status === "fulfilled"
+      ? await runScript(scope.env, ready.value.props, isolateItx(ready.value.props), source, timeoutMs, ready.value.direct)
+      : { status: "failed", error: { code: "UNAVAILABLE", message: `the run could not be set up: ${errorMessage(ready.reason)}` } };
   const settled = { type: RUN_SETTLED, payload: { requestOffset, ...outcome }, idempotencyKey: `itx/run-settled:${requestOffset}` };
   await relay(stream.append({ events: [settled], stamp, answer: "receipt" }));
   if (outcome.status === "failed") throw new ItxError(outcome.error.code, outcome.error.message, { details: { requestOffset } });

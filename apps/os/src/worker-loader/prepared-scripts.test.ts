@@ -11,6 +11,14 @@ describe("prepared scripts", () => {
     expect(other.ok && first.ok && other.hash !== first.hash).toBe(true);
   });
 
+  test("a source asked for twice at once is prepared once (itx.run starts it beside its append)", async () => {
+    const scripts = new PreparedScripts();
+    const source = "async (itx) => 3";
+    const [a, b] = await Promise.all([scripts.prepare(source), scripts.prepare(source)]);
+    expect(a.ok).toBe(true);
+    expect(b).toBe(a);
+  });
+
   test("a syntax error is remembered with the line it names", async () => {
     const scripts = new PreparedScripts();
     const broken = await scripts.prepare("async (itx) => {\n  return 1 +* 2;\n}");

@@ -4,7 +4,6 @@ import { guardLoops, guardName } from "./loop-guard.ts";
 import { scriptModule } from "./script-module.ts";
 import { LIMITS } from "../limits.ts";
 
-
 /** A script ready to load (its module, and a hash of its source for isolate ids), or why it cannot run. */
 export type PreparedScript = { ok: true; hash: string; module: string } | { ok: false; message: string };
 
@@ -15,6 +14,8 @@ export type PreparedScript = { ok: true; hash: string; module: string } | { ok: 
 export class PreparedScripts {
   readonly #maxChars: number;
   readonly #bySource = new Map<string, PreparedScript>();
+  // Preparations under way, so a source asked for twice at once is parsed once.
+  readonly #pending = new Map<string, Promise<PreparedScript>>();
   #chars = 0;
 
   constructor(maxChars: number = LIMITS.PREPARED_SCRIPTS_MAX_CHARS) {
@@ -34,9 +35,18 @@ export class PreparedScripts {
       this.#bySource.set(source, known);
       return known;
     }
-    const script = await prepare(source);
-    this.#remember(source, script);
-    return script;
+    const pending = this.#pending.get(source);
+    if (pending) return pending;
+    const preparing = prepare(source).then((script) => {
+      this.#remember(source, script);
+      return script;
+    });
+    this.#pending.set(source, preparing);
+    try {
+      return await preparing;
+    } finally {
+      this.#pending.delete(source);
+    }
   }
 
   #remember(source: string, script: PreparedScript): void {

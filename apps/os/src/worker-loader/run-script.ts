@@ -30,6 +30,14 @@ const COMPATIBILITY_DATE = "2026-08-01";
 
 const preparedScripts = new PreparedScripts();
 
+/**
+ * Starts preparing `source` (parsing, guarding, hashing) ahead of `runScript`, which then finds
+ * it done or under way: a caller that must wait on I/O first (a durable request) overlaps the two.
+ */
+export function prepareScriptAhead(source: string): void {
+  void preparedScripts.prepare(source).catch(() => undefined);
+}
+
 /** Validates script source: a non-empty string within SOURCE_MAX_LENGTH. */
 export function parseScriptSource(source: unknown): string {
   if (typeof source !== "string" || source.trim().length === 0) {
