@@ -21,6 +21,11 @@ export interface BenchRoot {
 
 export interface BenchTarget {
   baseUrl: string;
+  /**
+   * The OS at its own workerd socket, without wrangler dev's proxy (decision 0026); absent with
+   * BASE_URL or when it could not be found.
+   */
+  workerdUrl?: string;
   adminSecret: string;
   bench: RpcStub<BenchRoot>;
   close(): Promise<void>;
@@ -34,16 +39,19 @@ export async function openTarget(): Promise<BenchTarget> {
   let os: LocalOs | undefined;
   let baseUrl = process.env.BASE_URL?.replace(/\/+$/, "");
   let adminSecret = process.env.ITERATE_ADMIN_SECRET ?? "";
+  let workerdUrl: string | undefined;
   if (!baseUrl) {
     // A machine shared with other work may take minutes to start an OS: five by default, or BENCH_READY_TIMEOUT_MS.
     const readyTimeoutMs = Number(process.env.BENCH_READY_TIMEOUT_MS) || 300_000;
     os = await startLocalOs({ bench: true, vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "1" }, readyTimeoutMs });
     baseUrl = os.baseUrl;
     adminSecret = os.adminSecret;
+    workerdUrl = os.workerdUrl;
   }
   const bench = newWebSocketRpcSession<BenchRoot>(`${baseUrl.replace(/^http/, "ws")}/api/bench`);
   return {
     baseUrl,
+    ...(workerdUrl ? { workerdUrl } : {}),
     adminSecret,
     bench,
     async close() {

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startRunnerWatchdog, type RunnerWatchdog } from "./runner-watchdog.ts";
 import { freePort } from "./free-port.ts";
+import { findWorkerdSocket } from "./workerd-socket.ts";
 import { ensureDashboardBuilt } from "./dashboard-build.ts";
 import { BENCH_MAIN, withBench } from "./bench-config.ts";
 
@@ -62,6 +63,11 @@ export interface LocalOs {
   process: ChildProcess;
   /** The runner's watchdog (absent with `inProcessLoader`). */
   runner?: RunnerWatchdog;
+  /**
+   * With `bench`: the OS at its own workerd socket, without wrangler dev's proxy in front
+   * (scripts/workerd-socket.ts, decision 0026); absent when it could not be found.
+   */
+  workerdUrl?: string;
   /** Stops wrangler and workerd; removes the state folder when it was temporary. */
   stop(): Promise<void>;
 }
@@ -185,7 +191,8 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   if (secretsKey === LOCAL_SECRETS_KEY) {
     console.log(`local OS at ${baseUrl}: ITERATE_SECRETS_KEY is unset, so secrets are encrypted under the local default key (local use only, never a deployment)`);
   }
-  return { baseUrl, adminSecret, persistTo, logPath, process: child, ...(runner ? { runner } : {}), stop };
+  const workerdUrl = options.bench && child.pid !== undefined ? await findWorkerdSocket(child.pid, port) : undefined;
+  return { baseUrl, adminSecret, persistTo, logPath, process: child, ...(runner ? { runner } : {}), ...(workerdUrl ? { workerdUrl } : {}), stop };
 }
 
 /**
