@@ -77,12 +77,12 @@ async function isOs(port: number): Promise<boolean> {
 /**
  * The URL of the OS's own workerd socket among the processes `wranglerPid` started (not the
  * proxy's `publicPort`), or undefined when none answers as the OS (another platform, another
- * wrangler layout): callers then use the public URL.
+ * wrangler layout): callers then use the public URL. `processName` is for tests.
  */
-export async function findWorkerdSocket(wranglerPid: number, publicPort: number): Promise<string | undefined> {
+export async function findWorkerdSocket(wranglerPid: number, publicPort: number, processName = "workerd"): Promise<string | undefined> {
   if (process.platform !== "linux") return undefined;
   for (const { pid, comm } of descendants(wranglerPid)) {
-    if (comm !== "workerd") continue;
+    if (comm !== processName) continue;
     const ports = listeningPorts(pid);
     // The proxy's workerd holds the public port: its other sockets are the proxy's own.
     if (ports.includes(publicPort)) continue;
