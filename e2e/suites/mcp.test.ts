@@ -236,7 +236,7 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     expect((await post(slug, issued.token, call)).status).toBe(200);
     expect(await admin.tokens.revoke(issued.tokenId)).toEqual({ revoked: true });
     const revokedAt = Date.now();
-    // STREAMS_HTTP_AUTH_CACHE_MS (apps/os/src/streams-http/request-cache.ts): past it, every isolate checks again.
+    // STREAMS_HTTP_AUTH_CACHE_MS (apps/os/src/auth/request-cache.ts): past it, every isolate checks again.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, revokedAt + 1_100 - Date.now())));
     expect((await post(slug, issued.token, call)).status).toBe(401);
   });

@@ -6,8 +6,8 @@ import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { LIMITS } from "../limits.ts";
 import { ProjectAccess } from "../project/project-collection.ts";
 import { findProject } from "../project/project-directory.ts";
-import { authenticateRequest, bearerLane } from "../streams-http/request-auth.ts";
-import { ShortCache } from "../streams-http/request-cache.ts";
+import { authenticateRequest, bearerLane } from "../auth/request-auth.ts";
+import { ShortCache } from "../auth/request-cache.ts";
 import { mcpSdk, type McpSdk } from "./mcp-sdk.ts";
 import { isMountToolName, MCP_BUILT_IN_TOOLS, projectTools, toolResult } from "./project-mcp-tools.ts";
 

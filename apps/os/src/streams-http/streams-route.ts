@@ -8,11 +8,11 @@ import { logUncoded } from "../logging/log-limiter.ts";
 import { HEADERS as H, type ForkSource, type ProtocolAnswer, type ProtocolRequest } from "./protocol-api.ts";
 import { eventsOfBody } from "./message-mapping.ts";
 import { parseOffset } from "./offsets.ts";
-import { authenticateRequest } from "./request-auth.ts";
+import { authenticateRequest } from "../auth/request-auth.ts";
 import { Refusal, boundedBody, createContentType, expiry, header, producerHeaders, readQuery, responseCursor } from "./request-parsing.ts";
 import { serveSse } from "./sse.ts";
 import { withCors, corsPreflight } from "./cors.ts";
-import { ShortCache } from "./request-cache.ts";
+import { ShortCache } from "../auth/request-cache.ts";
 
 const projects = new ShortCache<Awaited<ReturnType<typeof findProject>>>();
 

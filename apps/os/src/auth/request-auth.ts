@@ -1,7 +1,7 @@
 import type { Principal } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { authenticate, type Handshake } from "../auth/authenticate.ts";
-import { handshakeOf } from "../auth/handshake.ts";
+import { authenticate, type Handshake } from "./authenticate.ts";
+import { handshakeOf } from "./handshake.ts";
 import { ShortCache } from "./request-cache.ts";
 
 /**
