@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
-import { target } from "../harness/os.ts";
-import { newProject, projectItx } from "../harness/projects.ts";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import type { RpcStub } from "capnweb";
+import type { AgentConfig, Itx, LlmConfig, StreamEvent } from "iterate/types";
+import { test } from "../harness/fixtures.ts";
+import { until } from "../harness/poll.ts";
 import { scriptReply, startModelServer, type ModelRequest } from "../harness/model-server.ts";
 import { expectCode } from "iterate/stream/test-support";
-
-// oxlint-disable typescript/no-explicit-any -- itx handles are dynamic by design
 
 const AGENT = ["events.iterate.com", "agent", ""].join("/");
 const ITX = ["events.iterate.com", "itx", ""].join("/");
@@ -27,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => model.close());
 
-function llm(name: string, script: Script) {
+function llm(name: string, script: Script): Extract<LlmConfig, { provider: "openai-compatible" }> {
   const unique = `${name}-${Math.random().toString(36).slice(2, 8)}`;
   scripts.set(unique, script);
   return { provider: "openai-compatible", baseUrl: model.baseUrl, model: unique };
@@ -37,25 +36,25 @@ function requestsOf(config: { model: string }): ModelRequest[] {
   return model.requests.filter((request) => request.model === config.model);
 }
 
-async function typesOn(itx: any, path: string): Promise<string[]> {
+async function typesOn(itx: RpcStub<Itx>, path: string): Promise<string[]> {
   const stream = await itx.streams.get(path);
   const events = await stream.getEvents({ limit: 500 });
-  return events.map((event: any) => event.type.replace("events.iterate.com/", ""));
+  return events.map((event) => event.type.replace("events.iterate.com/", ""));
 }
 
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** The payloads this suite reads: the contract leaves an event's payload `unknown`. */
+interface AgentPayloads {
+  frame: { delta: string; index: number };
+  context: { role: string; content: string; corrective?: boolean };
+  settled: { requestOffset: number; status: string; error?: { code: string; message: string } };
+  stopped: { reason: string; message: string };
+  loopLimit: { began: string };
+  sent: { text: string };
 }
+const known = <K extends keyof AgentPayloads>(_kind: K, events: StreamEvent[]) => events as StreamEvent<string, AgentPayloads[K]>[];
 
 describe("agents", () => {
-  test("asked to say something, the agent runs a script that calls itx.chat.sendMessage, and the stream shows the whole turn", async () => {
-    using itx = await projectItx("agent-hello");
+  test("asked to say something, the agent runs a script that calls itx.chat.sendMessage, and the stream shows the whole turn", async ({ project: { itx } }) => {
     const config = llm("hello", () => scriptReply('async (itx) => { await itx.chat.sendMessage("Hello from the agent!"); }'));
     const agent = itx.agents.get("/agents/greeter");
     expect(await agent.create({ llm: config, systemPrompt: "You greet people." })).toMatchObject({ path: "/agents/greeter", created: true });
@@ -82,11 +81,11 @@ describe("agents", () => {
     const stream = await itx.streams.get("/agents/greeter");
     const [requested] = await stream.getEvents({ types: [`${AGENT}llm-request-requested`] });
     // By reference: the request event holds no prompt; its offset is the request id.
-    expect(Object.keys(requested.payload)).toEqual(["afterOffset"]);
+    expect(Object.keys(requested?.payload ?? {})).toEqual(["afterOffset"]);
     const [settled] = await stream.getEvents({ types: [`${AGENT}llm-request-settled`] });
-    expect(settled.payload).toMatchObject({ requestOffset: requested.offset, status: "succeeded" });
+    expect(settled?.payload).toMatchObject({ requestOffset: requested?.offset, status: "succeeded" });
     const [runSettled] = await stream.getEvents({ types: [`${ITX}run-settled`] });
-    expect(runSettled.payload).toEqual({ requestOffset: expect.any(Number), status: "succeeded" });
+    expect(runSettled?.payload).toEqual({ requestOffset: expect.any(Number), status: "succeeded" });
 
     // What the model saw: the contract and the surface (from __describe) in the system lane, then the user.
     const [request] = requestsOf(config);
@@ -100,31 +99,29 @@ describe("agents", () => {
     const description = await agent.__describe();
     expect(description).toMatchObject({ kind: "agent", path: "/agents/greeter", agent: { created: true, status: "idle", turns: 1, messagesSent: 1 } });
     // Besides the onboarding agent the project's template creates (docs/projects.md).
-    expect((await itx.agents.list()).filter((row: any) => row.path !== "/agents/onboarding")).toEqual([{ path: "/agents/greeter", createdAt: expect.any(String) }]);
+    expect((await itx.agents.list()).filter((row) => row.path !== "/agents/onboarding")).toEqual([{ path: "/agents/greeter", createdAt: expect.any(String) }]);
   });
 
-  test("live viewers see the reply stream as ephemeral frames; the stream keeps only the whole reply", async () => {
-    using itx = await projectItx("agent-frames");
+  test("live viewers see the reply stream as ephemeral frames; the stream keeps only the whole reply", async ({ project: { itx } }) => {
     const long = `${"Thinking out loud. ".repeat(40)}\n${scriptReply('async (itx) => { await itx.chat.sendMessage("done"); }')}`;
     const config = llm("frames", () => long);
     const agent = itx.agents.get("/agents/streamer");
     await agent.create({ llm: config });
     const stream = await itx.streams.get("/agents/streamer");
-    const frames: any[] = [];
-    await stream.subscribe((events: any[]) => {
-      for (const event of events) if (event.type === `${AGENT}llm-response-frame`) frames.push(event);
+    const frames: StreamEvent<string, AgentPayloads["frame"]>[] = [];
+    await stream.subscribe((events: StreamEvent[]) => {
+      for (const event of known("frame", events)) if (event.type === `${AGENT}llm-response-frame`) frames.push(event);
     });
     expect((await agent.ask({ message: "go", timeoutMs: 30_000 })).text).toBe("done");
-    await until(async () => (frames.map((frame) => frame.payload.delta).join("") === long ? true : undefined), 5_000);
+    await until(async () => (frames.map((frame) => frame.payload.delta).join("") === long ? true : undefined), { timeoutMs: 5_000 });
     expect(frames.every((frame) => frame.ephemeral === true)).toBe(true);
     expect(frames.map((frame) => frame.payload.index)).toEqual(frames.map((_frame, index) => index));
     expect(await stream.getEvents({ types: [`${AGENT}llm-response-frame`] })).toEqual([]);
-    const [assistant] = (await stream.getEvents({ types: [`${AGENT}context-added`] })).filter((event: any) => event.payload.role === "assistant");
-    expect(assistant.payload.content).toBe(long);
+    const [assistant] = known("context", await stream.getEvents({ types: [`${AGENT}context-added`] })).filter((event) => event.payload.role === "assistant");
+    expect(assistant?.payload.content).toBe(long);
   });
 
-  test("a multi-turn task: a script's result feeds the next turn, and undefined ends the loop", async () => {
-    using itx = await projectItx("agent-multi");
+  test("a multi-turn task: a script's result feeds the next turn, and undefined ends the loop", async ({ project: { itx } }) => {
     await itx.provideCapability({ name: "inventory", capability: { count: (item: string) => (item === "apples" ? 42 : 0) } });
     const config = llm("multi", (request, turn) => {
       if (turn === 0) return scriptReply('async (itx) => await itx.inventory.count("apples")');
@@ -149,8 +146,7 @@ describe("agents", () => {
     expect(described).toMatchObject({ turns: 2, messagesSent: 1, historyItems: 4 });
   });
 
-  test("a reply without a block, or with two, gets one corrective item; a second bad reply stops the loop", async () => {
-    using itx = await projectItx("agent-corrective");
+  test("a reply without a block, or with two, gets one corrective item; a second bad reply stops the loop", async ({ project: { itx } }) => {
     const config = llm("corrective", (_request, turn) => {
       if (turn === 0) return "I would love to help, but here is no code.";
       if (turn === 1) return `${scriptReply("async (itx) => 1")}\n${scriptReply("async (itx) => 2")}`;
@@ -164,11 +160,11 @@ describe("agents", () => {
     expect(requests).toHaveLength(2);
     expect(requests[1]?.messages.at(-1)?.content).toMatch(/had no fenced ```ts block.*exactly one fenced/s);
     const stream = await itx.streams.get("/agents/wordy");
-    const corrective = await stream.getEvents({ types: [`${AGENT}context-added`] });
-    expect(corrective.filter((event: any) => event.payload.corrective)).toHaveLength(1);
-    const [stop] = await stream.getEvents({ types: [`${AGENT}loop-stopped`] });
-    expect(stop.payload).toMatchObject({ reason: "no-script" });
-    expect(stop.payload.message).toMatch(/2 fenced code blocks/);
+    const corrective = known("context", await stream.getEvents({ types: [`${AGENT}context-added`] }));
+    expect(corrective.filter((event) => event.payload.corrective)).toHaveLength(1);
+    const [stop] = known("stopped", await stream.getEvents({ types: [`${AGENT}loop-stopped`] }));
+    expect(stop?.payload).toMatchObject({ reason: "no-script" });
+    expect(stop?.payload.message).toMatch(/2 fenced code blocks/);
 
     // A new message starts a fresh loop (and a fresh corrective budget).
     const second = llm("corrective-2", () => scriptReply('async (itx) => { await itx.chat.sendMessage("ok now"); }'));
@@ -176,8 +172,7 @@ describe("agents", () => {
     expect((await agent.ask({ message: "try again", timeoutMs: 30_000 })).text).toBe("ok now");
   });
 
-  test("a script that throws comes back to the model as a developer item, and the next turn fixes it", async () => {
-    using itx = await projectItx("agent-throws");
+  test("a script that throws comes back to the model as a developer item, and the next turn fixes it", async ({ project: { itx } }) => {
     const config = llm("throws", (request, turn) => {
       if (turn === 0) return scriptReply('async (itx) => { throw new Error("the printer is on fire"); }');
       const last = request.messages.at(-1)?.content ?? "";
@@ -189,8 +184,7 @@ describe("agents", () => {
     expect(reply.text).toMatch(/^recovered from: \[script failed\] SCRIPT_FAILED: .*the printer is on fire/);
   });
 
-  test("two agents answering each other stop at the loop limit with one LOOP_LIMIT error and one itx/loop-limit fact", async () => {
-    using itx = await projectItx("agent-loop");
+  test("two agents answering each other stop at the loop limit with one LOOP_LIMIT error and one itx/loop-limit fact", async ({ project: { itx } }) => {
     const ping = llm("ping", () => scriptReply('async (itx) => { await itx.agents.get("/agents/pong").message("ping"); }'));
     const pong = llm("pong", () => scriptReply('async (itx) => { await itx.agents.get("/agents/ping").message("pong"); }'));
     await itx.agents.get("/agents/ping").create({ llm: ping });
@@ -198,27 +192,27 @@ describe("agents", () => {
     const { offset } = await itx.agents.get("/agents/ping").message("start the game");
 
     const facts = await until(async () => {
-      const found = [];
+      const found: StreamEvent[] = [];
       for (const path of ["/agents/ping", "/agents/pong"]) {
         const stream = await itx.streams.get(path);
         found.push(...(await stream.getEvents({ types: [`${ITX}loop-limit`] })));
       }
-      return found.length > 0 ? found : undefined;
-    }, 60_000);
+      return found.length > 0 ? known("loopLimit", found) : undefined;
+    }, { timeoutMs: 60_000 });
     // Let anything still in flight land, then count.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const failures = [];
-    const limitFacts = [];
+    const failures: StreamEvent<string, AgentPayloads["settled"]>[] = [];
+    const limitFacts: StreamEvent[] = [];
     for (const path of ["/agents/ping", "/agents/pong"]) {
       const stream = await itx.streams.get(path);
       limitFacts.push(...(await stream.getEvents({ types: [`${ITX}loop-limit`] })));
       const settled = await stream.getEvents({ types: [`${ITX}run-settled`] });
-      failures.push(...settled.filter((event: any) => event.payload.error?.code === "LOOP_LIMIT"));
+      failures.push(...known("settled", settled).filter((event) => event.payload.error?.code === "LOOP_LIMIT"));
     }
     expect(limitFacts).toHaveLength(1);
-    expect(facts[0].payload.began).toBe(`/agents/ping#${offset}`);
+    expect(facts[0]?.payload.began).toBe(`/agents/ping#${offset}`);
     expect(failures).toHaveLength(1);
-    expect(failures[0].payload.error.message).toMatch(new RegExp(`began at /agents/ping#${offset}`));
+    expect(failures[0]?.payload.error?.message).toMatch(new RegExp(`began at /agents/ping#${offset}`));
     // A few rounds each, then quiet; reading still works.
     const requests = requestsOf(ping).length + requestsOf(pong).length;
     expect(requests).toBeGreaterThanOrEqual(3);
@@ -226,17 +220,16 @@ describe("agents", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(requestsOf(ping).length + requestsOf(pong).length).toBe(requests);
     expect((await typesOn(itx, "/agents/pong")).length).toBeGreaterThan(0);
-    const messages = (await (await itx.streams.get("/agents/pong")).getEvents({ types: [`${AGENT}context-added`] })).filter(
-      (event: any) => event.payload.role === "developer" && !event.payload.corrective,
+    const messages = known("context", await (await itx.streams.get("/agents/pong")).getEvents({ types: [`${AGENT}context-added`] })).filter(
+      (event) => event.payload.role === "developer" && !event.payload.corrective,
     );
     // Agent-to-agent messages are developer items carrying their sender in the stamp.
-    expect(messages[0].source.origin).toBe("/agents/ping");
+    expect(messages[0]?.source.origin).toBe("/agents/ping");
     const pongRequest = requestsOf(pong)[0];
     expect(pongRequest?.messages.at(-1)).toEqual({ role: "user", content: "[from /agents/ping] ping" });
   });
 
-  test("an agent that never returns undefined is stopped by the autonomous-turn limit", async () => {
-    using itx = await projectItx("agent-runaway");
+  test("an agent that never returns undefined is stopped by the autonomous-turn limit", async ({ project: { itx } }) => {
     const config = llm("runaway", () => scriptReply("async (itx) => 1"));
     const agent = itx.agents.get("/agents/busy");
     await agent.create({ llm: config });
@@ -245,8 +238,7 @@ describe("agents", () => {
     expect(requestsOf(config)).toHaveLength(8);
   });
 
-  test("the model key is a secret placeholder, substituted only in the egress pipe", async () => {
-    using itx = await projectItx("agent-key");
+  test("the model key is a secret placeholder, substituted only in the egress pipe", async ({ project: { itx } }) => {
     const material = `sk-test-${Math.random().toString(36).slice(2)}`;
     await itx.secrets.get("/secrets/model-key").update({ material, egress: { urls: [`${model.baseUrl}/`] } });
     const config = { ...llm("keyed", () => scriptReply('async (itx) => { await itx.chat.sendMessage("keyed"); }')), apiKey: "/secrets/model-key" };
@@ -267,8 +259,7 @@ describe("agents", () => {
     expect(raw.message).not.toContain(material);
   });
 
-  test("workers-ai is a clear error locally; a failed model request is recorded and ask rejects", async () => {
-    using itx = await projectItx("agent-ai");
+  test("workers-ai is a clear error locally; a failed model request is recorded and ask rejects", async ({ project: { itx } }) => {
     const agent = itx.agents.get("/agents/cloud");
     await agent.create({ llm: { provider: "workers-ai", model: "@cf/meta/llama-3.3-70b-instruct-fp8-fast" } });
     const failed = await expectCode(agent.ask({ message: "hi", timeoutMs: 30_000 }), "UNAVAILABLE");
@@ -280,8 +271,7 @@ describe("agents", () => {
     expect((await broken.__describe()).agent.lastError).toMatchObject({ code: "UNAVAILABLE" });
   });
 
-  test("bad input gets coded errors and changes nothing", async () => {
-    using itx = await projectItx("agent-bad");
+  test("bad input gets coded errors and changes nothing", async ({ project: { itx } }) => {
     const missing = itx.agents.get("/agents/nobody");
     await expectCode(missing.message("hello"), "NOT_FOUND");
     expect((await missing.__describe()).agent).toEqual({ created: false, offset: 0 });
@@ -289,11 +279,12 @@ describe("agents", () => {
     await expectCode(itx.agent.message("x"), "NOT_FOUND");
     await expectCode(itx.chat.sendMessage("x"), "NOT_FOUND");
     const agent = itx.agents.get("/agents/strict");
-    await expectCode(agent.create({ llm: { provider: "nope" } }), "INVALID_ARGUMENT");
-    await expectCode(agent.create({ color: "blue" }), "INVALID_ARGUMENT");
+    // Deliberately malformed configs: the contract's types would refuse them at compile time.
+    await expectCode(agent.create({ llm: { provider: "nope" } as unknown as LlmConfig }), "INVALID_ARGUMENT");
+    await expectCode(agent.create({ color: "blue" } as AgentConfig), "INVALID_ARGUMENT");
     const longPrompt = await expectCode(agent.create({ systemPrompt: "x".repeat(16_001) }), "INVALID_ARGUMENT");
     expect(longPrompt.details?.limit).toBe("SYSTEM_PROMPT_MAX_LENGTH");
-    expect((await itx.agents.list()).filter((row: any) => row.path !== "/agents/onboarding")).toEqual([]);
+    expect((await itx.agents.list()).filter((row) => row.path !== "/agents/onboarding")).toEqual([]);
     await agent.create({ llm: llm("strict", () => "no code") });
     const tooLong = await expectCode(agent.message("x".repeat(32_001)), "INVALID_ARGUMENT");
     expect(tooLong.message).toMatch(/at most 32000/);
@@ -304,8 +295,7 @@ describe("agents", () => {
     expect(types.filter((type) => type === "agent/context-added")).toHaveLength(0);
   });
 
-  test("ask waits for the agent's own script: another party's run on the agent's stream does not end it", async () => {
-    using itx = await projectItx("agent-own-runs");
+  test("ask waits for the agent's own script: another party's run on the agent's stream does not end it", async ({ project: { itx } }) => {
     const slow = llm("slow", () => scriptReply('async (itx) => { await new Promise((resolve) => setTimeout(resolve, 1500)); await itx.chat.sendMessage("done"); }'));
     const agent = itx.agents.get("/agents/slow");
     await agent.create({ llm: slow });
@@ -316,8 +306,7 @@ describe("agents", () => {
     expect((await asked).text).toBe("done");
   });
 
-  test("only the agent itself and the project's root configure an agent", async () => {
-    using itx = await projectItx("agent-configure");
+  test("only the agent itself and the project's root configure an agent", async ({ project: { itx } }) => {
     await itx.agents.get("/agents/target").create({ llm: llm("target", () => scriptReply("async () => undefined")) });
     const other = await itx.extend({ path: "/agents/other" });
     const refused = await expectCode(other.run('async (itx) => itx.agents.get("/agents/target").configure({ systemPrompt: "obey /agents/other" })'), "SCRIPT_FAILED");
@@ -326,23 +315,20 @@ describe("agents", () => {
     expect((await itx.agents.get("/agents/target").__describe()).agent.systemPrompt).toBe("from the root");
   });
 
-  test("connectItx with agentPath reaches the agent; in its context itx.agent and itx.chat exist", async () => {
-    const { projectId } = await newProject("agent-connect");
-    const { baseUrl, admin } = target();
-    using root: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("connectItx with agentPath reaches the agent; in its context itx.agent and itx.chat exist", async ({ os, project: { projectId, itx: root }, connect }) => {
     await root.agents.get("/agents/direct").create({
       llm: llm("direct", () =>
         scriptReply("async (itx) => { const me = await itx.agent.__describe(); await itx.chat.sendMessage('from ' + me.path); }"),
       ),
     });
-    using agent: any = connectItx({ baseUrl, auth: admin, projectId, agentPath: "/agents/direct" });
+    const agent = connect({ auth: os.admin, projectId, agentPath: "/agents/direct" });
     expect((await agent.whoami()).path).toBe("/agents/direct");
     expect((await agent.agent.__describe()).whoami).toBe(`agent ${projectId}:/agents/direct`);
     expect((await agent.agent.ask({ message: "who are you?", timeoutMs: 20_000 })).text).toBe("from /agents/direct");
     // Code that only reaches the agent's context (cd keeps the acting origin) cannot speak as it.
     const posing = await expectCode(root.cd("/agents/direct").run("async (itx) => { await itx.chat.sendMessage('forged'); }"), "SCRIPT_FAILED");
     expect(posing.message).toContain("only code running as /agents/direct speaks as that agent");
-    const sent = await (await root.streams.get("/agents/direct")).getEvents({ types: [`${AGENT}message-sent`] });
-    expect(sent.map((event: any) => [event.payload.text, event.source.origin])).toEqual([["from /agents/direct", "/agents/direct"]]);
+    const sent = known("sent", await (await root.streams.get("/agents/direct")).getEvents({ types: [`${AGENT}message-sent`] }));
+    expect(sent.map((event) => [event.payload.text, event.source.origin])).toEqual([["from /agents/direct", "/agents/direct"]]);
   });
 });

@@ -1,15 +1,13 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import { EXIT_CODES, LOCAL_DEFAULT_ADMIN_SECRET } from "iterate/cli";
+import type { IssuedToken, StreamEvent } from "iterate/types";
 import { LOCAL_ADMIN_SECRET, freePort } from "@iterate/os/local-os";
 import { buildCli, cliRunner, finished, freshConfig, type CliRunner } from "../harness/cli.ts";
+import { test } from "../harness/fixtures.ts";
 import { startModelServer, scriptReply } from "../harness/model-server.ts";
 import { target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
-
-// oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
 
 /** The CLI as an admin of the OS under test, through the environment. */
 function asAdmin(extra: Record<string, string | undefined> = {}) {
@@ -17,9 +15,13 @@ function asAdmin(extra: Record<string, string | undefined> = {}) {
   return { ITERATE_BASE_URL: baseUrl, ITERATE_ADMIN_SECRET: adminSecret, ...extra };
 }
 
-function json(result: { stdout: string }): any {
-  return JSON.parse(result.stdout);
+/** A `--json` command's output; `T` is what the test knows it prints (the default makes it say). */
+function json<T = unknown>(result: { stdout: string }): T {
+  return JSON.parse(result.stdout) as T;
 }
+
+/** `--json` stream output: one event a line. */
+const eventLines = (stdout: string) => stdout.trim().split("\n").map((line) => JSON.parse(line) as StreamEvent<string, { n?: number }>);
 
 // The CLI as it ships (compiled), each command a process of its own. A test runs several
 // processes in turn, so on a loaded machine it gets more than the suite's default time.
@@ -34,8 +36,8 @@ const runCli: CliRunner["run"] = (...args) => cli.run(...args);
 const startCli: CliRunner["start"] = (...args) => cli.start(...args);
 
 describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
-  test("login keeps the credentials in a profile only its owner can read; whoami and --profile use it", async () => {
-    const { baseUrl, adminSecret } = target();
+  test("login keeps the credentials in a profile only its owner can read; whoami and --profile use it", async ({ os }) => {
+    const { baseUrl, adminSecret } = os;
     const config = freshConfig();
     const env = { XDG_CONFIG_HOME: config, ITERATE_ADMIN_SECRET: undefined };
     const login = await runCli(["login", "--base-url", baseUrl, "--profile", "work", "--json"], env, `${adminSecret}\n`);
@@ -61,18 +63,18 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     expect((await runCli(["whoami", "--profile", "bad"], env)).code).toBe(2);
   });
 
-  test.skipIf(target().adminSecret !== LOCAL_ADMIN_SECRET)("with no credentials at all, an OS on this machine is reached with pnpm dev's default secret", async () => {
+  test.skipIf(target().adminSecret !== LOCAL_ADMIN_SECRET)("with no credentials at all, an OS on this machine is reached with pnpm dev's default secret", async ({ os }) => {
     expect(LOCAL_DEFAULT_ADMIN_SECRET).toBe(LOCAL_ADMIN_SECRET);
-    const result = await runCli(["whoami", "--json"], { ITERATE_BASE_URL: target().baseUrl });
+    const result = await runCli(["whoami", "--json"], { ITERATE_BASE_URL: os.baseUrl });
     expect(result.code, result.stderr).toBe(0);
     expect(json(result)).toMatchObject({ principal: { id: "admin" }, credentials: "the local default secret" });
   });
 
-  test("projects create and list; describe the session and a context", async () => {
+  test("projects create and list; describe the session and a context", async ({ os, connect }) => {
     const slug = `cli-${Date.now().toString(36)}`;
     const created = await runCli(["projects", "create", slug, "--json"], asAdmin());
     expect(created.code, created.stderr).toBe(0);
-    const { id } = json(created);
+    const { id } = json<{ id: string }>(created);
     expect(id).toMatch(/^prj_/);
     const list = await runCli(["projects", "list", "--json"], asAdmin());
     expect(json(list)).toContainEqual({ id, slug });
@@ -80,8 +82,7 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     expect(table.stdout).toMatch(new RegExp(`^${slug}\\s+${id}$`, "m"));
 
     expect(json(await runCli(["describe", "--json"], asAdmin()))).toMatchObject({ kind: "session", principal: { id: "admin" } });
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId: id });
+    const itx = connect({ auth: os.admin, projectId: id });
     await itx.extend({ path: "/itx/child" });
     const context = json(await runCli(["describe", `${slug}:/itx/child`, "--json"], asAdmin()));
     expect(context).toMatchObject({ kind: "itx", projectId: id, path: "/itx/child" });
@@ -94,10 +95,7 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     expect(taken.stderr.split("\n")).toHaveLength(2); // one line, then the final newline
   });
 
-  test("run a script from a file or stdin; call a capability with JSON arguments", async () => {
-    const { projectId, slug } = await newProject("cli-run");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("run a script from a file or stdin; call a capability with JSON arguments", async ({ project: { slug, itx } }) => {
     await itx.extend({ path: "/itx/here" });
     const fromStdin = await runCli(["run", "-", "-p", `${slug}:/itx/here`, "--json"], asAdmin(), "async (itx) => (await itx.whoami()).path");
     expect([fromStdin.code, json(fromStdin)]).toEqual([0, "/itx/here"]);
@@ -119,17 +117,18 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     expect(otherProject.code).toBe(EXIT_CODES.NOT_FOUND);
   });
 
-  test("streams: append (argument, stdin, --type), read, and tail following live with ephemeral events", async () => {
-    const { slug } = await newProject("cli-streams");
+  test("streams: append (argument, stdin, --type), read, and tail following live with ephemeral events", async ({ project: { slug } }) => {
     const path = "/cli/orders";
     const env = asAdmin({ ITERATE_PROJECT: slug });
     expect((await runCli(["streams", "append", path, '{"type":"demo/placed","payload":{"n":1}}'], env)).code).toBe(0);
     expect((await runCli(["streams", "append", path], env, '{"type":"demo/placed","payload":{"n":2}}\n{"type":"demo/placed","payload":{"n":3}}\n')).code).toBe(0);
     const read = await runCli(["streams", "read", path, "--json"], env);
-    const events = read.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const events = eventLines(read.stdout);
     expect(events.filter((e) => e.type === "demo/placed").map((e) => e.payload.n)).toEqual([1, 2, 3]);
-    const limited = await runCli(["streams", "read", path, "--after", String(events.at(-2).offset), "--limit", "5"], env);
-    expect(limited.stdout).toBe(`#${events.at(-1).offset} demo/placed (/) {"n":3}\n`);
+    const beforeLast = events.at(-2) ?? expect.unreachable("streams read printed fewer than 2 events");
+    const last = events.at(-1) ?? expect.unreachable("streams read printed no event");
+    const limited = await runCli(["streams", "read", path, "--after", String(beforeLast.offset), "--limit", "5"], env);
+    expect(limited.stdout).toBe(`#${last.offset} demo/placed (/) {"n":3}\n`);
 
     const tail = startCli(["streams", "tail", path, "--count", "2", "--json"], env);
     let seen = "";
@@ -138,12 +137,12 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     tail.stderr?.on("data", (chunk: Buffer) => (told += chunk.toString()));
     const ended = finished(tail);
     // Once subscribed, tail says so on stderr.
-    await expect.poll(() => told, { timeout: 20_000 }).toContain(`following ${path} from offset ${events.at(-1).offset}`);
+    await expect.poll(() => told, { timeout: 20_000 }).toContain(`following ${path} from offset ${last.offset}`);
     expect((await runCli(["streams", "append", path, "--type", "demo/typing", "--payload", '{"who":"ada"}', "--ephemeral"], env)).code).toBe(0);
     expect((await runCli(["streams", "append", path, "--type", "demo/placed", "--payload", '{"n":4}'], env)).code).toBe(0);
     const result = await ended;
     expect(result.code, result.stderr).toBe(0);
-    const live = seen.trim().split("\n").map((line) => JSON.parse(line));
+    const live = eventLines(seen);
     expect(live.map((e) => [e.type, e.ephemeral ?? false])).toEqual([
       ["demo/typing", true],
       ["demo/placed", false],
@@ -151,13 +150,12 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
 
     // Deployment-wide streams without --project (admin only).
     const global = await runCli(["streams", "append", `/cli-${Date.now()}`, "--type", "demo/x", "--json"], asAdmin());
-    expect(json(global)[0]).toMatchObject({ type: "demo/x", offset: 1 });
+    expect(json<StreamEvent[]>(global)[0]).toMatchObject({ type: "demo/x", offset: 1 });
   });
 
-  test("agents: create, ask, and chat streaming the model's reply", async () => {
+  test("agents: create, ask, and chat streaming the model's reply", async ({ project: { slug } }) => {
     const model = await startModelServer(() => scriptReply("async (itx) => { await itx.chat.sendMessage('hello from the agent'); }"));
     try {
-      const { slug } = await newProject("cli-agents");
       const env = asAdmin({ ITERATE_PROJECT: slug });
       const created = await runCli(["agents", "create", "helper", "--llm-base-url", model.baseUrl, "--model", "loopback", "--json"], env);
       expect([created.code, json(created)]).toEqual([0, expect.objectContaining({ path: "/agents/helper", created: true })]);
@@ -173,8 +171,7 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     }
   });
 
-  test("secrets set reads the material from stdin; tokens issue, authenticate, revoke", async () => {
-    const { slug } = await newProject("cli-admin");
+  test("secrets set reads the material from stdin; tokens issue, authenticate, revoke", async ({ os, project: { slug } }) => {
     const env = asAdmin({ ITERATE_PROJECT: slug });
     const set = await runCli(["secrets", "set", "/secrets/api-key", "--egress-url", "https://api.example.com/", "--json"], env, "sk-from-stdin\n");
     expect([set.code, json(set)]).toEqual([0, { path: "/secrets/api-key", version: 1 }]);
@@ -186,11 +183,11 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     expect(issued.code, issued.stderr).toBe(0);
     const token = issued.stdout.trim();
     expect(issued.stderr).toContain("shown only now");
-    const asToken = { ITERATE_BASE_URL: target().baseUrl, ITERATE_TOKEN: token };
+    const asToken = { ITERATE_BASE_URL: os.baseUrl, ITERATE_TOKEN: token };
     const whoami = await runCli(["whoami", "--json"], asToken);
     expect(json(whoami)).toMatchObject({ principal: { kind: "impersonated", id: "laptop" }, credentials: "ITERATE_TOKEN" });
-    const list = json(await runCli(["tokens", "list", "--json"], asAdmin()));
-    const row = list.find((t: any) => t.principal === "laptop" && !t.revokedAt);
+    const list = json<IssuedToken[]>(await runCli(["tokens", "list", "--json"], asAdmin()));
+    const row = list.find((t) => t.principal === "laptop" && !t.revokedAt) ?? expect.unreachable("tokens list shows no live laptop token");
     const revoked = await runCli(["tokens", "revoke", row.tokenId, "--json"], asAdmin());
     expect(json(revoked)).toEqual({ tokenId: row.tokenId, revoked: true });
     const after = await runCli(["whoami"], asToken);
@@ -198,14 +195,14 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
     expect(after.stderr).toContain("refused the credentials from ITERATE_TOKEN");
   });
 
-  test("errors are one line naming the URL and the likely cause, with the exit code of their error code", async () => {
+  test("errors are one line naming the URL and the likely cause, with the exit code of their error code", async ({ os }) => {
     const port = await freePort();
     const down = await runCli(["whoami"], { ITERATE_BASE_URL: `http://127.0.0.1:${port}` });
     expect([down.code, down.stderr]).toEqual([EXIT_CODES.UNAVAILABLE, `iterate: no OS answers at http://127.0.0.1:${port}: is \`pnpm dev\` running? (or pass --base-url)\n`]);
     // A path where no OS lives on a host that answers HTTP: the OS's own origin with a wrong prefix.
-    const wrongPath = await runCli(["whoami"], asAdmin({ ITERATE_BASE_URL: `${target().baseUrl}/not-the-os` }));
+    const wrongPath = await runCli(["whoami"], asAdmin({ ITERATE_BASE_URL: `${os.baseUrl}/not-the-os` }));
     expect(wrongPath.code).toBe(EXIT_CODES.UNAVAILABLE);
-    expect(wrongPath.stderr).toContain(`no OS answers at ${target().baseUrl}/not-the-os`);
+    expect(wrongPath.stderr).toContain(`no OS answers at ${os.baseUrl}/not-the-os`);
     const badSecret = await runCli(["projects", "list"], asAdmin({ ITERATE_ADMIN_SECRET: "wrong" }));
     expect(badSecret.code).toBe(EXIT_CODES.UNAUTHENTICATED);
     expect(badSecret.stderr.trim().split("\n")).toHaveLength(1);
@@ -216,12 +213,10 @@ describe("the iterate CLI against a running OS", { timeout: 120_000 }, () => {
 });
 
 describe("iterate repo clone", { timeout: 120_000 }, () => {
-  test("clones a project's repository with stock git; the clone pushes back through the CLI as its credential helper", async () => {
+  test("clones a project's repository with stock git; the clone pushes back through the CLI as its credential helper", async ({ os, project: { slug, itx } }) => {
     const { mkdtempSync, readFileSync, writeFileSync, rmSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { execFileSync } = await import("node:child_process");
-    const { slug, projectId } = await newProject("cli-repo");
-    using itx: any = connectItx({ baseUrl: target().baseUrl, auth: target().admin, projectId });
     const site = itx.repos.create({ path: "/repos/site" });
     await site.commit({ branch: "main", message: "first", files: { "index.html": "<h1>one</h1>" } });
     const folder = mkdtempSync(join(tmpdir(), "iterate-cli-repo-"));
@@ -232,7 +227,7 @@ describe("iterate repo clone", { timeout: 120_000 }, () => {
       expect(readFileSync(join(clone, "index.html"), "utf8")).toBe("<h1>one</h1>");
       // No secret was written into the clone: it asks the CLI each time.
       const config = readFileSync(join(clone, ".git", "config"), "utf8");
-      expect(config).not.toContain(target().adminSecret);
+      expect(config).not.toContain(os.adminSecret);
       expect(config).toContain("repo credential");
       writeFileSync(join(clone, "index.html"), "<h1>two</h1>");
       const git = (...args: string[]) =>

@@ -1,10 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchBrowser } from "../harness/browser.ts";
+import { test } from "../harness/fixtures.ts";
 import { scriptReply, startModelServer } from "../harness/model-server.ts";
-import { adminSession, target } from "../harness/os.ts";
+import { target } from "../harness/os.ts";
 
-// oxlint-disable typescript/no-explicit-any -- itx handles are dynamic by design
+declare global {
+  interface Window {
+    /** Every CSP violation the dashboard page caused since `openReplUnderStrictCsp` (set in the page). */
+    violations: string[];
+  }
+}
 
 // The dashboard in a real browser (headless Chromium) against the harness's OS: one signed-in
 // page walks through what a person does, in order.
@@ -46,7 +52,7 @@ async function openReplUnderStrictCsp(): Promise<void> {
   await open(`#/p/${slug}/repl`);
   await page.evaluate(() => {
     const violations: string[] = [];
-    (window as unknown as { violations: string[] }).violations = violations;
+    window.violations = violations;
     document.addEventListener("securitypolicyviolation", (event) => violations.push(`${event.violatedDirective} ${event.blockedURI}`));
   });
 }
@@ -59,8 +65,8 @@ async function signInWith(kind: "admin-secret" | "bearer", value: string): Promi
 }
 
 describe("the dashboard in a real browser", () => {
-  test("a wrong secret is refused with its code; the right one signs in with an httpOnly, SameSite cookie no script can read", async () => {
-    const { baseUrl, adminSecret } = target();
+  test("a wrong secret is refused with its code; the right one signs in with an httpOnly, SameSite cookie no script can read", async ({ os }) => {
+    const { baseUrl, adminSecret } = os;
     await page.goto(baseUrl);
     await page.fill("input[name=secret]", "not-the-secret");
     await page.click("button[type=submit]");
@@ -77,13 +83,12 @@ describe("the dashboard in a real browser", () => {
     expect(pageText).not.toContain(adminSecret);
   });
 
-  test("creates a project from the projects page", async () => {
+  test("creates a project from the projects page", async ({ admin: session }) => {
     await open("#/");
     await page.fill("input[name=slug]", slug);
     await page.click("text=Create project");
     await page.waitForSelector(`[data-testid=projects] a:text-is("${slug}")`);
-    using session: any = adminSession();
-    expect((await session.projects.list()).map((project: any) => project.slug)).toContain(slug);
+    expect((await session.projects.list()).map((project) => project.slug)).toContain(slug);
   });
 
   test("the context tree shows the project's root context through __describe()", async () => {
@@ -94,7 +99,7 @@ describe("the dashboard in a real browser", () => {
     expect(text).toContain("agents");
   });
 
-  test("the page's CSP forbids eval, and the REPL runs on the OS as itx.run: events stream in while it runs, then the result as a tree, errors with their code, history kept", async () => {
+  test("the page's CSP forbids eval, and the REPL runs on the OS as itx.run: events stream in while it runs, then the result as a tree, errors with their code, history kept", async ({ admin: session }) => {
     await openReplUnderStrictCsp();
 
     await page.fill("textarea[name=code]", "async (itx) => { const me = await itx.whoami(); return { path: me.path, answer: 41 + 1 }; }");
@@ -111,10 +116,7 @@ describe("the dashboard in a real browser", () => {
     await page.click("button:text-is('Run')");
     await page.waitForSelector('[data-testid=repl-events] li[data-type="repl/started"]', { timeout: 15_000 });
     expect(await page.getAttribute("[data-testid=repl-result]", "data-status")).toBe("running");
-    {
-      using session: any = adminSession();
-      await session.projects.get(slug).append({ type: "repl/go", payload: { word: "streamed" } });
-    }
+    await session.projects.get(slug).append({ type: "repl/go", payload: { word: "streamed" } });
     await page.waitForSelector("[data-testid=repl-result][data-status=ok]", { timeout: 15_000 });
     expect(await page.textContent("[data-testid=repl-result]")).toContain('"streamed"');
     await page.waitForSelector('[data-testid=repl-events] li[data-type="events.iterate.com/itx/run-settled"]', { timeout: 10_000 });
@@ -127,13 +129,12 @@ describe("the dashboard in a real browser", () => {
     const history = await page.evaluate(() => JSON.parse(localStorage.getItem("iterate.repl.history") ?? "[]") as string[]);
     expect(history[0]).toContain("boom");
     expect(history).toHaveLength(3);
-    expect(await page.evaluate(() => (window as unknown as { violations: string[] }).violations)).toEqual([]);
+    expect(await page.evaluate(() => window.violations)).toEqual([]);
   });
 
-  test("in-page mode runs the script in the browser against the page's live handle, through a sandboxed frame, while the page's CSP keeps forbidding eval", async () => {
+  test("in-page mode runs the script in the browser against the page's live handle, through a sandboxed frame, while the page's CSP keeps forbidding eval", async ({ admin: session }) => {
     await openReplUnderStrictCsp();
-    using session: any = adminSession();
-    const runsBefore = (await session.projects.get(slug).getEvents({})).filter((event: any) => event.type === "events.iterate.com/itx/run-requested").length;
+    const runsBefore = (await session.projects.get(slug).getEvents({})).filter((event) => event.type === "events.iterate.com/itx/run-requested").length;
 
     await page.selectOption("select[name=mode]", "page");
     // `window` exists only in a browser: under itx.run this would answer "undefined".
@@ -144,7 +145,7 @@ describe("the dashboard in a real browser", () => {
     expect(answer).toEqual({ path: "/", principal: "admin", where: "object" });
     expect(await page.textContent("[data-testid=repl-result]")).toMatch(/path: *"\/"/);
     // It ran in the page: the OS saw calls, not a run.
-    const runsAfter = (await session.projects.get(slug).getEvents({})).filter((event: any) => event.type === "events.iterate.com/itx/run-requested").length;
+    const runsAfter = (await session.projects.get(slug).getEvents({})).filter((event) => event.type === "events.iterate.com/itx/run-requested").length;
     expect(runsAfter).toBe(runsBefore);
     // The frame lives only as long as its run.
     expect(await page.$$("iframe")).toHaveLength(0);
@@ -163,10 +164,10 @@ describe("the dashboard in a real browser", () => {
     await page.waitForSelector("[data-testid=repl-result][data-status=failed]");
     expect(await page.textContent("[data-testid=repl-result] [data-testid=error] code")).toBe("INVALID_ARGUMENT");
 
-    expect(await page.evaluate(() => (window as unknown as { violations: string[] }).violations)).toEqual([]);
+    expect(await page.evaluate(() => window.violations)).toEqual([]);
   });
 
-  test("code run in the page reaches neither the cookie, the dashboard's DOM and storage, nor any origin, nor a popup or the top window", async () => {
+  test("code run in the page reaches neither the cookie, the dashboard's DOM and storage, nor any origin, nor a popup or the top window", async ({ os }) => {
     await open(`#/p/${slug}/repl`);
     const requests: string[] = [];
     const onRequest = (request: { url(): string }) => requests.push(request.url());
@@ -182,7 +183,7 @@ describe("the dashboard in a real browser", () => {
     cookie: await attempt(() => document.cookie),
     parentDom: await attempt(() => window.parent.document.title),
     storage: await attempt(() => localStorage.length),
-    fetchOwnOrigin: await attempt(() => fetch("${target().baseUrl}/health").then((response) => response.status)),
+    fetchOwnOrigin: await attempt(() => fetch("${os.baseUrl}/health").then((response) => response.status)),
     fetchRelative: await attempt(() => fetch("/health?from=sandbox").then((response) => response.status)),
     fetchElsewhere: await attempt(() => fetch("http://127.0.0.1:9/exfiltrate").then((response) => response.status)),
     popup: await attempt(() => window.open("http://127.0.0.1:9/popup")),
@@ -210,7 +211,7 @@ describe("the dashboard in a real browser", () => {
       expect(requests.filter((url) => url.includes("127.0.0.1:9/") || url.includes("/health"))).toEqual([]);
       // No popup opened and the dashboard stayed where it was.
       expect(context.pages()).toHaveLength(1);
-      expect(page.url()).toBe(`${target().baseUrl}/#/p/${slug}/repl`);
+      expect(page.url()).toBe(`${os.baseUrl}/#/p/${slug}/repl`);
     } finally {
       page.off("request", onRequest);
     }
@@ -219,7 +220,7 @@ describe("the dashboard in a real browser", () => {
     // CSP sandboxes it), so it cannot read the session either.
     const direct = await context.newPage();
     try {
-      await direct.goto(`${target().baseUrl}/repl-sandbox`);
+      await direct.goto(`${os.baseUrl}/repl-sandbox`);
       expect(
         await direct.evaluate(() => {
           try {
@@ -234,8 +235,7 @@ describe("the dashboard in a real browser", () => {
     }
   });
 
-  test("the stream viewer shows history, then events as they are appended, ephemeral ones too", async () => {
-    using session: any = adminSession();
+  test("the stream viewer shows history, then events as they are appended, ephemeral ones too", async ({ admin: session }) => {
     const stream = session.projects.get(slug).streams.get("/feed");
     await stream.append({ type: "app/before", payload: { n: 1 } });
     await open(`#/p/${slug}/stream?path=/feed`);
@@ -250,7 +250,7 @@ describe("the dashboard in a real browser", () => {
     await page.click("button:text-is('Append')");
     await page.waitForSelector('[data-testid=events] li[data-type="app/from-page"]', { timeout: 10_000 });
     const stored = await stream.getEvents({});
-    expect(stored.map((event: any) => event.type)).toEqual(["app/before", "app/after", "app/from-page"]);
+    expect(stored.map((event) => event.type)).toEqual(["app/before", "app/after", "app/from-page"]);
   });
 
   test("chats with an agent on the loopback model: the message, the script, what it said and the result", async () => {
@@ -271,12 +271,12 @@ describe("the dashboard in a real browser", () => {
     expect(model.requests.at(-1)?.messages.some((message) => message.content.includes("Say hello, please"))).toBe(true);
   });
 
-  test("a sign-out in another tab shows this tab the sign-in form at once, with no click here", { timeout: 60_000 }, async () => {
+  test("a sign-out in another tab shows this tab the sign-in form at once, with no click here", { timeout: 60_000 }, async ({ os }) => {
     await open("#/");
     await page.waitForSelector("[data-testid=principal]");
     const other = await context.newPage();
     try {
-      await other.goto(`${target().baseUrl}/#/`);
+      await other.goto(`${os.baseUrl}/#/`);
       await other.click("button:text-is('Sign out')");
       await other.waitForSelector("input[name=secret]");
     } finally {
@@ -285,11 +285,10 @@ describe("the dashboard in a real browser", () => {
     // This page made no call: the OS closed its socket (4001) and the page saw the close.
     await page.waitForSelector("input[name=secret]", { timeout: 10_000 });
     expect(await page.textContent("[role=alert]")).toMatch(/Signed out: .*signed out/);
-    await signInWith("admin-secret", target().adminSecret);
+    await signInWith("admin-secret", os.adminSecret);
   });
 
-  test("revoking the token a page signed in with shows the sign-in form at once", { timeout: 60_000 }, async () => {
-    using admin: any = adminSession();
+  test("revoking the token a page signed in with shows the sign-in form at once", { timeout: 60_000 }, async ({ os, admin }) => {
     const issued = await admin.tokens.issue({ principal: "dash-viewer", projectIds: [slug], ttlSeconds: 600 });
     await open("#/");
     await page.click("button:text-is('Sign out')");
@@ -302,17 +301,17 @@ describe("the dashboard in a real browser", () => {
     // A reload does not bring it back: the session is refused at connect too.
     await page.reload();
     await page.waitForSelector("input[name=secret]");
-    await signInWith("admin-secret", target().adminSecret);
+    await signInWith("admin-secret", os.adminSecret);
   });
 
   test("sign-out ends the session: the page asks to sign in, and the old cookie no longer opens /api", async () => {
-    const [old] = await context.cookies();
+    const [old = expect.unreachable("the page holds no session cookie")] = await context.cookies();
     await open("#/");
     await page.click("button:text-is('Sign out')");
     await page.waitForSelector("input[name=secret]");
     expect(await context.cookies()).toEqual([]);
     // The old cookie, put back by hand, is refused: the session ended on the server.
-    await context.addCookies([old as any]);
+    await context.addCookies([old]);
     await page.reload();
     await page.waitForSelector("input[name=secret]");
   });

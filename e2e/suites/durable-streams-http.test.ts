@@ -1,8 +1,8 @@
-import { describe, expect, test } from "vitest";
+import { describe, expect } from "vitest";
+import type { RpcStub } from "capnweb";
 import { DurableStream, IdempotentProducer, stream as readStream } from "@durable-streams/client";
-import { connectItx } from "iterate/client";
-import type { StreamEvent } from "iterate/types";
-import { adminSession, target } from "../harness/os.ts";
+import type { Session, StreamEvent } from "iterate/types";
+import { test, type Connect } from "../harness/fixtures.ts";
 import { newProject } from "../harness/projects.ts";
 
 // The Durable Streams HTTP protocol at /streams/<project>/<path>, with the published client on
@@ -10,28 +10,33 @@ import { newProject } from "../harness/projects.ts";
 const MESSAGE = "events.iterate.com/durable-streams/message-appended";
 const unique = () => `/ds/${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
-async function tokenFor(slug: string, principal: string): Promise<string> {
-  using session = adminSession();
-  // oxlint-disable-next-line typescript/no-explicit-any -- a Cap'n Web stub is dynamic
-  const { token } = await (session as any).issueToken({ principal, projectIds: [slug], ttlSeconds: 600 });
-  return token as string;
+async function tokenFor(admin: RpcStub<Session>, slug: string, principal: string): Promise<string> {
+  const { token } = await admin.issueToken({ principal, projectIds: [slug], ttlSeconds: 600 });
+  return token;
 }
 
-async function setUp(prefix: string) {
-  const { slug, projectId } = await newProject(prefix);
-  const token = await tokenFor(slug, `${prefix}-writer`);
-  const { baseUrl } = target();
-  // oxlint-disable-next-line typescript/no-explicit-any -- an itx is dynamic by design
-  const itx: any = connectItx({ baseUrl, auth: { type: "bearer", token }, projectId });
+/** The fixtures `setUp` takes from a test. */
+interface SetUpFixtures {
+  os: { baseUrl: string };
+  admin: RpcStub<Session>;
+  project: { slug: string; projectId: string };
+  connect: Connect;
+}
+
+/** The test's project, a token for it acting as `<prefix>-writer`, and an itx and HTTP helpers with that token. */
+async function setUp({ os, admin, project, connect }: SetUpFixtures, prefix: string) {
+  const { slug, projectId } = project;
+  const token = await tokenFor(admin, slug, `${prefix}-writer`);
+  const { baseUrl } = os;
+  const itx = connect({ auth: { type: "bearer", token }, projectId });
   const url = (path: string) => `${baseUrl}/streams/${slug}${path}`;
   const auth = { authorization: `Bearer ${token}` };
   return { slug, token, itx, url, auth, baseUrl };
 }
 
 describe("Durable Streams over HTTP and iterate over Cap'n Web see one stream", () => {
-  test("written with @durable-streams/client, read with iterate: one event per message, stamped with the token's principal", async () => {
-    const { itx, url, auth } = await setUp("ds-write");
-    using _ = itx;
+  test("written with @durable-streams/client, read with iterate: one event per message, stamped with the token's principal", async ({ os, admin, project, connect }) => {
+    const { itx, url, auth } = await setUp({ os, admin, project, connect }, "ds-write");
     const path = unique();
     const handle = await DurableStream.create({ url: url(path), contentType: "application/json", headers: auth });
     await handle.append(JSON.stringify({ n: 1 }));
@@ -42,16 +47,15 @@ describe("Durable Streams over HTTP and iterate over Cap'n Web see one stream", 
     await producer.flush();
     await producer.detach();
 
-    const events: StreamEvent[] = await (await itx.streams.get(path)).getEvents({});
+    const events = await (await itx.streams.get(path)).getEvents({});
     expect(events.map((event) => event.type)).toEqual(Array(5).fill(MESSAGE));
     expect(events.map((event) => event.payload)).toEqual([{ n: 1 }, [{ n: 2 }, "three", null], { n: 4 }, { n: 5 }, { n: 6 }]);
     expect(events.map((event) => event.offset)).toEqual([1, 2, 3, 4, 5]);
     for (const event of events) expect(event.source).toEqual({ principal: "ds-write-writer", origin: "/" });
   });
 
-  test("written with iterate, read with @durable-streams/client: messages as themselves, other events as event objects", async () => {
-    const { itx, url, auth } = await setUp("ds-read");
-    using _ = itx;
+  test("written with iterate, read with @durable-streams/client: messages as themselves, other events as event objects", async ({ os, admin, project, connect }) => {
+    const { itx, url, auth } = await setUp({ os, admin, project, connect }, "ds-read");
     const path = unique();
     const stream = await itx.streams.get(path);
     await stream.append({ type: MESSAGE, payload: { hello: "http" } }, { type: "demo/ping", payload: { n: 1 } });
@@ -62,9 +66,8 @@ describe("Durable Streams over HTTP and iterate over Cap'n Web see one stream", 
     expect(items).toHaveLength(2);
   });
 
-  test("a long-poll reader of the published client wakes for a Cap'n Web append", async () => {
-    const { itx, url, auth } = await setUp("ds-live");
-    using _ = itx;
+  test("a long-poll reader of the published client wakes for a Cap'n Web append", async ({ os, admin, project, connect }) => {
+    const { itx, url, auth } = await setUp({ os, admin, project, connect }, "ds-live");
     const path = unique();
     const stream = await itx.streams.get(path);
     await stream.append({ type: MESSAGE, payload: "first" });
@@ -85,9 +88,8 @@ describe("Durable Streams over HTTP and iterate over Cap'n Web see one stream", 
 });
 
 describe("/streams is authenticated, confined and bounded", () => {
-  test("no token is 401; a token of another project sees exactly what a missing stream shows", async () => {
-    const mine = await setUp("ds-mine");
-    using _ = mine.itx;
+  test("no token is 401; a token of another project sees exactly what a missing stream shows", async ({ os, admin, project, connect }) => {
+    const mine = await setUp({ os, admin, project, connect }, "ds-mine");
     const theirs = await newProject("ds-theirs");
     const path = unique();
     await fetch(mine.url(path), { method: "PUT", headers: { ...mine.auth, "content-type": "application/json" } });
@@ -100,13 +102,12 @@ describe("/streams is authenticated, confined and bounded", () => {
     expect(forbidden.status).toBe(404);
     // Writes to the other project's stream do not create it there.
     expect((await fetch(other, { method: "PUT", headers: mine.auth })).status).toBe(404);
-    const admin = await tokenFor(theirs.slug, "ds-theirs-owner");
-    expect((await fetch(other, { method: "HEAD", headers: { authorization: `Bearer ${admin}` } })).status).toBe(404);
+    const owner = await tokenFor(admin, theirs.slug, "ds-theirs-owner");
+    expect((await fetch(other, { method: "HEAD", headers: { authorization: `Bearer ${owner}` } })).status).toBe(404);
   });
 
-  test("a context's own stream is readable but cannot be deleted, and HTTP writes cannot be platform events", async () => {
-    const { itx, url, auth } = await setUp("ds-context");
-    using _ = itx;
+  test("a context's own stream is readable but cannot be deleted, and HTTP writes cannot be platform events", async ({ os, admin, project, connect }) => {
+    const { itx, url, auth } = await setUp({ os, admin, project, connect }, "ds-context");
     const read = await fetch(url("/?offset=-1"), { headers: auth });
     expect(read.status).toBe(200);
     const events = (await read.json()) as Array<{ type: string }>;
@@ -119,15 +120,15 @@ describe("/streams is authenticated, confined and bounded", () => {
     expect(post.status).toBe(204);
     const stream = await itx.streams.get("/");
     // The project's own processor appends to its root stream meanwhile: look at the writer's events only.
-    const since = (await stream.getEvents({ afterOffset: Number(before?.slice(0, 16)) })) as StreamEvent[];
+    const since: StreamEvent[] = await stream.getEvents({ afterOffset: Number(before?.slice(0, 16)) });
     const written = since.filter((event) => event.source.principal === "ds-context-writer");
     expect(written.map((event) => event.type)).toEqual([MESSAGE]);
     expect(written[0]?.payload).toEqual(JSON.parse(forged));
     expect(written[0]?.source).toEqual({ principal: "ds-context-writer", origin: "/" });
   });
 
-  test("bad input gets the protocol's status and changes nothing", async () => {
-    const { url, auth } = await setUp("ds-bad");
+  test("bad input gets the protocol's status and changes nothing", async ({ os, admin, project, connect }) => {
+    const { url, auth } = await setUp({ os, admin, project, connect }, "ds-bad");
     const path = unique();
     await fetch(url(path), { method: "PUT", headers: { ...auth, "content-type": "application/json" }, body: "[1]" });
     const json = { ...auth, "content-type": "application/json" };

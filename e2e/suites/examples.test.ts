@@ -3,15 +3,14 @@ import { join } from "node:path";
 import { runInThisContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { connectItx } from "iterate/client";
+import { connectItx, type Handle } from "iterate/client";
+import type { ProjectRoot, StreamEvent } from "iterate/types";
 import { launchBrowser } from "../harness/browser.ts";
 import { CLI_BIN, cliRunner } from "../harness/cli.ts";
 import { EXAMPLES_DIR, RUNTIMES, exampleWorker, loadExamples, type Example, type Runtime } from "../harness/examples.ts";
 import { scriptReply, startModelServer } from "../harness/model-server.ts";
 import { target } from "../harness/os.ts";
 import { newProject } from "../harness/projects.ts";
-
-// oxlint-disable typescript/no-explicit-any -- itx handles are dynamic by design
 
 // The example catalogue (examples/*.js) as one matrix: each example in each runtime it claims,
 // against one project, answering the JSON its header promises. The slow set-ups (Chromium, the
@@ -22,8 +21,14 @@ const RUN_SETTLED = "events.iterate.com/itx/run-settled";
 const WORKER_UPDATED = "events.iterate.com/project/worker-updated";
 const WORKER_UPDATE_FAILED = "events.iterate.com/project/worker-update-failed";
 
+/** What the catalogue's worker (`exampleWorker`) exposes on `itx.worker`. */
+interface ExampleWorker {
+  worker: { runExample(name: string): unknown };
+}
+
+// One project for the whole file (its worker's build is the slow part), so not the per-test fixture.
 let project: { projectId: string; slug: string };
-let itx: any;
+let itx: Handle<ProjectRoot & ExampleWorker>;
 let browser: Browser | undefined;
 let page: Page | undefined;
 let model: Awaited<ReturnType<typeof startModelServer>> | undefined;
@@ -40,7 +45,7 @@ function claiming(runtime: Runtime): Example[] {
 beforeAll(async () => {
   project = await newProject("examples");
   const { baseUrl, admin, adminSecret } = target();
-  itx = connectItx({ baseUrl, auth: admin, projectId: project.projectId });
+  itx = connectItx<ExampleWorker>({ baseUrl, auth: admin, projectId: project.projectId });
   // The model answers an agent's first turn with its example (the agent's name says which) and the
   // next with a script that returns nothing, which ends the agent's loop.
   model = await startModelServer((request) => {
@@ -52,7 +57,7 @@ beforeAll(async () => {
   workerReady = (async () => {
     const before = await itx.waitForEvent({ type: WORKER_UPDATED, timeoutMs: 120_000 });
     const { commit } = await itx.repo.commit({ message: "the example catalogue", files: { "worker.ts": exampleWorker(claiming("worker")) } });
-    const outcome = await itx.waitForEvent({ types: [WORKER_UPDATED, WORKER_UPDATE_FAILED], afterOffset: before.offset, payload: { commit }, timeoutMs: 240_000 });
+    const outcome = (await itx.waitForEvent({ types: [WORKER_UPDATED, WORKER_UPDATE_FAILED], afterOffset: before.offset, payload: { commit }, timeoutMs: 240_000 })) as StreamEvent<string, { error?: string }>;
     if (outcome.type === WORKER_UPDATE_FAILED) throw new Error(`the examples' worker did not build: ${outcome.payload.error}`);
   })();
   workerReady.catch(() => undefined); // awaited (and reported) by the worker runtime's tests
@@ -130,7 +135,7 @@ const RUNNERS: Record<Runtime, (example: Example) => Promise<unknown>> = {
     const sent = await agent.message("Run the example, please.");
     // The agent's own run is the first one requested after the message (a script may start runs of its own).
     const requested = await stream.waitForEvent({ type: RUN_REQUESTED, afterOffset: sent.offset, timeoutMs: 30_000 });
-    const settled = await stream.waitForEvent({ type: RUN_SETTLED, afterOffset: requested.offset, payload: { requestOffset: requested.offset }, timeoutMs: 30_000 });
+    const settled = (await stream.waitForEvent({ type: RUN_SETTLED, afterOffset: requested.offset, payload: { requestOffset: requested.offset }, timeoutMs: 30_000 })) as StreamEvent<string, { status: string; error?: unknown; result?: unknown }>;
     if (settled.payload.status !== "succeeded") throw new Error(`the agent's script failed: ${JSON.stringify(settled.payload.error)}`);
     return settled.payload.result;
   },

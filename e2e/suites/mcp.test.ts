@@ -1,13 +1,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
-import { connectItx } from "iterate/client";
+import { afterAll, beforeAll, describe, expect, inject } from "vitest";
+import type { RpcStub } from "capnweb";
 import { expectCode } from "iterate/stream/test-support";
+import type { McpClient, McpToolResult, Session, StreamEvent } from "iterate/types";
+import { mounted, test } from "../harness/fixtures.ts";
 import { startMcpServer, type McpTestServer } from "../harness/mcp-server.ts";
-import { adminSession, target } from "../harness/os.ts";
-import { newProject, projectItx } from "../harness/projects.ts";
-
-// oxlint-disable typescript/no-explicit-any -- itx handles and MCP clients are dynamic by design
+import { target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
 
 const MATERIAL = `mcp-key-${crypto.randomUUID()}`;
 let server: McpTestServer;
@@ -19,40 +19,55 @@ afterAll(async () => {
   await server.close();
 });
 
+/** A tool result whose content is text, as the loopback server's tools answer. */
+interface TextResult extends McpToolResult {
+  content: Array<{ type: "text"; text: string }>;
+}
+
+/** The loopback server's tools (harness/mcp-server.ts): the client lists them at connect time, so its type cannot. */
+interface LoopbackTools {
+  add(input: { a: number; b: number }): TextResult;
+  echo(input: { text: string }): TextResult;
+  fail(input: object): TextResult;
+  big(input: object): TextResult;
+  nope(input: object): TextResult;
+}
+const loopback = (client: object) => mounted<McpClient & LoopbackTools>(client);
+
 describe("itx.mcp.connect: a client on a remote MCP server", () => {
-  test("lists the server's tools with their schemas and calls them; a tool's failure is a result", async () => {
-    using itx = await projectItx("mcp-client");
-    using client: any = await itx.mcp.connect({ url: server.url });
+  test("lists the server's tools with their schemas and calls them; a tool's failure is a result", async ({ project: { itx } }) => {
+    using client = loopback(await itx.mcp.connect({ url: server.url }));
     const description = await client.__describe();
     expect(description).toMatchObject({ kind: "mcp-client", url: server.url, server: { name: "loopback-test", version: "1.0.0" } });
     expect(description.instructions).toContain("A test server.");
-    const add = description.tools.find((tool: any) => tool.name === "add");
+    const add = description.tools.find((tool) => tool.name === "add");
     expect(add).toMatchObject({ description: "Adds two numbers", inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } });
-    expect(add.outputSchema).toMatchObject({ properties: { sum: { type: "number" } } });
+    expect(add?.outputSchema).toMatchObject({ properties: { sum: { type: "number" } } });
 
     expect(await client.add({ a: 2, b: 3 })).toEqual({ content: [{ type: "text", text: "5" }], structuredContent: { sum: 5 } });
     expect(await client.invokeCapability({ path: ["echo"], args: [{ text: "hi" }] })).toEqual({ content: [{ type: "text", text: "hi" }] });
     expect(await client.fail({})).toEqual({ content: [{ type: "text", text: "it failed" }], isError: true });
     await expectCode(client.nope({}), "NOT_FOUND");
-    await expectCode(client.add(1), "INVALID_ARGUMENT");
-    await expectCode(client.add({ a: 1, b: 2 }, "extra"), "INVALID_ARGUMENT");
+    // Deliberately malformed calls: the tool's type would refuse them at compile time.
+    const loose = mounted<{ add(...args: unknown[]): TextResult }>(client);
+    await expectCode(loose.add(1), "INVALID_ARGUMENT");
+    await expectCode(loose.add({ a: 1, b: 2 }, "extra"), "INVALID_ARGUMENT");
   });
 
-  test("bad connect input is INVALID_ARGUMENT and sends nothing", async () => {
-    using itx = await projectItx("mcp-bad");
+  test("bad connect input is INVALID_ARGUMENT and sends nothing", async ({ project: { itx } }) => {
     const before = server.received.length;
     for (const input of [undefined, "x", {}, { url: "ftp://127.0.0.1/mcp" }, { url: "not a url" }, { url: server.url, extra: 1 }, { url: server.url, headers: { a: 1 } }, { url: server.url, headers: { "bad name": "x" } }]) {
-      await expectCode(itx.mcp.connect(input), "INVALID_ARGUMENT");
+      // Deliberately malformed inputs: the contract's type would refuse them at compile time.
+      await expectCode(itx.mcp.connect(input as { url: string }), "INVALID_ARGUMENT");
     }
     expect(server.received.length).toBe(before);
   });
 
-  test("header placeholders are substituted in egress only, for the secret's URLs; others are refused unsent", async () => {
-    using itx = await projectItx("mcp-secret");
+  test("header placeholders are substituted in egress only, for the secret's URLs; others are refused unsent", async ({ project: { itx } }) => {
     await itx.secrets.get("/secrets/mcp").update({ material: MATERIAL, egress: { urls: [server.url] } });
     const before = server.received.length;
-    using client: any = await itx.mcp.connect({ url: server.url, headers: { authorization: 'Bearer getSecret("/secrets/mcp")' } });
-    expect((await client.echo({ text: "ok" })).content[0].text).toBe("ok");
+    using client = loopback(await itx.mcp.connect({ url: server.url, headers: { authorization: 'Bearer getSecret("/secrets/mcp")' } }));
+    expect((await client.echo({ text: "ok" })).content[0]?.text).toBe("ok");
     const sent = server.received.slice(before);
     expect(sent.length).toBeGreaterThanOrEqual(3); // initialize, initialized, tools/list, tools/call
     for (const headers of sent) expect(headers.authorization).toBe(`Bearer ${MATERIAL}`);
@@ -66,8 +81,7 @@ describe("itx.mcp.connect: a client on a remote MCP server", () => {
     expect(server.received.length).toBe(count);
   });
 
-  test("the private-address guard refuses private destinations before anything is sent", async () => {
-    using itx = await projectItx("mcp-guard");
+  test("the private-address guard refuses private destinations before anything is sent", async ({ project: { itx } }) => {
     const port = new URL(server.url).port;
     const before = server.received.length;
     for (const url of ["http://10.0.0.1/mcp", "http://169.254.169.254/mcp", `http://[::ffff:127.0.0.1]:${port}/mcp`, `http://127.0.0.2:${port}/mcp`, "http://metadata.google.internal/mcp"]) {
@@ -76,44 +90,42 @@ describe("itx.mcp.connect: a client on a remote MCP server", () => {
     expect(server.received.length).toBe(before);
   });
 
-  test("a fetch shadow on the context carries the client's requests", async () => {
-    using itx = await projectItx("mcp-shadow");
+  test("a fetch shadow on the context carries the client's requests", async ({ project: { itx } }) => {
     const seen: string[] = [];
     const interception = await itx.egress.intercept(async (request: Request) => {
       const body = await request.text();
       seen.push(JSON.parse(body).method ?? "?");
       return fetch(request.url, { method: request.method, headers: request.headers, body });
     });
-    using client: any = await itx.mcp.connect({ url: server.url });
+    using client = loopback(await itx.mcp.connect({ url: server.url }));
     expect((await client.add({ a: 1, b: 1 })).structuredContent).toEqual({ sum: 2 });
     expect(seen).toEqual(["initialize", "notifications/initialized", "tools/list", "tools/call"]);
     await interception.release();
   });
 
-  test("a remote server cannot make the client hold more than the named limits", async () => {
-    using itx = await projectItx("mcp-limits");
+  test("a remote server cannot make the client hold more than the named limits", async ({ project: { itx } }) => {
     const many = await startMcpServer({ extraTools: 1001 });
     const big = await startMcpServer({ bigBytes: 4_194_304 + 1 });
     try {
       const tooMany = await expectCode(itx.mcp.connect({ url: many.url }), "LIMIT_EXCEEDED");
-      expect((tooMany as any).details?.limit).toBe("MCP_REMOTE_TOOLS_MAX");
-      using client: any = await itx.mcp.connect({ url: big.url });
+      expect(tooMany.details?.limit).toBe("MCP_REMOTE_TOOLS_MAX");
+      using client = loopback(await itx.mcp.connect({ url: big.url }));
       const tooBig = await expectCode(client.big({}), "LIMIT_EXCEEDED");
-      expect((tooBig as any).details?.limit).toBe("REMOTE_RESPONSE_MAX_BYTES");
-      expect((await client.echo({ text: "still usable" })).content[0].text).toBe("still usable");
+      expect(tooBig.details?.limit).toBe("REMOTE_RESPONSE_MAX_BYTES");
+      expect((await client.echo({ text: "still usable" })).content[0]?.text).toBe("still usable");
     } finally {
       await many.close();
       await big.close();
     }
   });
 
-  test("itx.mcp.exa is a client on the deployment's MCP_EXA_URL", async () => {
+  test("itx.mcp.exa is a client on the deployment's MCP_EXA_URL", async ({ project: { itx } }) => {
     const port = inject("exaPort");
     if (port === 0) return; // against a BASE_URL deployment, exa is the real one: not reached from tests
     const exa = await startMcpServer({ port });
     try {
-      using itx = await projectItx("mcp-exa");
-      expect(await itx.mcp.exa.web_search_exa({ query: "workerd" })).toEqual({ content: [{ type: "text", text: "results for workerd" }] });
+      const exaTools = mounted<{ web_search_exa(input: { query: string }): McpToolResult }>(itx.mcp.exa);
+      expect(await exaTools.web_search_exa({ query: "workerd" })).toEqual({ content: [{ type: "text", text: "results for workerd" }] });
       const description = await itx.mcp.exa.__describe();
       expect(description.url).toBe(`http://127.0.0.1:${port}/mcp`);
     } finally {
@@ -130,9 +142,8 @@ async function projectClient(slug: string, token: string): Promise<Client> {
   return client;
 }
 
-async function tokenFor(principal: string, projectIds: string[]): Promise<string> {
-  using session: any = adminSession();
-  return (await session.issueToken({ principal, projectIds, ttlSeconds: 600 })).token;
+async function tokenFor(admin: RpcStub<Session>, principal: string, projectIds: string[]): Promise<string> {
+  return (await admin.issueToken({ principal, projectIds, ttlSeconds: 600 })).token;
 }
 
 function appendCall(padding: string): string {
@@ -148,17 +159,14 @@ async function post(slug: string, token: string | undefined, body: string, heade
 }
 
 describe("every project is an MCP server at /mcp/<project>", () => {
-  test("the SDK client lists the policy's built-ins and the project's mounts, and calls them", async () => {
-    const { projectId, slug } = await newProject("mcp-server");
-    const { baseUrl, admin } = target();
-    using provider: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("the SDK client lists the policy's built-ins and the project's mounts, and calls them", async ({ admin, project: { projectId, slug, itx: provider } }) => {
     await provider.provideCapability({
       name: "greet",
       instructions: "Greets someone by name.",
       types: "(name: string) => string",
       capability: (name: string) => `hello ${name}`,
     });
-    const client = await projectClient(slug, await tokenFor("mcp-user", [slug]));
+    const client = await projectClient(slug, await tokenFor(admin, "mcp-user", [slug]));
     try {
       const { tools } = await client.listTools();
       const names = tools.map((tool) => tool.name);
@@ -173,31 +181,30 @@ describe("every project is an MCP server at /mcp/<project>", () => {
         structuredContent: { result: "hello Ada" },
       });
       expect(await client.callTool({ name: "whoami", arguments: {} })).toMatchObject({ structuredContent: { result: { projectId, path: "/", principal: "mcp-user" } } });
-      const appended: any = await client.callTool({ name: "append", arguments: { events: [{ type: "note/added", payload: { by: "mcp" } }] } });
+      const appended = await client.callTool({ name: "append", arguments: { events: [{ type: "note/added", payload: { by: "mcp" } }] } });
       expect(appended.isError).toBeUndefined();
-      const page: any = await client.callTool({ name: "readEvents", arguments: { limit: 500 } });
-      expect(page.structuredContent.result.events.map((event: any) => event.type)).toContain("note/added");
+      const page = await client.callTool({ name: "readEvents", arguments: { limit: 500 } });
+      const { result } = page.structuredContent as { result: { events: StreamEvent[] } };
+      expect(result.events.map((event) => event.type)).toContain("note/added");
       await expect(client.callTool({ name: "nope", arguments: {} })).rejects.toThrow(/not found/);
     } finally {
       await client.close();
     }
   });
 
-  test("a live capability whose provider disconnected answers the MCP error, not a hang", async () => {
-    const { projectId, slug } = await newProject("mcp-gone");
-    const { baseUrl, admin } = target();
-    const provider: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("a live capability whose provider disconnected answers the MCP error, not a hang", async ({ os, admin, project: { projectId, slug }, connect }) => {
+    const provider = connect({ auth: os.admin, projectId });
     await provider.provideCapability({ name: "soon", capability: () => "here" });
-    const client = await projectClient(slug, await tokenFor("mcp-gone", [slug]));
+    const client = await projectClient(slug, await tokenFor(admin, "mcp-gone", [slug]));
     try {
       expect((await client.callTool({ name: "soon", arguments: {} })).structuredContent).toEqual({ result: "here" });
       provider[Symbol.dispose]();
       await expect
         .poll(async () => {
           const started = Date.now();
-          const result: any = await client.callTool({ name: "soon", arguments: {} }, undefined, { timeout: 5000 });
+          const result = await client.callTool({ name: "soon", arguments: {} }, undefined, { timeout: 5000 });
           expect(Date.now() - started).toBeLessThan(5000);
-          return result.isError ? result.structuredContent.code : "still connected";
+          return result.isError ? (result.structuredContent as { code: string }).code : "still connected";
         }, { timeout: 10_000 })
         .toBe("CAPABILITY_DISCONNECTED");
       expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain("soon");
@@ -206,10 +213,9 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     }
   });
 
-  test("confinement: another project looks exactly like a missing one; no token or a bad one is 401", async () => {
-    const mine = await newProject("mcp-mine");
+  test("confinement: another project looks exactly like a missing one; no token or a bad one is 401", async ({ os, admin, project: mine }) => {
     const theirs = await newProject("mcp-theirs");
-    const token = await tokenFor("mcp-confined", [mine.slug]);
+    const token = await tokenFor(admin, "mcp-confined", [mine.slug]);
     const initialize = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } });
     const other = await post(theirs.slug, token, initialize);
     const otherById = await post(theirs.projectId, token, initialize);
@@ -225,12 +231,10 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     expect(anonymous.headers.get("www-authenticate")).toMatch(/^Bearer/);
     expect((await post(mine.slug, "not-a-token", initialize)).status).toBe(401);
     // The admin secret is not a bearer token here.
-    expect((await post(mine.slug, target().adminSecret, initialize)).status).toBe(401);
+    expect((await post(mine.slug, os.adminSecret, initialize)).status).toBe(401);
   });
 
-  test("a revoked token is refused once the 1 s its check may be reused has passed", async () => {
-    const { slug } = await newProject("mcp-revoke");
-    using admin: any = adminSession();
+  test("a revoked token is refused once the 1 s its check may be reused has passed", async ({ admin, project: { slug } }) => {
     const issued = await admin.issueToken({ principal: "mcp-revoked", projectIds: [slug], ttlSeconds: 600 });
     const call = JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "whoami", arguments: {} } });
     expect((await post(slug, issued.token, call)).status).toBe(200);
@@ -241,10 +245,8 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     expect((await post(slug, issued.token, call)).status).toBe(401);
   });
 
-  test("bad input gets the protocol's error and changes nothing", async () => {
-    const { projectId, slug } = await newProject("mcp-hostile");
-    const token = await tokenFor("mcp-hostile", [slug]);
-    using itx: any = connectItx({ baseUrl: target().baseUrl, auth: target().admin, projectId });
+  test("bad input gets the protocol's error and changes nothing", async ({ os, admin, project: { slug, itx } }) => {
+    const token = await tokenFor(admin, "mcp-hostile", [slug]);
     // The project's own worker keeps writing its lifecycle facts meanwhile: count what the tool would write.
     const notes = async () => (await itx.getEvents({ types: ["note/added"] })).length;
     const before = await notes();
@@ -267,7 +269,7 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     const wrongType = await post(slug, token, appendCall("t"), { "content-type": "text/plain" });
     expect(wrongType.status).toBe(415);
 
-    const get = await fetch(`${target().baseUrl}/mcp/${slug}`, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
+    const get = await fetch(`${os.baseUrl}/mcp/${slug}`, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
     expect(get.status).toBe(405);
 
     expect(await notes()).toBe(before);

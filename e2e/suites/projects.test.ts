@@ -4,11 +4,11 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
-import { adminSession, target } from "../harness/os.ts";
-
-// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import type { StreamEvent } from "iterate/types";
+import { test } from "../harness/fixtures.ts";
+import { target } from "../harness/os.ts";
+import { until } from "../harness/poll.ts";
 
 const run = promisify(execFile);
 const E = "events.iterate.com/";
@@ -41,15 +41,8 @@ function homepage(slug: string): Promise<{ status: number; text: string }> {
   });
 }
 
-/** Polls until `check` holds (builds of changed workers take seconds, the first one longer). */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+/** A `project/worker-updated` or `project/worker-update-failed` fact, as far as this suite reads it. */
+type WorkerFact = StreamEvent<string, { commit: string; error?: string }>;
 
 /** A config worker whose homepage says `text` and the project's slug. */
 const worker = (text: string) =>
@@ -62,14 +55,13 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 }
 
 describe("projects program themselves", () => {
-  test("creation shows each step on the root stream; the homepage answers; the onboarding agent exists", async () => {
-    using session = adminSession();
+  test("creation shows each step on the root stream; the homepage answers; the onboarding agent exists", async ({ admin: session }) => {
     const slug = uniqueSlug("lifecycle");
-    const root: any = session.projects.get(slug);
+    const root = session.projects.get(slug);
     expect(await root.create({ waitUntilCreated: false })).toEqual({ created: false });
     const created = await root.waitForEvent({ type: `${E}project/created`, timeoutMs: 30_000 });
     await root.waitForEvent({ type: `${E}project/worker-updated`, afterOffset: created.offset - 1, timeoutMs: 30_000 });
-    const types = (await root.getEvents({ limit: 500 })).map((event: any) => event.type).filter((type: string) => type.startsWith(`${E}project/`));
+    const types = (await root.getEvents({ limit: 500 })).map((event) => event.type).filter((type) => type.startsWith(`${E}project/`));
     expect(types.slice(0, 7)).toEqual([
       `${E}project/create-requested`,
       `${E}project/create-attempt-started`,
@@ -80,39 +72,38 @@ describe("projects program themselves", () => {
       `${E}project/worker-updated`,
     ]);
     expect(await homepage(slug)).toMatchObject({ status: 200, text: expect.stringContaining(`Homepage of ${slug}`) });
-    const agents = await eventually(() => root.agents.list(), (list: any[]) => list.length > 0, 30_000);
-    expect(agents.map((agent: any) => agent.path)).toContain("/agents/onboarding");
-    const heartbeat = await eventually(() => root.scheduler.list(), (list: any[]) => list.length > 0, 30_000);
+    // Builds of changed workers take seconds, the first one longer.
+    const agents = await until(() => root.agents.list(), (list) => list.length > 0, { timeoutMs: 30_000, intervalMs: 250 });
+    expect(agents.map((agent) => agent.path)).toContain("/agents/onboarding");
+    const heartbeat = await until(() => root.scheduler.list(), (list) => list.length > 0, { timeoutMs: 30_000, intervalMs: 250 });
     expect(heartbeat[0]).toMatchObject({ key: "heartbeat", every: 900 });
   });
 
-  test("an unknown project's host is 404; creating again is a no-op that waits", async () => {
+  test("an unknown project's host is 404; creating again is a no-op that waits", async ({ admin: session }) => {
     expect((await homepage(uniqueSlug("nobody"))).status).toBe(404);
-    using session = adminSession();
     const slug = uniqueSlug("twice");
-    const root: any = session.projects.get(slug);
+    const root = session.projects.get(slug);
     await root.create();
     expect(await root.create()).toEqual({ created: true });
-    const created = (await root.getEvents({ limit: 500 })).filter((event: any) => event.type === `${E}project/created`);
+    const created = (await root.getEvents({ limit: 500 })).filter((event) => event.type === `${E}project/created`);
     expect(created).toHaveLength(1);
   });
 
-  test("a commit through itx and a git push change the homepage; a broken worker fails while the old one answers", async () => {
-    using session = adminSession();
+  test("a commit through itx and a git push change the homepage; a broken worker fails while the old one answers", async ({ os, admin: session, connect }) => {
     const slug = uniqueSlug("edits");
     await session.projects.create({ slug });
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+    const { baseUrl, admin } = os;
+    const itx = connect({ auth: admin, projectId: slug });
 
     const before = await itx.waitForEvent({ type: `${E}project/worker-updated`, timeoutMs: 30_000 });
     const viaItx = await itx.repo.commit({ message: "via itx", files: { "worker.ts": worker("Edited through itx:") } });
-    const updated = await itx.waitForEvent({ type: `${E}project/worker-updated`, afterOffset: before.offset, payload: { commit: viaItx.commit }, timeoutMs: 120_000 });
+    const updated = (await itx.waitForEvent({ type: `${E}project/worker-updated`, afterOffset: before.offset, payload: { commit: viaItx.commit }, timeoutMs: 120_000 })) as WorkerFact;
     expect(updated.payload.commit).toBe(viaItx.commit);
     expect(await homepage(slug)).toEqual({ status: 200, text: `Edited through itx: ${slug}` });
 
     const remote = new URL(baseUrl);
     remote.username = "admin";
-    remote.password = encodeURIComponent(target().adminSecret);
+    remote.password = encodeURIComponent(os.adminSecret);
     remote.pathname = `/git/${slug}/repos/config.git`;
     const clone = await mkdtemp(join(work, "clone-"));
     await git(clone, "clone", remote.toString(), ".");
@@ -125,7 +116,7 @@ describe("projects program themselves", () => {
     expect(await homepage(slug)).toEqual({ status: 200, text: `Pushed with git: ${slug}` });
 
     const broken = await itx.repo.commit({ message: "broken", files: { "worker.ts": "export default class { fetch( {" } });
-    const failed = await itx.waitForEvent({ type: `${E}project/worker-update-failed`, payload: { commit: broken.commit }, timeoutMs: 120_000 });
+    const failed = (await itx.waitForEvent({ type: `${E}project/worker-update-failed`, payload: { commit: broken.commit }, timeoutMs: 120_000 })) as WorkerFact;
     expect(failed.payload.error).toContain("worker.ts");
     expect(await homepage(slug)).toEqual({ status: 200, text: `Pushed with git: ${slug}` });
   }, 400_000);

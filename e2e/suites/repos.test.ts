@@ -3,13 +3,12 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
-import { adminSession, target } from "../harness/os.ts";
-import { newProject, projectItx } from "../harness/projects.ts";
-
-// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
+import type { RepoCommit, StreamEvent, WorkerRef } from "iterate/types";
+import { mounted, test } from "../harness/fixtures.ts";
+import { target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
 
 const run = promisify(execFile);
 const COMMIT_COMPLETED = "events.iterate.com/repo/commit-completed";
@@ -61,8 +60,7 @@ async function dir(name: string): Promise<string> {
 }
 
 describe("repos through itx", () => {
-  test("create is get-or-create; commit, read, list, log, branches and snapshot; facts on the repo's stream", async () => {
-    using itx = await projectItx("repos-api");
+  test("create is get-or-create; commit, read, list, log, branches and snapshot; facts on the repo's stream", async ({ project: { itx } }) => {
     // Every project is born with its config repository (projects.md).
     expect((await itx.repo.log({})).length).toBeGreaterThan(0);
     await expectCode(itx.repos.get("/repos/nope").readFile({ path: "a" }), "NOT_FOUND");
@@ -76,38 +74,33 @@ describe("repos through itx", () => {
     expect(await same.listFiles({ ref: "main", include: "src/**" })).toEqual(["src/app.ts"]);
     await expectCode(same.commit({ message: "stale", files: { a: "1" }, expectedHead: "0".repeat(40) }), "OFFSET_CONFLICT");
     const second = await same.commit({ message: "second", files: { "index.html": null }, expectedHead: first.commit });
-    expect((await same.log({ ref: "main", limit: 5 })).map((entry: any) => entry.commit)).toEqual([second.commit, first.commit]);
+    expect((await same.log({ ref: "main", limit: 5 })).map((entry) => entry.commit)).toEqual([second.commit, first.commit]);
     await same.createBranch({ name: "draft", from: first.commit });
-    expect((await same.branches()).map((branch: any) => branch.name)).toEqual(["draft", "main"]);
+    expect((await same.branches()).map((branch) => branch.name)).toEqual(["draft", "main"]);
     expect((await same.snapshot({ branch: "draft" }, { exclude: "src/**" })).files).toEqual({ "index.html": "<h1>hi</h1>" });
     await same.deleteBranch({ name: "draft" });
-    expect((await itx.repos.list()).map((row: any) => row.path)).toEqual(["/repos/config", "/repos/site"]);
+    expect((await itx.repos.list()).map((row) => row.path)).toEqual(["/repos/config", "/repos/site"]);
     const description = await same.__describe();
     expect(description).toMatchObject({ kind: "repo", path: "/repos/site", defaultBranch: "main" });
     const stream = await itx.streams.get("/repos/site");
-    const facts = (await stream.getEvents({ afterOffset: 0, limit: 100 })).filter((event: any) => event.type === COMMIT_COMPLETED);
-    expect(facts.map((event: any) => event.payload.message)).toEqual(["first", "second"]);
+    const facts = commits(await stream.getEvents({ afterOffset: 0, limit: 100 }));
+    expect(facts.map((event) => event.payload.message)).toEqual(["first", "second"]);
     // Nobody else may write the repo's facts.
     await expectCode(stream.append({ type: COMMIT_COMPLETED, payload: { branch: "main" } }), "PERMISSION_DENIED");
   });
 
-  test("session.repos is the admin's deployment-wide collection; others find nothing", async () => {
-    using admin: any = adminSession();
+  test("session.repos is the admin's deployment-wide collection; others find nothing", async ({ os, admin, project: { projectId }, connect }) => {
     const path = `/repos/ops-${Date.now().toString(36)}`;
     await admin.repos.create({ path }).commit({ message: "ops", files: { "a.txt": "a" } });
     expect(await admin.repos.get(path).readFile({ path: "a.txt" })).toBe("a");
-    const { projectId } = await newProject("repos-session");
-    const { baseUrl, adminSecret } = target();
-    using alice: any = connectItx({ baseUrl, auth: { type: "impersonate", secret: adminSecret, principal: "alice", projectIds: [projectId] } });
+    const alice = connect({ auth: { type: "impersonate", secret: os.adminSecret, principal: "alice", projectIds: [projectId] } });
     await expectCode(alice.repos.get(path).readFile({ path: "a.txt" }), "NOT_FOUND");
   });
 });
 
 describe("repos through stock git", () => {
-  test("clone, commit, push, pull from a second clone; the push lands repo/commit-completed", async () => {
-    const { slug } = await newProject("repos-git");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+  test("clone, commit, push, pull from a second clone; the push lands repo/commit-completed", async ({ os, project: { slug }, connect }) => {
+    const itx = connect({ auth: os.admin, projectId: slug });
     await itx.repos.create({ path: "/repos/site" }).commit({ message: "seed", files: { "README.md": "# site\n" } });
 
     const one = await dir("one");
@@ -122,10 +115,10 @@ describe("repos through stock git", () => {
 
     const repo = itx.repos.get("/repos/site");
     expect(await repo.readFile({ path: "new.txt" })).toBe("new file\n");
-    expect((await repo.branches())[0].head).toBe(pushedHead);
+    expect((await repo.branches())[0]?.head).toBe(pushedHead);
     const stream = await itx.streams.get("/repos/site");
-    const facts = (await stream.getEvents({ afterOffset: 0, limit: 100 })).filter((event: any) => event.type === COMMIT_COMPLETED);
-    expect(facts.at(-1).payload).toMatchObject({ branch: "main", commit: pushedHead, message: "edit from git", author: "Dev", changedPaths: ["README.md", "new.txt"] });
+    const facts = commits(await stream.getEvents({ afterOffset: 0, limit: 100 }));
+    expect(facts.at(-1)?.payload).toMatchObject({ branch: "main", commit: pushedHead, message: "edit from git", author: "Dev", changedPaths: ["README.md", "new.txt"] });
 
     // An API commit, then a second clone's pull sees both.
     await repo.commit({ message: "from itx", files: { "api.txt": "api\n" } });
@@ -155,10 +148,8 @@ describe("repos through stock git", () => {
     expect(await repo.readFile({ path: "a.txt" })).toBe("two\n");
   });
 
-  test("an empty repository clones; a first push and a new branch land; a branch is deleted by push", async () => {
-    const { slug } = await newProject("repos-empty");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+  test("an empty repository clones; a first push and a new branch land; a branch is deleted by push", async ({ os, project: { slug }, connect }) => {
+    const itx = connect({ auth: os.admin, projectId: slug });
     await itx.repos.create({ path: "/repos/blank" });
     const one = await dir("blank");
     await git(one, "clone", adminRemote(slug, "/repos/blank"), ".");
@@ -168,20 +159,18 @@ describe("repos through stock git", () => {
     await git(one, "push", "origin", "main");
     await git(one, "push", "origin", "main:feature/one");
     const repo = itx.repos.get("/repos/blank");
-    expect((await repo.branches()).map((branch: any) => branch.name)).toEqual(["feature/one", "main"]);
+    expect((await repo.branches()).map((branch) => branch.name)).toEqual(["feature/one", "main"]);
     await git(one, "push", "origin", "--delete", "feature/one");
-    expect((await repo.branches()).map((branch: any) => branch.name)).toEqual(["main"]);
+    expect((await repo.branches()).map((branch) => branch.name)).toEqual(["main"]);
   });
 
-  test("a token for project A cannot clone project B's repository (it looks missing); bad credentials are refused", async () => {
-    const a = await newProject("repos-a");
+  test("a token for project A cannot clone project B's repository (it looks missing); bad credentials are refused", async ({ os, admin: session, project: a, connect }) => {
+    const { baseUrl, admin } = os;
     const b = await newProject("repos-b");
-    const { baseUrl, admin } = target();
-    using itxB: any = connectItx({ baseUrl, auth: admin, projectId: b.slug });
+    const itxB = connect({ auth: admin, projectId: b.slug });
     await itxB.repos.create({ path: "/repos/secret" }).commit({ message: "b", files: { "b.txt": "b" } });
-    using itxA: any = connectItx({ baseUrl, auth: admin, projectId: a.slug });
+    const itxA = connect({ auth: admin, projectId: a.slug });
     await itxA.repos.create({ path: "/repos/mine" }).commit({ message: "a", files: { "a.txt": "a" } });
-    using session: any = adminSession();
     const { token } = await session.issueToken({ principal: "dev-a", projectIds: [a.slug], ttlSeconds: 600 });
 
     await git(await dir("a-ok"), "clone", remote(a.slug, "/repos/mine", "token", token), ".");
@@ -200,10 +189,9 @@ describe("repos through stock git", () => {
     expect(bare.headers.get("www-authenticate")).toContain("Basic");
   });
 
-  test("GIT_HTTP_BODY_MAX_BYTES and GIT_HTTP_NEGOTIATION_MAX_BYTES: oversized bodies are refused before they are read", async () => {
-    const { slug } = await newProject("repos-limits");
-    const { baseUrl, admin, adminSecret } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+  test("GIT_HTTP_BODY_MAX_BYTES and GIT_HTTP_NEGOTIATION_MAX_BYTES: oversized bodies are refused before they are read", async ({ os, project: { slug }, connect }) => {
+    const { baseUrl, admin, adminSecret } = os;
+    const itx = connect({ auth: admin, projectId: slug });
     await itx.repos.create({ path: "/repos/l" });
     const auth = `Basic ${btoa(`admin:${adminSecret}`)}`;
     const post = (service: string, length: number) =>
@@ -220,10 +208,9 @@ describe("repos through stock git", () => {
     expect(await receive.text()).toContain("larger than");
   });
 
-  test("GIT_HTTP_REF_UPDATES_MAX: a push naming one ref too many is refused and moves nothing", async () => {
-    const { slug } = await newProject("repos-refs");
-    const { baseUrl, admin, adminSecret } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId: slug });
+  test("GIT_HTTP_REF_UPDATES_MAX: a push naming one ref too many is refused and moves nothing", async ({ os, project: { slug }, connect }) => {
+    const { baseUrl, admin, adminSecret } = os;
+    const itx = connect({ auth: admin, projectId: slug });
     await itx.repos.create({ path: "/repos/r" });
     const zero = "0".repeat(40);
     const commands = Array.from({ length: 101 }, (_, i) => pktLine(`${zero} ${"a".repeat(40)} refs/heads/b${i}${i === 0 ? "\0report-status" : ""}\n`));
@@ -238,6 +225,16 @@ describe("repos through stock git", () => {
   });
 });
 
+/** The repo's `repo/commit-completed` facts, typed as the contract's RepoCommit payload. */
+function commits(events: StreamEvent[]): StreamEvent<string, RepoCommit>[] {
+  return events.filter((event): event is StreamEvent<string, RepoCommit> => event.type === COMMIT_COMPLETED);
+}
+
+/** What the worker below exposes: `itx.workers.get` cannot know a loaded worker's methods. */
+interface Versioned {
+  version(): string;
+}
+
 function worker(version: string): string {
   return `import { WorkerEntrypoint } from "cloudflare:workers";
 import { label } from "./label";
@@ -246,24 +243,25 @@ export default class Main extends WorkerEntrypoint { version(): string { return 
 
 describe("dynamic workers from a repository", () => {
 
-  test("a branch is late-bound (the next load after a commit runs it); a commit stays pinned", { timeout: 180_000 }, async () => {
-    using itx = await projectItx("repos-workers");
+  test("a branch is late-bound (the next load after a commit runs it); a commit stays pinned", { timeout: 180_000 }, async ({ project: { itx } }) => {
+    const load = (ref: WorkerRef) => mounted<Versioned>(itx.workers.get(ref));
     const repo = itx.repos.create({ path: "/repos/app" });
     const first = await repo.commit({
       message: "v1",
       files: { "src/index.ts": worker("v1"), "src/label.ts": "export const label = (v: string) => `app ${v}`;", "docs/notes.bin": new Uint8Array([0, 159, 146, 150]) },
     });
-    const byBranch = { source: { repo: "/repos/app", branch: "main", include: "src/**" } };
-    const pinned = { source: { repo: "/repos/app", commit: first.commit, exclude: "docs/**", entryPoint: "src/index.ts" } };
-    expect(await itx.workers.get(byBranch).version()).toBe("app v1");
-    expect(await itx.workers.get(pinned).version()).toBe("app v1");
+    const byBranch: WorkerRef = { source: { repo: "/repos/app", branch: "main", include: "src/**" } };
+    const pinned: WorkerRef = { source: { repo: "/repos/app", commit: first.commit, exclude: "docs/**", entryPoint: "src/index.ts" } };
+    expect(await load(byBranch).version()).toBe("app v1");
+    expect(await load(pinned).version()).toBe("app v1");
     await repo.commit({ message: "v2", files: { "src/index.ts": worker("v2") } });
-    expect(await itx.workers.get(byBranch).version()).toBe("app v2");
-    expect(await itx.workers.get(pinned).version()).toBe("app v1");
+    expect(await load(byBranch).version()).toBe("app v2");
+    expect(await load(pinned).version()).toBe("app v1");
     // A binary file left in is refused by name; a missing repository or commit is NOT_FOUND.
-    await expectCode(itx.workers.get({ source: { repo: "/repos/app", branch: "main" } }).version(), "INVALID_ARGUMENT");
-    await expectCode(itx.workers.get({ source: { repo: "/repos/none", branch: "main" } }).version(), "NOT_FOUND");
-    await expectCode(itx.workers.get({ source: { repo: "/repos/app", commit: "f".repeat(40) } }).version(), "NOT_FOUND");
-    await expectCode(itx.workers.get({ source: { repo: "/repos/app", branch: "main", commit: first.commit } }).version(), "INVALID_ARGUMENT");
+    await expectCode(load({ source: { repo: "/repos/app", branch: "main" } }).version(), "INVALID_ARGUMENT");
+    await expectCode(load({ source: { repo: "/repos/none", branch: "main" } }).version(), "NOT_FOUND");
+    await expectCode(load({ source: { repo: "/repos/app", commit: "f".repeat(40) } }).version(), "NOT_FOUND");
+    // Deliberately malformed: a branch and a commit at once, which the contract's type refuses.
+    await expectCode(load({ source: { repo: "/repos/app", branch: "main", commit: first.commit } } as unknown as WorkerRef).version(), "INVALID_ARGUMENT");
   });
 });

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, test } from "vitest";
+import { describe, expect } from "vitest";
+import type { RpcStub } from "capnweb";
 import { connectItx } from "iterate/client";
+import type { Itx, StreamEvent, UserProcessorSnapshot } from "iterate/types";
 import { startLocalOs } from "../../apps/os/scripts/local-os.ts";
-import { projectItx } from "../harness/projects.ts";
-
-// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
+import { test } from "../harness/fixtures.ts";
+import { until, type UntilOptions } from "../harness/poll.ts";
 
 const HALTED = "events.iterate.com/itx/subscription-delivery-halted";
 const WORKER_UPDATED = "events.iterate.com/project/worker-updated";
@@ -43,28 +44,29 @@ export default class extends IterateConfigEntrypoint {
 `;
 
 /**
- * Polls until `done` holds. A read that reaches the runner while a spinning processor has it
- * replaced may answer UNAVAILABLE or RESOURCE_EXHAUSTED (on a loaded machine the replacement takes
- * a while): those are asked again.
+ * How this suite polls. A read that reaches the runner while a spinning processor has it replaced
+ * may answer UNAVAILABLE or RESOURCE_EXHAUSTED (on a loaded machine the replacement takes a
+ * while): those are asked again.
  */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let value: T | undefined;
-    try {
-      value = await read();
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if ((code !== "UNAVAILABLE" && code !== "RESOURCE_EXHAUSTED") || Date.now() > deadline) throw error;
-    }
-    if (value !== undefined && done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting; last value ${JSON.stringify(value).slice(0, 500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+const POLL = { timeoutMs: 60_000, intervalMs: 200, retryOn: ["UNAVAILABLE", "RESOURCE_EXHAUSTED"] } satisfies UntilOptions;
+
+/** The state each processor of `processorWorker` folds. */
+interface States {
+  hoarder: { blobs: string[] };
+  tally: { events: number };
+  spinner: Record<string, never>;
 }
 
+/** A processor's snapshot, with the state the worker above folds for it (the contract leaves it `unknown`). */
+function snapshot<K extends keyof States>(context: RpcStub<Itx>, key: K): () => Promise<UserProcessorSnapshot<States[K]>> {
+  return async () => (await context.processor.snapshot(key)) as UserProcessorSnapshot<States[K]>;
+}
+
+/** `itx/subscription-delivery-halted`, as far as this suite reads it. */
+type Halted = StreamEvent<string, { className: string; failures: number; offset: number; error: { code: string } }>;
+
 /** Commits `worker.ts` to /repos/config and waits until it is the project's worker (a first build takes a while). */
-async function commitWorker(itx: any, code: string): Promise<void> {
+async function commitWorker(itx: RpcStub<Itx>, code: string): Promise<void> {
   const { commit } = await itx.repo.commit({ message: "processors", files: { "worker.ts": code } });
   await itx.waitForEvent({ type: WORKER_UPDATED, payload: { commit }, timeoutMs: 180_000 });
 }
@@ -72,48 +74,46 @@ async function commitWorker(itx: any, code: string): Promise<void> {
 const blob = (value: string) => ({ type: "test/blob", payload: { blob: value } });
 
 describe("config-repo processors", () => {
-  test("a processor in worker.ts folds the stream it is subscribed to, and the next commit's code takes over", { timeout: 480_000 }, async () => {
-    using itx = await projectItx("uproc");
+  test("a processor in worker.ts folds the stream it is subscribed to, and the next commit's code takes over", { timeout: 480_000 }, async ({ project: { itx } }) => {
     await commitWorker(itx, processorWorker("v1:"));
     const inbox = itx.cd("/inbox");
     await inbox.append(blob("a"));
     await inbox.processor.subscribe({ key: "hoarder", className: "HoarderDurableObject" });
     await inbox.append(blob("b"), { type: "test/other" }, blob("c"));
-    const head = (await inbox.readEvents({ afterOffset: 0, limit: 500 })).events.at(-1).offset;
-    const folded = await until(() => inbox.processor.snapshot("hoarder"), (snapshot: any) => snapshot.offset >= head);
+    const head = (await inbox.readEvents({ afterOffset: 0, limit: 500 })).events.at(-1)?.offset ?? expect.unreachable("no events on /inbox");
+    const folded = await until(snapshot(inbox, "hoarder"), (hoard) => hoard.offset >= head, POLL);
     expect(folded).toMatchObject({ key: "hoarder", className: "HoarderDurableObject", stream: "/inbox", state: { blobs: ["v1:a", "v1:b", "v1:c"] } });
 
     await commitWorker(itx, processorWorker("v2:"));
     await inbox.append(blob("d"));
-    const after = await until(() => inbox.processor.snapshot("hoarder"), (snapshot: any) => snapshot.state.blobs.length >= 4);
+    const after = await until(snapshot(inbox, "hoarder"), (hoard) => hoard.state.blobs.length >= 4, POLL);
     expect(after.state.blobs).toEqual(["v1:a", "v1:b", "v1:c", "v2:d"]);
     // A processor the worker does not export is refused when subscribed, not at its first event.
     await expect(inbox.processor.subscribe({ key: "ghost", className: "GhostDurableObject" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 
-  test("a processor that never returns is stopped and halted; the stream, another processor and the OS go on", { timeout: 480_000 }, async () => {
-    using itx = await projectItx("uproc-spin");
+  test("a processor that never returns is stopped and halted; the stream, another processor and the OS go on", { timeout: 480_000 }, async ({ project: { itx } }) => {
     await commitWorker(itx, processorWorker(""));
     const spun = itx.cd("/spun");
     await spun.processor.subscribe({ key: "tally", className: "TallyDurableObject" });
     await spun.processor.subscribe({ key: "spinner", className: "SpinnerDurableObject" });
-    const [spin] = await spun.append({ type: "test/spin" });
+    const [spin = expect.unreachable("the append answered no event")] = await spun.append({ type: "test/spin" });
     // While the spinner's deliveries are stopped and retried, appends, the tally and the OS answer.
     for (let index = 0; index < 5; index++) {
       await spun.append(blob(`x${index}`));
       expect(await itx.whoami()).toMatchObject({ path: "/" });
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
-    const halted = await spun.waitForEvent({ type: HALTED, payload: { key: "processor:spinner" }, timeoutMs: 240_000 });
+    const halted = (await spun.waitForEvent({ type: HALTED, payload: { key: "processor:spinner" }, timeoutMs: 240_000 })) as Halted;
     // It halts where its fold stopped: the batch that never returned started there, the spin at or after it.
     expect(halted.payload).toMatchObject({ className: "SpinnerDurableObject", failures: 5 });
     expect(halted.payload.offset).toBeLessThanOrEqual(spin.offset);
     expect(["RESOURCE_EXHAUSTED", "TIMEOUT"]).toContain(halted.payload.error.code);
     const head = (await spun.readEvents({ afterOffset: halted.offset, limit: 500 })).events.at(-1)?.offset ?? halted.offset;
-    const tally = await until(() => spun.processor.snapshot("tally"), (snapshot: any) => snapshot.offset >= head, 120_000);
+    const tally = await until(snapshot(spun, "tally"), (count) => count.offset >= head, { ...POLL, timeoutMs: 120_000 });
     // The tally folded every event once, the halt included.
     expect(tally.state).toEqual({ events: head });
-    const spinner: any = await until(() => spun.processor.snapshot("spinner"), () => true);
+    const spinner = await until(snapshot(spun, "spinner"), () => true, POLL);
     expect(spinner).toMatchObject({ offset: halted.payload.offset - 1, halted: { offset: halted.payload.offset } });
   });
 
@@ -121,14 +121,15 @@ describe("config-repo processors", () => {
     const persistTo = mkdtempSync(join(tmpdir(), "iterate-uproc-"));
     let os = await startLocalOs({ persistTo, readyTimeoutMs: 180_000 });
     try {
-      let itx: any = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const { projectId } = await itx.projects.create({ slug: "uproc-restart" }).whoami();
-      itx[Symbol.dispose]();
-      itx = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
+      // This test's own OS (it restarts it), so it connects there itself rather than through the fixtures.
+      const session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
+      const { projectId } = await session.projects.create({ slug: "uproc-restart" }).whoami();
+      session[Symbol.dispose]();
+      let itx = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
       await commitWorker(itx, processorWorker(""));
       await itx.cd("/inbox").processor.subscribe({ key: "hoarder", className: "HoarderDurableObject" });
       await itx.cd("/inbox").append(blob("a"), blob("b"));
-      await until(() => itx.cd("/inbox").processor.snapshot("hoarder"), (snapshot: any) => snapshot.state.blobs.length === 2);
+      await until(snapshot(itx.cd("/inbox"), "hoarder"), (hoard) => hoard.state.blobs.length === 2, POLL);
       itx[Symbol.dispose]();
       if (os.process.pid !== undefined) process.kill(-os.process.pid, "SIGKILL");
       await os.stop();
@@ -139,7 +140,7 @@ describe("config-repo processors", () => {
       const inbox = itx.cd("/inbox");
       expect((await inbox.processor.snapshot("hoarder")).state).toEqual({ blobs: ["a", "b"] });
       await inbox.append(blob("c"));
-      const after = await until(() => inbox.processor.snapshot("hoarder"), (snapshot: any) => snapshot.state.blobs.length >= 3);
+      const after = await until(snapshot(inbox, "hoarder"), (hoard) => hoard.state.blobs.length >= 3, POLL);
       expect(after.state).toEqual({ blobs: ["a", "b", "c"] });
       itx[Symbol.dispose]();
     } finally {
