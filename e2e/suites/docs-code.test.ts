@@ -24,7 +24,7 @@ const STATED: Record<string, (ran: Ran) => Promise<void>> = {
     expect(run.stdout).toContain("kind: 'session'");
     expect(run.stdout).toContain("principal: { kind: 'admin', id: 'admin' }");
   },
-  'README.md: const itx = session.projects.get("hello-world");': async ({ run }) => {
+  'README.md: import { mounted } from "iterate/client";': async ({ run }) => {
     expect(run.stdout).toMatch(/^hello ada from pid \d+$/m);
   },
   'README.md: console.log(await itx.run("async (itx) => (await itx.whoami()).path")); // "/"': async ({ run }) => {
