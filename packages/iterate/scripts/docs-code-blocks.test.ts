@@ -27,8 +27,6 @@ const WORK_DIR = join(PACKAGE_DIR, ".docs-code-check");
  * `connectItx<M>()` (decision 0023).
  */
 const NO_CHECK: Record<string, string> = {
-  "docs/projects.md: // worker.ts in /repos/config":
-    "a config-repo processor: loaded code gets a zod-free processor module (decision 0021) whose contract takes initialState, which the SDK's typed contract does not",
   "docs/streams-and-processors.md: const engine = new ProcessorEngine({ stream, storage, processors: [new Counter()], clock, limits, onSkip });": "names the engine's options; the counter example's tests build one in full",
 };
 
