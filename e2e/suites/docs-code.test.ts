@@ -57,8 +57,8 @@ const STATED: Record<string, (ran: Ran) => Promise<void>> = {
   'README.md: const stream = session.streams.get("/hello");': async ({ run }) => {
     expect(run.stdout).toContain("demo/greeted");
   },
-  'docs/contexts-and-capabilities.md: await itx.provideCapability({ name: "log", capability: { type: "itx-expression", steps: [{ path: ["streams", "get"], args: ["/log"] }] } });': async ({ project }) => {
-    // "itx.log.append(e)" is "the same as" "itx.note(e)": both land on /log.
+  'docs/contexts-and-capabilities.md: import { mounted, type EventInput, type Stream, type StreamEvent } from "iterate/client";': async ({ project }) => {
+    // "logged.log.append(e)" is "the same as" "logged.note(e)": both land on /log.
     const events = await project.streams.get("/log").getEvents({ afterOffset: 0 });
     expect(events.map((event) => event.type)).toEqual(["demo/noted", "demo/noted"]);
   },

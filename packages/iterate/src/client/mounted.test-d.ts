@@ -5,20 +5,32 @@
  */
 import type { RpcStub } from "capnweb";
 import type { Itx, McpClient, McpToolResult, OpenApiClient, ProjectRoot, ProjectWorker, Session } from "../types.ts";
-import { connectItx, withItx, type Handle } from "./connect-itx.ts";
+import type { Handle } from "./connect-itx.ts";
 import { mounted } from "./mounted.ts";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function expectType<T extends true>(_proof?: T): void {}
 
+// Named, not written inline: two inline object types are distinct to the checker, and comparing
+// stubs of distinct types structurally costs it millions of instantiations.
 interface Greeter {
   greet(name: string): string;
+}
+interface Notes {
+  note(text: string): string;
+}
+interface Hello {
+  hello(): string;
+}
+interface ExaTools {
+  web_search_exa(input: { query: string }): McpToolResult;
+}
+interface PetOperations {
+  getPet(input: { petId: number }): unknown;
 }
 
 declare const session: Handle<Session>;
 declare const itx: Handle<Itx>;
-declare const baseUrl: string;
-const auth = { type: "admin-secret", secret: "s" } as const;
 
 // Declared, never called: the assertions are on the types of these expressions.
 export async function typeTests(): Promise<void> {
@@ -44,25 +56,22 @@ export async function typeTests(): Promise<void> {
   expectType<Equal<typeof parent, Handle<Itx & Greeter>>>();
 
   // A loaded worker is nothing but its own methods.
-  const worker = mounted<{ note(text: string): string }>(itx.workers.get({ source: { files: {} } }));
+  const worker = mounted<Notes>(itx.workers.get({ source: { files: {} } }));
   expectType<Equal<Awaited<ReturnType<typeof worker.note>>, string>>();
   // @ts-expect-error a loaded worker has no itx members
   void worker.append;
 
   // The project worker, an MCP server's tools and an API's operations keep their own members.
-  const projectWorker = mounted<{ hello(): string }>(itx.worker);
-  expectType<Equal<typeof projectWorker, Handle<ProjectWorker & { hello(): string }>>>();
-  const exa = mounted<{ web_search_exa(input: { query: string }): McpToolResult }>(itx.mcp.exa);
-  expectType<Equal<typeof exa, Handle<McpClient & { web_search_exa(input: { query: string }): McpToolResult }>>>();
-  void exa.__describe;
-  const pets = mounted<{ getPet(input: { petId: number }): unknown }>(await itx.openapi.connect({ url: "https://api.example.com/openapi.json" }));
-  expectType<Equal<typeof pets, Handle<OpenApiClient & { getPet(input: { petId: number }): unknown }>>>();
-
-  // JavaScript cannot pass type arguments: an annotated variable gives Mounted instead.
-  const annotated: Handle<ProjectRoot & Greeter> = mounted(session.projects.get("hello-world"));
-  const connected: Handle<ProjectRoot & Greeter> = connectItx({ baseUrl, auth, projectId: "prj_1" });
-  const token: Handle<Itx & Greeter> = withItx({ baseUrl, token: "t", context: "my-project" });
-  void [annotated, connected, token];
+  const projectWorker = mounted<Hello>(itx.worker);
+  expectType<Equal<typeof projectWorker, Handle<ProjectWorker & Hello>>>();
+  const exa = mounted<ExaTools>(itx.mcp.exa);
+  expectType<Equal<typeof exa, Handle<McpClient & ExaTools>>>();
+  const exaAwaited = mounted<ExaTools>(await itx.mcp.connect({ url: "https://mcp.example/mcp" }));
+  expectType<Equal<typeof exaAwaited, Handle<McpClient & ExaTools>>>();
+  const pets = mounted<PetOperations>(itx.openapi.connect({ url: "https://api.example.com/openapi.json" }));
+  expectType<Equal<typeof pets, Handle<OpenApiClient & PetOperations>>>();
+  const petsAwaited = mounted<PetOperations>(await itx.openapi.connect({ url: "https://api.example.com/openapi.json" }));
+  expectType<Equal<typeof petsAwaited, Handle<OpenApiClient & PetOperations>>>();
 }
 
 // Why a helper and not the contract: capnweb's stub types map each method through an `infer`,
