@@ -88,7 +88,7 @@ describe("the documentation's TypeScript and JavaScript", () => {
     expect(unindented(readFileSync(join(REPO_ROOT, excerpt.path), "utf8"))).toContain(unindented(excerpt.body));
   });
 
-  it("type-checks every other block against the iterate package", { timeout: 240_000 }, () => {
+  it("type-checks every other block against the iterate package", { timeout: 60_000 }, () => {
     const errors = [
       ...typeCheck("node", checked.filter((block) => !forWorkers(block) && block.lang !== "js"), { lib: ["es2024", "dom", "esnext.disposable"], types: ["node"], jsx: "react-jsx" }),
       // checkJs holds the JavaScript blocks to the same strict settings: an unknown member or a
