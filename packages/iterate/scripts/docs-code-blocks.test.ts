@@ -22,20 +22,11 @@ const WORK_DIR = join(PACKAGE_DIR, ".docs-code-check");
 
 /**
  * Blocks deliberately left unchecked (```ts no-check), by file and first code line, with why.
- * Calls on names that code or a server outside the contract defines (a loaded worker's methods,
- * an MCP server's tools, an API's operations, a capability provided at run time) have no type to
- * check against: `Handle<Itx>` types the built-in members only.
+ * A call on a name the contract cannot know (a capability provided at run time, a loaded worker's
+ * method, an MCP tool, an API operation) is no reason: the block types it with `mounted<M>()` or
+ * `connectItx<M>()` (decision 0023).
  */
 const NO_CHECK: Record<string, string> = {
-  "README.md: const itx = session.projects.get(\"hello-world\");": "calls the capability it provides (itx.greet) by its path",
-  "docs/contexts-and-capabilities.md: import { connectItx } from \"iterate/client\";": "calls a capability (itx.slack...) by its path",
-  "docs/contexts-and-capabilities.md: await itx.provideCapability({ name: \"log\", capability: { type: \"itx-expression\", steps: [{ path: [\"streams\", \"get\"], args: [\"/log\"] }] } });": "calls the capabilities it provides (itx.log, itx.note) by their paths",
-  "docs/contexts-and-capabilities.md: const review = itx.extend({ name: \"review-run\" });          // /itx/review-run, get-or-create": "calls a workspace capability the prose supposes",
-  "docs/dynamic-workers.md: const child = itx.extend({ name: \"notes\" });": "calls the loaded worker's own methods (note, bump)",
-  "docs/projects.md: // worker.ts in /repos/config":
-    "a config-repo processor: loaded code gets a zod-free processor module (decision 0021) whose contract takes initialState, which the SDK's typed contract does not",
-  "docs/protocols.md: using exa = itx.mcp.exa;                                   // Exa's public MCP server": "calls the MCP servers' tools by name",
-  "docs/protocols.md: using pets = await itx.openapi.connect({ url: \"https://api.example.com/openapi.json\", headers: { \"x-api-key\": 'getSecret(\"/secrets/pets\")' } });": "calls the API's operations by operationId",
   "docs/streams-and-processors.md: const engine = new ProcessorEngine({ stream, storage, processors: [new Counter()], clock, limits, onSkip });": "names the engine's options; the counter example's tests build one in full",
 };
 

@@ -18,6 +18,7 @@ export {
   type ConnectWithAuthOptions,
   type Handle,
 } from "./connect-itx.ts";
+export { mounted } from "./mounted.ts";
 export { readEvents, unpackEvents, type ReadEventsOptions, type ReadableStream } from "./read-events.ts";
 export { errorCode, errorMessage, hasErrorCode, ItxError } from "../errors/index.ts";
 export type * from "../types.ts";
