@@ -1,4 +1,3 @@
-import type { RpcStub } from "capnweb";
 import { test as base } from "vitest";
 import {
   connectItx,
@@ -59,14 +58,6 @@ export const test = base
     return { projectId, slug, itx: connect({ auth: os.admin, projectId }) };
   });
 
-/**
- * Types what a test knows is mounted on a context the platform's types cannot see into: a child
- * from `extend()`/`cd()`, a loaded worker's stub. The platform checks nothing against `Mounted`.
- *
- * @example
- * const child = mounted<{ note(text: string): number }>(itx.extend({ name: "notes" }));
- * expect(await child.note("hi")).toBe(1);
- */
-export function mounted<Mounted extends object>(stub: object): RpcStub<Mounted> {
-  return stub as RpcStub<Mounted>;
-}
+
+/** Types a handle with what a test knows is mounted on it (iterate/client's `mounted`). */
+export { mounted } from "iterate/client";

@@ -1,5 +1,6 @@
 import { describe, expect } from "vitest";
 import type { EventInput, Itx, ProvideCapabilityInput, Stream, StreamEvent } from "iterate/types";
+import type { Handle } from "iterate/client";
 import { mounted, test } from "../harness/fixtures.ts";
 import { expectCode } from "iterate/stream/test-support";
 
@@ -96,7 +97,7 @@ describe("live calls between sessions", () => {
 
   test("a new shadow on any link of a deep chain takes the very next call; revoking it falls through", async ({ project: { itx } }) => {
     await itx.provideCapability({ name: "who", capability: () => "root" });
-    let leaf = mounted<Link>(itx);
+    let leaf: Handle<Itx & Link> = mounted<Link>(itx);
     const links = [leaf];
     for (let depth = 1; depth <= 6; depth++) links.push((leaf = mounted<Link>(leaf.extend({ name: `link-${depth}` }))));
     const link = (depth: number) => links[depth] ?? expect.unreachable(`no link ${depth}`);
@@ -125,7 +126,7 @@ interface Tools {
 }
 
 /** A link of the deep chain, with what the test mounts along it. */
-type Link = Itx & { who(): string; missing(): string };
+type Link = { who(): string; missing(): string };
 
 describe("bad input changes nothing", () => {
   test.for([
