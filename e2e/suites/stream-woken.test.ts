@@ -87,12 +87,12 @@ test("after an OS restart the project worker receives stream/woken; a restart mi
   expect(await created.create()).toEqual({ created: true });
   const { projectId } = await created.whoami();
   let itx = restartable.project(projectId);
-  const before = await itx.head();
+  const before = await itx.streams.get("/").head();
   const { commit } = await itx.repo.commit({ message: "record stream/woken", files: { "worker.ts": WOKEN_WORKER } });
   await itx.waitForEvent({ type: "events.iterate.com/project/worker-updated", afterOffset: before, payload: { commit }, timeoutMs: 240_000 });
 
   // 1. A clean restart: the first call to the project brings its root up, which records one woken.
-  const head1 = await itx.head();
+  const head1 = await itx.streams.get("/").head();
   await restartable.killAndRestart();
   itx = restartable.project(projectId);
   const first: StreamEvent = await itx.waitForEvent({ type: WOKEN, afterOffset: head1, timeoutMs: 60_000 });
@@ -112,7 +112,7 @@ test("after an OS restart the project worker receives stream/woken; a restart mi
 
   // 2. A restart while the worker handles a woken: the next incarnation hands that woken over again
   //    (at least once) and records no woken of its own while that one is pending.
-  const head2 = await itx.head();
+  const head2 = await itx.streams.get("/").head();
   await restartable.killAndRestart();
   itx = restartable.project(projectId);
   const second: StreamEvent = await itx.waitForEvent({ type: WOKEN, afterOffset: head2, timeoutMs: 60_000 });
