@@ -25,7 +25,8 @@ interface RestartableOs {
   session(): any;
 }
 
-const test = base.extend("restartable", async ({}, { onCleanup }): Promise<RestartableOs> => {
+// It depends on nothing of the shared OS; vitest reads a fixture's needs from its first parameter's pattern.
+const test = base.extend("restartable", async ({ os: _shared }, { onCleanup }): Promise<RestartableOs> => {
   const persistTo = mkdtempSync(join(tmpdir(), "iterate-woken-"));
   let os = await startLocalOs({ persistTo, readyTimeoutMs: 300_000 });
   let handles: Disposable[] = [];
