@@ -34,6 +34,8 @@ export default class ProjectWorker extends IterateConfigEntrypoint {
         // Runs every 15 minutes: put periodic work here.
         return;
       case "events.iterate.com/stream/woken":
+        // The project's root stream came up again after the OS restarted or the stream idled out
+        // (event.payload.incarnation names this start). Re-establish what does not survive one.
         return;
       default:
         return;

@@ -101,6 +101,12 @@ const PLATFORM_LIMITS = {
    * appending what it handles) stop on their own.
    */
   REACTION_ROUNDS_MAX: 5,
+  /**
+   * How long a project root's undelivered `stream/woken` stands for later incarnations: a stream
+   * that keeps restarting before the worker has taken its woken records no new one until then, so
+   * a crash loop wakes the worker at most once per this interval (stream/stream-woken.ts).
+   */
+  STREAM_WOKEN_COALESCE_MS: 300_000,
 
   // ---- Contexts and capabilities ----
   /** Longest capability path: paths are keys of the table and travel with every call. */

@@ -13,6 +13,7 @@ import {
   PROJECT_WORKER_PROBED,
   PROJECT_WORKER_UPDATE_FAILED,
   PROJECT_WORKER_UPDATED,
+  STREAM_WOKEN,
   WORKER_FEED_TYPES,
 } from "./project-events.ts";
 
@@ -75,12 +76,13 @@ export const ProjectContract = defineProcessorContract({
     [PROJECT_WORKER_UPDATED]: z.strictObject({ commit: commitId, hash: z.string() }),
     [PROJECT_WORKER_UPDATE_FAILED]: z.strictObject({ commit: commitId, error: z.string() }),
     [PROJECT_HEARTBEAT_TRIGGERED]: z.object({ scheduleKey: z.string() }).loose(),
+    [STREAM_WOKEN]: z.object({ incarnation: z.string(), previousHead: z.number().int().nonnegative() }).loose(),
     [PROJECT_WORKER_EVENT_DELIVERED]: z.strictObject({ offset: z.number().int().positive(), attempts: z.number().int().positive(), error: z.string().optional() }),
     [CONFIG_COMMIT_COPIED]: z.object({ branch: z.string(), commit: commitId, repo: z.string().optional() }).loose(),
   },
-  // It folds every fact it writes, plus the request that starts a run and the two outside events
-  // that move the worker (a heartbeat, a commit to the config repo).
-  consumes: [PROJECT_CREATE_REQUESTED, ...PROJECT_EMITS, PROJECT_HEARTBEAT_TRIGGERED, CONFIG_COMMIT_COPIED],
+  // It folds every fact it writes, plus the request that starts a run and the outside events that
+  // reach or move the worker (a heartbeat, the root stream's woken, a commit to the config repo).
+  consumes: [PROJECT_CREATE_REQUESTED, ...PROJECT_EMITS, PROJECT_HEARTBEAT_TRIGGERED, STREAM_WOKEN, CONFIG_COMMIT_COPIED],
   emits: PROJECT_EMITS,
 });
 

@@ -49,7 +49,12 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
         await this.#watchdog();
         return this.#buildAndProbe(at, state);
       },
-      deliver: (event, state) => this.#deliver(event, state),
+      deliver: async (event, state) => {
+        // A delivery cut off by a restart is driven again by the next incarnation: the alarm brings
+        // it up even when nothing else reaches the project (stream/woken coalesces into the pending one).
+        await this.#watchdog();
+        return this.#deliver(event, state);
+      },
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     };
     this.processor = new ProjectProcessor(effects);

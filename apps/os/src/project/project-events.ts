@@ -1,3 +1,7 @@
+import { STREAM_WOKEN } from "../stream/stream-woken.ts";
+
+export { STREAM_WOKEN } from "../stream/stream-woken.ts";
+
 /**
  * The project domain's facts, on the project's root stream. `create-requested` is appended by
  * `projects.create` (platform writer "project"); every other fact but the heartbeat is the
@@ -31,8 +35,11 @@ export const PROJECT_HEARTBEAT_TRIGGERED = "events.iterate.com/project/heartbeat
  */
 export const PROJECT_WORKER_EVENT_DELIVERED = "events.iterate.com/project/worker-event-delivered";
 
-/** The lifecycle events the project worker's `processEvent` receives. */
-export const WORKER_FEED_TYPES: readonly string[] = [PROJECT_CREATED, PROJECT_WORKER_UPDATED, PROJECT_HEARTBEAT_TRIGGERED];
+/**
+ * The lifecycle events the project worker's `processEvent` receives. `stream/woken` is the root
+ * stream's own (writer "stream"): a new incarnation of it, once the project has a worker.
+ */
+export const WORKER_FEED_TYPES: readonly string[] = [PROJECT_CREATED, PROJECT_WORKER_UPDATED, PROJECT_HEARTBEAT_TRIGGERED, STREAM_WOKEN];
 
 /** The config repo's facts, copied onto the root stream by the repo (repo/repo-durable-object.ts). */
 export const CONFIG_COMMIT_COPIED = "events.iterate.com/repo/commit-completed";

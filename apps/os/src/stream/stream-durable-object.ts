@@ -17,6 +17,7 @@ import { USER_PROCESSOR_BINDING } from "../processor/user-processor-address.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import type { ProtocolAnswer, ProtocolRequest } from "../streams-http/protocol-api.ts";
 import { StreamProtocol } from "../streams-http/stream-protocol.ts";
+import { LAST_WOKEN_KEY, recordWoken } from "./stream-woken.ts";
 
 const CORE_CHECKPOINT_KEY = "core-checkpoint";
 
@@ -66,7 +67,26 @@ export class StreamDurableObject extends DurableObject<Env> {
       clear: () => this.#clear(),
     });
     this.#syncDeliveries();
-    if (this.#deliveries.size > 0) ctx.waitUntil(this.#pumpDeliveries());
+    // Recording woken pumps the deliveries itself (every append does).
+    if (!this.#recordWoken() && this.#deliveries.size > 0) ctx.waitUntil(this.#pumpDeliveries());
+  }
+
+  // A new incarnation of a created project's root tells the project's worker (stream-woken.ts).
+  // Only the constructor calls this: one incarnation records at most one woken, whatever it serves.
+  #recordWoken(): boolean {
+    if (this.#path !== "/") return false;
+    try {
+      return recordWoken({
+        sql: this.ctx.storage.sql,
+        path: this.#path,
+        journal: this.#journal,
+        append: (event) => this.#append({ events: [event], stamp: { platform: "stream" } }) as StreamEvent[],
+      });
+    } catch (error) {
+      // The stream serves without it: the worker misses one wake, nothing else.
+      console.warn(`stream ${this.#projectId}:${this.#path}: could not record stream/woken: ${String(error)}`);
+      return false;
+    }
   }
 
   // Every RPC method answers expected failures as values (`Coded`): a Durable Object method that
@@ -122,7 +142,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     for (const subscriber of this.#live.values()) subscriber.close();
     this.#live.clear();
     this.#journal.clear();
-    this.ctx.storage.sql.exec("DELETE FROM meta WHERE key = ?", CORE_CHECKPOINT_KEY);
+    this.ctx.storage.sql.exec("DELETE FROM meta WHERE key IN (?, ?)", CORE_CHECKPOINT_KEY, LAST_WOKEN_KEY);
     this.#core = initialStreamCoreState();
   }
 

@@ -9,15 +9,17 @@ import { AGENT_LISTED, LLM_RESPONSE_FRAME, MESSAGE_SENT } from "../agent/agent-e
 import { PROJECT_CREATE_REQUESTED, PROJECT_CREATED } from "../project/project-lifecycle.ts";
 import { PROJECT_ID_CLAIMED, PROJECT_SLUG_CLAIMED } from "../project/project-directory.ts";
 import { SECRET_SET, SECRET_USED } from "../secret/secret-durable-object.ts";
+import { ProjectContract } from "../project/project-contract.ts";
+import { STREAM_WOKEN } from "./stream-woken.ts";
 
 /**
  * Every contract the platform folds. A new domain's contract joins this list; the test below then
  * fails until each type it folds has a rule: a writer list, or a reason anyone may write it.
  */
-const PLATFORM_CONTRACTS = [StreamCoreContract, ItxContract, AgentContract, SchedulerContract];
+const PLATFORM_CONTRACTS = [StreamCoreContract, ItxContract, AgentContract, SchedulerContract, ProjectContract];
 
 /** Facts the platform writes and reads back by key or by type outside a contract's fold. */
-const PLATFORM_FACTS = [LOOP_LIMIT_RECORDED, AGENT_LISTED, LLM_RESPONSE_FRAME, MESSAGE_SENT, PROJECT_CREATE_REQUESTED, PROJECT_CREATED, PROJECT_SLUG_CLAIMED, PROJECT_ID_CLAIMED, SECRET_SET, SECRET_USED];
+const PLATFORM_FACTS = [LOOP_LIMIT_RECORDED, AGENT_LISTED, LLM_RESPONSE_FRAME, MESSAGE_SENT, PROJECT_CREATE_REQUESTED, PROJECT_CREATED, PROJECT_SLUG_CLAIMED, PROJECT_ID_CLAIMED, SECRET_SET, SECRET_USED, STREAM_WOKEN];
 
 describe("who may write what", () => {
   test.each(PLATFORM_CONTRACTS.flatMap((contract) => contract.consumes.map((type) => [contract.slug, type] as const)))(
@@ -52,5 +54,11 @@ describe("who may write what", () => {
     expect(mayWrite("events.iterate.com/itx/capability-provided", { origin: "/", principal: "admin" })).toBe(false);
     expect(mayWrite("events.iterate.com/itx/run-settled", { platform: "processor-host:core" })).toBe(true);
     expect(mayWrite("events.iterate.com/itx/run-settled", { platform: "processor-host:tally" })).toBe(false);
+    // A project root's woken is the Stream's own: not the Project processor's, not the worker's.
+    expect(mayWrite("events.iterate.com/stream/woken", { platform: "stream" })).toBe(true);
+    expect(mayWrite("events.iterate.com/stream/woken", { platform: "processor-host:project" })).toBe(false);
+    expect(mayWrite("events.iterate.com/stream/woken", { origin: "/", principal: "tester" })).toBe(false);
+    // The namespace is closed: a later stream fact is the platform's until it gets a row.
+    expect(mayWrite("events.iterate.com/stream/later-fact-recorded", { origin: "/" })).toBe(false);
   });
 });

@@ -16,7 +16,7 @@ import { ItxError } from "iterate/errors";
 
 /** The parts of the platform that write to streams, as they name themselves in `stamp.platform`. */
 export const PLATFORM_WRITERS = {
-  /** The Stream Durable Object itself (loop-limit facts). */
+  /** The Stream Durable Object itself (loop-limit facts, a project root's `stream/woken`). */
   stream: "stream",
   /** Context creation: a subscription to the context's capability host and its birth certificate. */
   context: "context",
@@ -84,6 +84,10 @@ export const CONTROL_EVENTS: Readonly<Record<string, WriteRule>> = {
   [`${E}itx/schedule-fired`]: { writers: ["scheduler"], why: "settles an occurrence: the fold moves the schedule's clock past its slot" },
   [`${E}itx/schedule-failed`]: { writers: ["scheduler"], why: "settles an occurrence as failed: the fold moves the schedule's clock past its slot" },
   [`${E}itx/loop-limit`]: { writers: ["stream"], why: "records that a chain of reactions was stopped" },
+  [`${E}stream/woken`]: {
+    writers: ["stream"],
+    why: "a project root's new incarnation: the project worker runs on it, so a forged one would run the worker on demand and fake a restart",
+  },
   [`${E}agent/created`]: { writers: ["agents"], why: "makes the agent: its model, key reference and system prompt" },
   [`${E}agent/configured`]: { writers: ["agents"], why: "changes the agent's model or system prompt (validated by configure())" },
   [`${E}agent/llm-request-requested`]: { writers: ["agent"], why: "starts a model request (a turn)" },
@@ -134,7 +138,7 @@ export const OPEN_EVENTS: Readonly<Record<string, string>> = {
  * Namespaces the platform owns: a type under one of them that neither table names (a later
  * domain's event) is the platform's until it gets a row.
  */
-export const PLATFORM_NAMESPACES: readonly string[] = ["itx", "agent", "project", "secret", "token", "auth", "repo", "scheduler", "schedule"].map(
+export const PLATFORM_NAMESPACES: readonly string[] = ["itx", "agent", "project", "secret", "token", "auth", "repo", "scheduler", "schedule", "stream"].map(
   (namespace) => `${E}${namespace}/`,
 );
 
