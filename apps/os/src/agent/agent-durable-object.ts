@@ -6,7 +6,7 @@ import { streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import type { AgentState } from "./agent-contract.ts";
 import { LLM_RESPONSE_FRAME } from "./agent-events.ts";
-import { AgentProcessor, type AgentEffects } from "./agent-processor.ts";
+import { AgentProcessor, type AgentEffects, type Completion } from "./agent-processor.ts";
 import { renderSurface, requestMessages, type SurfaceDescription } from "./agent-prompt.ts";
 import { defaultLlm } from "./default-llm.ts";
 import { complete } from "./llm-provider.ts";
@@ -74,8 +74,9 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
       events,
       stamp: { principal: state.created?.principal ?? "platform", origin: this.#path, platform: "agent", reaction },
     });
-    // Read-your-writes: fold our own facts now rather than when the stream's delivery brings them.
-    await this.ingest(written);
+    // Read-your-writes: fold our own facts now rather than when the stream's delivery brings them
+    // (a reply's final frame, appended beside its facts, is for live viewers only).
+    await this.ingest(written.filter((event) => event.ephemeral !== true));
     return written;
   }
 
@@ -89,16 +90,17 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
     return prepared.description.catch(fresh);
   }
 
-  async #complete(state: AgentState, requestOffset: number) {
+  async #complete(state: AgentState, requestOffset: number): Promise<Completion> {
     const itx = this.#itx(state);
     const description = await this.#surface(itx);
     const messages = requestMessages(state, requestOffset, renderSurface(description));
-    const frames = new FrameSender(async (delta, index) =>
-      this.#stream().append({
-        events: [{ type: LLM_RESPONSE_FRAME, payload: { requestOffset, index, delta }, ephemeral: true, source: { processor: "agent" } }],
-        stamp: { origin: this.#path, platform: "agent" },
-      }),
-    );
+    const frame = (delta: string, index: number): EventInput => ({
+      type: LLM_RESPONSE_FRAME,
+      payload: { requestOffset, index, delta },
+      ephemeral: true,
+      source: { processor: "agent" },
+    });
+    const frames = new FrameSender(async (delta, index) => this.#stream().append({ events: [frame(delta, index)], stamp: { origin: this.#path, platform: "agent" } }));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -114,7 +116,11 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
         ...(this.env.AI ? { ai: this.env.AI } : {}),
         onDelta: (delta) => frames.push(delta),
       });
-      return await Promise.race([answer, deadline]);
+      const reply = await Promise.race([answer, deadline]);
+      // The reply's last frame rides in the append of the reply's facts, ahead of them: one
+      // round trip fewer on the turn, and live viewers still see it before the reply settles.
+      const rest = await frames.takeRest();
+      return rest ? { ...reply, finalFrame: frame(rest.delta, rest.index) } : reply;
     } finally {
       if (timer !== undefined) clearTimeout(timer);
       await frames.close();
@@ -137,6 +143,20 @@ class FrameSender {
   push(delta: string): void {
     this.#buffer += delta;
     this.#timer ??= setTimeout(() => this.#flush(), FRAME_INTERVAL_MS);
+  }
+
+  /**
+   * Stops sending and answers the text not yet sent (with its frame index) once the frames before
+   * it went out, for the caller to append itself; nothing is sent after this.
+   */
+  async takeRest(): Promise<{ delta: string; index: number } | undefined> {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#chain;
+    if (this.#buffer.length === 0) return undefined;
+    const rest = { delta: this.#buffer, index: this.#index++ };
+    this.#buffer = "";
+    return rest;
   }
 
   async close(): Promise<void> {
