@@ -9,11 +9,10 @@ import { LLM_RESPONSE_FRAME } from "./agent-events.ts";
 import { AgentProcessor, type AgentEffects, type Completion } from "./agent-processor.ts";
 import { renderSurface, requestMessages, type SurfaceDescription } from "./agent-prompt.ts";
 import { defaultLlm } from "./default-llm.ts";
+import { FrameSender } from "./frame-sender.ts";
 import { complete } from "./llm-provider.ts";
 import { LIMITS } from "../limits.ts";
 
-/** How often streamed reply text is sent to live viewers as one ephemeral frame. */
-const FRAME_INTERVAL_MS = 50;
 /** How old a surface description started ahead of a request may be and still serve it. */
 const PREPARED_SURFACE_MAX_AGE_MS = 1_000;
 
@@ -125,53 +124,5 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
       if (timer !== undefined) clearTimeout(timer);
       await frames.close();
     }
-  }
-}
-
-/** Batches streamed text into ephemeral frames, at most one per FRAME_INTERVAL_MS, in order. */
-class FrameSender {
-  readonly #send: (delta: string, index: number) => Promise<unknown>;
-  #buffer = "";
-  #index = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #chain: Promise<unknown> = Promise.resolve();
-
-  constructor(send: (delta: string, index: number) => Promise<unknown>) {
-    this.#send = send;
-  }
-
-  push(delta: string): void {
-    this.#buffer += delta;
-    this.#timer ??= setTimeout(() => this.#flush(), FRAME_INTERVAL_MS);
-  }
-
-  /**
-   * Stops sending and answers the text not yet sent (with its frame index) once the frames before
-   * it went out, for the caller to append itself; nothing is sent after this.
-   */
-  async takeRest(): Promise<{ delta: string; index: number } | undefined> {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    await this.#chain;
-    if (this.#buffer.length === 0) return undefined;
-    const rest = { delta: this.#buffer, index: this.#index++ };
-    this.#buffer = "";
-    return rest;
-  }
-
-  async close(): Promise<void> {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#flush();
-    await this.#chain;
-  }
-
-  #flush(): void {
-    this.#timer = undefined;
-    if (this.#buffer.length === 0) return;
-    const delta = this.#buffer;
-    const index = this.#index++;
-    this.#buffer = "";
-    // Frames are for live viewers only; a lost one loses nothing the stream keeps.
-    this.#chain = this.#chain.then(() => this.#send(delta, index)).catch(() => undefined);
   }
 }
