@@ -6,14 +6,13 @@ import { streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import type { AgentState } from "./agent-contract.ts";
 import { LLM_RESPONSE_FRAME } from "./agent-events.ts";
-import { AgentProcessor, type AgentEffects } from "./agent-processor.ts";
+import { AgentProcessor, type AgentEffects, type Completion } from "./agent-processor.ts";
 import { renderSurface, requestMessages, type SurfaceDescription } from "./agent-prompt.ts";
 import { defaultLlm } from "./default-llm.ts";
+import { FrameSender } from "./frame-sender.ts";
 import { complete } from "./llm-provider.ts";
 import { LIMITS } from "../limits.ts";
 
-/** How often streamed reply text is sent to live viewers as one ephemeral frame. */
-const FRAME_INTERVAL_MS = 50;
 /** How old a surface description started ahead of a request may be and still serve it. */
 const PREPARED_SURFACE_MAX_AGE_MS = 1_000;
 
@@ -74,8 +73,9 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
       events,
       stamp: { principal: state.created?.principal ?? "platform", origin: this.#path, platform: "agent", reaction },
     });
-    // Read-your-writes: fold our own facts now rather than when the stream's delivery brings them.
-    await this.ingest(written);
+    // Read-your-writes: fold our own facts now rather than when the stream's delivery brings them
+    // (a reply's final frame, appended beside its facts, is for live viewers only).
+    await this.ingest(written.filter((event) => event.ephemeral !== true));
     return written;
   }
 
@@ -89,16 +89,17 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
     return prepared.description.catch(fresh);
   }
 
-  async #complete(state: AgentState, requestOffset: number) {
+  async #complete(state: AgentState, requestOffset: number): Promise<Completion> {
     const itx = this.#itx(state);
     const description = await this.#surface(itx);
     const messages = requestMessages(state, requestOffset, renderSurface(description));
-    const frames = new FrameSender(async (delta, index) =>
-      this.#stream().append({
-        events: [{ type: LLM_RESPONSE_FRAME, payload: { requestOffset, index, delta }, ephemeral: true, source: { processor: "agent" } }],
-        stamp: { origin: this.#path, platform: "agent" },
-      }),
-    );
+    const frame = (delta: string, index: number): EventInput => ({
+      type: LLM_RESPONSE_FRAME,
+      payload: { requestOffset, index, delta },
+      ephemeral: true,
+      source: { processor: "agent" },
+    });
+    const frames = new FrameSender(async (delta, index) => this.#stream().append({ events: [frame(delta, index)], stamp: { origin: this.#path, platform: "agent" } }));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -114,44 +115,14 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
         ...(this.env.AI ? { ai: this.env.AI } : {}),
         onDelta: (delta) => frames.push(delta),
       });
-      return await Promise.race([answer, deadline]);
+      const reply = await Promise.race([answer, deadline]);
+      // The reply's last frame rides in the append of the reply's facts, ahead of them: one
+      // round trip fewer on the turn, and live viewers still see it before the reply settles.
+      const rest = await frames.takeRest();
+      return rest ? { ...reply, finalFrame: frame(rest.delta, rest.index) } : reply;
     } finally {
       if (timer !== undefined) clearTimeout(timer);
       await frames.close();
     }
-  }
-}
-
-/** Batches streamed text into ephemeral frames, at most one per FRAME_INTERVAL_MS, in order. */
-class FrameSender {
-  readonly #send: (delta: string, index: number) => Promise<unknown>;
-  #buffer = "";
-  #index = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #chain: Promise<unknown> = Promise.resolve();
-
-  constructor(send: (delta: string, index: number) => Promise<unknown>) {
-    this.#send = send;
-  }
-
-  push(delta: string): void {
-    this.#buffer += delta;
-    this.#timer ??= setTimeout(() => this.#flush(), FRAME_INTERVAL_MS);
-  }
-
-  async close(): Promise<void> {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#flush();
-    await this.#chain;
-  }
-
-  #flush(): void {
-    this.#timer = undefined;
-    if (this.#buffer.length === 0) return;
-    const delta = this.#buffer;
-    const index = this.#index++;
-    this.#buffer = "";
-    // Frames are for live viewers only; a lost one loses nothing the stream keeps.
-    this.#chain = this.#chain.then(() => this.#send(delta, index)).catch(() => undefined);
   }
 }

@@ -23,7 +23,7 @@ export interface AgentEffects {
   /** Appends as the agent, stamped with the turn's reaction chain, as one commit, and folds at once. */
   append(reaction: Reaction, ...events: EventInput[]): Promise<StreamEvent[]>;
   /** Asks the model for the request at `requestOffset`, built from `state`; `onDelta` sees the reply as it streams. */
-  complete(input: { state: AgentState; requestOffset: number; onDelta(delta: string): void }): Promise<{ text: string; usage?: Record<string, number> }>;
+  complete(input: { state: AgentState; requestOffset: number; onDelta(delta: string): void }): Promise<Completion>;
   /** The agent's committed events between the bounds (exclusive), for rebuilding an older request. */
   readEvents(afterOffset: number, beforeOffset: number): Promise<StreamEvent[]>;
   sleep(ms: number): Promise<void>;
@@ -32,6 +32,14 @@ export interface AgentEffects {
    * request decides (describing the agent's surface), so that it runs while the debounce waits.
    */
   prepareRequest?(state: AgentState): void;
+}
+
+/** The model's answer to one request. */
+export interface Completion {
+  text: string;
+  usage?: Record<string, number>;
+  /** The reply's last streamed frame (an ephemeral event) not yet sent: appended first with the reply's facts. */
+  finalFrame?: EventInput;
 }
 
 /**
@@ -185,7 +193,7 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
     const moved = current.systemChangedAt > requestOffset || current.compactedAt > requestOffset;
     const state = moved ? await this.stateAt(effects, requestOffset) : current;
     const settledKey = `agent/llm-request-settled:${requestOffset}`;
-    let reply: { text: string; usage?: Record<string, number> };
+    let reply: Completion;
     try {
       reply = await effects.complete({ state, requestOffset, onDelta: () => undefined });
     } catch (error) {
@@ -198,6 +206,7 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
       return;
     }
     const events: EventInput[] = [
+      ...(reply.finalFrame ? [reply.finalFrame] : []),
       {
         type: CONTEXT_ADDED,
         payload: { role: "assistant", content: reply.text.length > 0 ? reply.text : "(empty reply)", requestOffset },

@@ -17,7 +17,7 @@ import { stampOf } from "./capability-host-api.ts";
 import { dispatchToMount, notProvided, runnerFacet } from "./capability-dispatch.ts";
 import { RunnerIsolateRpcTarget } from "../worker-loader/runner-isolate-rpc-target.ts";
 import { hostStub } from "./host-stub.ts";
-import { revokeDirectEgress, shadowsFetch } from "../egress/direct-egress-verdict.ts";
+import { directEgressVerdict, revokeDirectEgress, shadowsFetch } from "../egress/direct-egress-verdict.ts";
 import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ItxCore, confinementOfState, longestProvidedPrefix, type ItxState, type Mount } from "./itx-contract.ts";
 import type { Confinement } from "./jail.ts";
 import { releaseLive, retainLive } from "./live-capability.ts";
@@ -49,7 +49,10 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const confinement = await this.#confinementOf(run.origin);
     const props = { principal: run.principal, projectId: this.#projectId, origin: run.origin, path: this.#path, depth: 0, reaction: run.reaction };
     const scoped = confinement ? { ...props, confinement } : props;
-    return runScript(this.env, scoped, isolateItx(this.env, scoped), run.script);
+    // The run is in this context: this host answers whether its chain shadows `fetch` itself, not
+    // through a call to its own stub (a round trip on every enqueued run, an agent's turns among them).
+    const direct = directEgressVerdict(this.env, scoped, (path) => this.provides(path));
+    return runScript(this.env, scoped, isolateItx(this.env, scoped), run.script, undefined, direct);
   });
   readonly #projectId: string;
   readonly #path: string;

@@ -22,14 +22,19 @@ export function shadowsFetch(path: readonly string[]): boolean {
 /**
  * The verdict for a run of code with `props`, or undefined when its fetches must take the OS's
  * pipe: no runner, code in a jail (the pipe checks its `fetch` grant), or a `fetch` shadow on its
- * chain (or no answer about one). Never rejects.
+ * chain (or no answer about one). Never rejects. `provides` asks the context's capability host
+ * (by default through its stub; the host itself answers in place).
  */
-export async function directEgressVerdict(env: Env, props: IsolateProps): Promise<DirectEgressVerdict | undefined> {
+export async function directEgressVerdict(
+  env: Env,
+  props: IsolateProps,
+  provides: (path: string[]) => Promise<boolean> = (path) => hostStub(env, props.projectId, props.path ?? props.origin).provides(path),
+): Promise<DirectEgressVerdict | undefined> {
   if (!env.RUNNER || props.confinement) return undefined;
   // Read before the question: a provide that lands after it raises the floor past this epoch.
   const epoch = floor;
   try {
-    const shadowed = await hostStub(env, props.projectId, props.path ?? props.origin).provides(["fetch"]);
+    const shadowed = await provides(["fetch"]);
     return shadowed ? undefined : { epoch, policy: env.EGRESS_ALLOW_PRIVATE_ADDRESSES ?? "" };
   } catch {
     return undefined;

@@ -157,6 +157,19 @@ describe("reads", () => {
     expect(unpackEvents(await stream.getEventsPacked({}))).toEqual(await stream.getEvents({}));
   });
 
+  test("getEventsPacked pages by offset bounds and limit like getEvents, across sources and commit times", async () => {
+    const stream = freshStream();
+    await stream.append({ events: [{ type: "demo/a", idempotencyKey: "first" }, { type: "demo/b" }], stamp });
+    await stream.append({ events: [{ type: "demo/c", payload: { n: 3 } }], stamp: { principal: "other", origin: "/elsewhere" } });
+    await stream.append({ events: [{ type: "demo/d" }, { type: "demo/e", idempotencyKey: "last" }], stamp });
+    const bounds = [{}, { afterOffset: 1 }, { afterOffset: 1, limit: 2 }, { afterOffset: 2, beforeOffset: 5 }, { beforeOffset: 3, limit: 9 }, { afterOffset: 5 }, { afterOffset: 9 }];
+    for (const input of bounds) {
+      const packed = unpackEvents(await stream.getEventsPacked(input));
+      expect(packed, JSON.stringify(input)).toEqual(await stream.getEvents(input));
+    }
+    expect(unpackEvents(await stream.getEventsPacked({ afterOffset: 1, limit: 2 })).map((event) => event.offset)).toEqual([2, 3]);
+  });
+
   test("waitForEvent finds history, waits for the future, and times out with TIMEOUT", async () => {
     const stream = freshStream();
     await stream.append({ events: [{ type: "demo/settled", payload: { requestOffset: 7, status: "succeeded" } }], stamp });
