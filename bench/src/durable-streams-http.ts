@@ -35,7 +35,7 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
     const { token } = await session.issueToken({ principal: "bench", projectIds: [slug], ttlSeconds: 3600 });
     const headers = { authorization: `Bearer ${token}` };
     const direct = target.workerdUrl !== undefined;
-    console.log(`dshttp: the OS is measured at ${direct ? "its own workerd socket (decision 0026)" : "wrangler dev's public port"}`);
+    console.log(`dshttp: the OS is measured at ${direct ? "its own workerd socket (decision 0025)" : "wrangler dev's public port"}`);
     const base = `${target.workerdUrl ?? target.baseUrl}/streams/${slug}`;
     const create = (name: string) => DurableStream.create({ url: `${base}/${name}`, contentType: "application/json", headers });
 

@@ -22,7 +22,7 @@ export interface BenchRoot {
 export interface BenchTarget {
   baseUrl: string;
   /**
-   * The OS at its own workerd socket, without wrangler dev's proxy (decision 0026); absent with
+   * The OS at its own workerd socket, without wrangler dev's proxy (decision 0025); absent with
    * BASE_URL or when it could not be found.
    */
   workerdUrl?: string;

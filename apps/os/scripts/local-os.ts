@@ -65,7 +65,7 @@ export interface LocalOs {
   runner?: RunnerWatchdog;
   /**
    * With `bench`: the OS at its own workerd socket, without wrangler dev's proxy in front
-   * (scripts/workerd-socket.ts, decision 0026); absent when it could not be found.
+   * (scripts/workerd-socket.ts, decision 0025); absent when it could not be found.
    */
   workerdUrl?: string;
   /** Stops wrangler and workerd; removes the state folder when it was temporary. */

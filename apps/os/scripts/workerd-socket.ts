@@ -2,7 +2,7 @@
 // port `wrangler dev` answers on. wrangler dev puts a proxy in front of every Worker (a second
 // workerd whose ProxyWorker queues requests across reloads and forwards each one over HTTP, with a
 // Durable Object hop and a message to wrangler's Node process). A deployment has no such proxy, so
-// the benchmarks measure the OS at its own socket (decision 0026); nothing else uses this.
+// the benchmarks measure the OS at its own socket (decision 0025); nothing else uses this.
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 
 /** The processes below `root` (its children, theirs, ...), with their command names. */
