@@ -21,7 +21,7 @@ const batchBody = (start: number) => `[${Array.from({ length: BATCH }, (_, j) =>
  * with the protocol's offset loop. Compared series alternate call by call.
  *
  * Our side is measured at the OS's own workerd socket when the bench started the OS (decision
- * 0026): wrangler dev's proxy in front of it is dev tooling a deployment does not have, and the
+ * 0025): wrangler dev's proxy in front of it is dev tooling a deployment does not have, and the
  * peer has no proxy either. The batch series is also run through that proxy, interleaved, and
  * printed as `.via_wrangler_proxy`, so what the proxy costs stays visible.
  */
