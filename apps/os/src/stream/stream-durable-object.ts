@@ -2,18 +2,17 @@ import { DurableObject } from "cloudflare:workers";
 import type { AppendReceipt, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS } from "iterate/stream/events";
-import { asCoded, codedSync, throwCoded, type Coded } from "../api/coded-result.ts";
+import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
 import { planAppend } from "./append-plan.ts";
-import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
+import { ProcessorDeliveries } from "./processor-deliveries.ts";
 import { Journal } from "./journal.ts";
 import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
 import { LOOP_LIMIT_RECORDED, loopLimitError } from "./reaction.ts";
-import { STREAM_CORE_TYPES, currentHostBinding, isProcessorHostBinding, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
+import { STREAM_CORE_TYPES, isProcessorHostBinding, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { StreamRpcTarget, uncodedBackend } from "./stream-rpc-target.ts";
 import { findByIdempotencyKey, firstStoredMatch, parseSubscribeRequest, parseWaitQuery, readEventsPage, readPackedPage } from "./stream-queries.ts";
 import { Waiters } from "./waiters.ts";
-import { USER_PROCESSOR_BINDING } from "../processor/user-processor-address.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import type { ProtocolAnswer, ProtocolRequest } from "../streams-http/protocol-api.ts";
 import { StreamProtocol } from "../streams-http/stream-protocol.ts";
@@ -32,8 +31,7 @@ export class StreamDurableObject extends DurableObject<Env> {
   readonly #journal: Journal;
   readonly #waiters = new Waiters();
   readonly #live = new Map<string, LiveSubscriber>();
-  readonly #deliveries = new Map<string, HostedDelivery>();
-  #heldDelivery: ReturnType<typeof setTimeout> | undefined;
+  readonly #deliveries: ProcessorDeliveries;
   #core: StreamCoreState;
   readonly #protocol: StreamProtocol;
 
@@ -48,6 +46,15 @@ export class StreamDurableObject extends DurableObject<Env> {
     sql.exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     this.#journal = new Journal(sql, () => this.#path);
     this.#core = this.#restoreCore();
+    this.#deliveries = new ProcessorDeliveries({
+      ctx,
+      env,
+      projectId: this.#projectId,
+      path: this.#path,
+      head: () => this.#journal.head,
+      read: (after, limit) => this.#journal.read(after, Number.MAX_SAFE_INTEGER, limit),
+      capability: (stamp) => new StreamRpcTarget(uncodedBackend(this), stamp),
+    });
     this.#protocol = new StreamProtocol({
       sql,
       path: this.#path,
@@ -66,9 +73,9 @@ export class StreamDurableObject extends DurableObject<Env> {
       },
       clear: () => this.#clear(),
     });
-    this.#syncDeliveries();
+    this.#deliveries.sync(this.#core);
     // Recording woken pumps the deliveries itself (every append does).
-    if (!this.#recordWoken() && this.#deliveries.size > 0) ctx.waitUntil(this.#pumpDeliveries());
+    if (!this.#recordWoken() && this.#deliveries.size > 0) ctx.waitUntil(this.#deliveries.pump());
   }
 
   // A new incarnation of a created project's root tells the project's worker (stream-woken.ts).
@@ -183,7 +190,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       }
       if (core !== this.#core) {
         this.#core = core;
-        this.#syncDeliveries();
+        this.#deliveries.sync(this.#core);
       }
     }
     const result = answers.map((answer) => (typeof answer === "number" ? (written[answer] as StreamEvent) : answer));
@@ -259,13 +266,13 @@ export class StreamDurableObject extends DurableObject<Env> {
       path: this.#path,
       head: this.#journal.head,
       liveSubscribers: this.#live.size,
-      processors: [...this.#deliveries.values()].map((delivery) => delivery.status()),
+      processors: this.#deliveries.statuses(),
     };
   }
 
   /** Retries hosted-processor deliveries that failed. */
   override async alarm(): Promise<void> {
-    await this.#pumpDeliveries();
+    await this.#deliveries.pump();
   }
 
   #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean): void {
@@ -278,13 +285,7 @@ export class StreamDurableObject extends DurableObject<Env> {
         this.ctx.waitUntil(subscriber.pump(history));
       }
     }
-    if (written.length === 0 || this.#deliveries.size === 0) return;
-    if (!hold) {
-      this.ctx.waitUntil(this.#pumpDeliveries());
-    } else {
-      // Any pump sends everything up to the head, held events included; this one is the backstop.
-      this.#heldDelivery ??= setTimeout(() => this.ctx.waitUntil(this.#pumpDeliveries()), LIMITS.DELIVERY_HOLD_MS);
-    }
+    if (written.length > 0) this.#deliveries.afterCommit(hold);
   }
 
   #history() {
@@ -292,59 +293,6 @@ export class StreamDurableObject extends DurableObject<Env> {
       head: () => this.#journal.head,
       read: (after: number, before: number, limit: number) => this.#journal.read(after, before, limit),
     };
-  }
-
-  async #pumpDeliveries(): Promise<void> {
-    if (this.#heldDelivery !== undefined) {
-      clearTimeout(this.#heldDelivery);
-      this.#heldDelivery = undefined;
-    }
-    const now = Date.now();
-    await Promise.all(
-      [...this.#deliveries.values()]
-        .filter((delivery) => delivery.retryAt <= now)
-        .map((delivery) =>
-          delivery.pump({
-            head: () => this.#journal.head,
-            read: (after, limit) => this.#journal.read(after, Number.MAX_SAFE_INTEGER, limit),
-            wake: () => this.#wake(delivery),
-            now: () => Date.now(),
-          }),
-        ),
-    );
-    const retries = [...this.#deliveries.values()].map((delivery) => delivery.retryAt).filter((at) => at > 0);
-    if (retries.length > 0) await this.ctx.storage.setAlarm(Math.min(...retries));
-  }
-
-  async #wake(delivery: HostedDelivery): Promise<ProcessorSession> {
-    const { host, processor } = delivery.subscription;
-    const binding = currentHostBinding(delivery.subscription.binding);
-    const namespace = (this.env as unknown as Record<string, DurableObjectNamespace | undefined>)[binding];
-    if (!namespace || !isProcessorHostBinding(this.env, binding)) throw new Error(`no processor host binding ${binding}`);
-    // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
-    const stub = namespace.getByName(host) as any;
-    // A host of the platform's code writes as that processor; a host of a project's own code
-    // (config-repo processors) gets no platform authority, whatever its row's slug says.
-    const stamp = binding === USER_PROCESSOR_BINDING ? { origin: this.#path } : { platform: `processor-host:${processor}` };
-    const capability = new StreamRpcTarget(uncodedBackend(this), stamp);
-    // The host checks `coordinate` against the streams it folds: a wake from any other is refused.
-    const coordinate = `${this.#projectId}:${this.#path}`;
-    // A host may answer an expected refusal as a coded value (answerCoded) rather than throw it.
-    return throwCoded<ProcessorSession>(await stub.wakeStreamProcessor({ name: processor, stream: capability, coordinate }));
-  }
-
-  #syncDeliveries(): void {
-    const wanted = this.#core.subscriptions;
-    for (const [key, delivery] of this.#deliveries) {
-      const now = wanted[key];
-      if (!now || JSON.stringify(now) !== JSON.stringify(delivery.subscription)) {
-        delivery.close();
-        this.#deliveries.delete(key);
-      }
-    }
-    for (const [key, subscription] of Object.entries(wanted)) {
-      if (!this.#deliveries.has(key)) this.#deliveries.set(key, new HostedDelivery(key, subscription));
-    }
   }
 
   // The core checkpoint is a cache of the fold of subscription-configured events: when missing it

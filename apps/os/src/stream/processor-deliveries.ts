@@ -1,0 +1,111 @@
+import type { StreamEvent } from "iterate/types";
+import { throwCoded } from "../api/coded-result.ts";
+import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
+import { currentHostBinding, isProcessorHostBinding, type StreamCoreState } from "./stream-core.ts";
+import { StreamRpcTarget } from "./stream-rpc-target.ts";
+import { USER_PROCESSOR_BINDING } from "../processor/user-processor-address.ts";
+import { LIMITS } from "../limits.ts";
+
+/** What the deliveries need from their Stream Durable Object. */
+export interface DeliveryHost {
+  ctx: DurableObjectState;
+  env: Env;
+  projectId: string;
+  path: string;
+  /** The journal's head and rows after an offset. */
+  head(): number;
+  read(after: number, limit: number): StreamEvent[];
+  /** The Stream capability a woken host folds through (the stream's own backend). */
+  capability(stamp: ConstructorParameters<typeof StreamRpcTarget>[1]): StreamRpcTarget;
+}
+
+/**
+ * A stream's deliveries to the processors subscribed to it (one HostedDelivery each, as the
+ * core fold's subscriptions say): pumped after every commit, or after DELIVERY_HOLD_MS for an
+ * append that holds delivery, and retried from the Durable Object's alarm.
+ */
+export class ProcessorDeliveries {
+  readonly #host: DeliveryHost;
+  readonly #deliveries = new Map<string, HostedDelivery>();
+  #held: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(host: DeliveryHost) {
+    this.#host = host;
+  }
+
+  get size(): number {
+    return this.#deliveries.size;
+  }
+
+  /** Each delivery's progress, for `info()`. */
+  statuses(): ReturnType<HostedDelivery["status"]>[] {
+    return [...this.#deliveries.values()].map((delivery) => delivery.status());
+  }
+
+  /** Matches the deliveries to the subscriptions the core fold holds now. */
+  sync(core: StreamCoreState): void {
+    const wanted = core.subscriptions;
+    for (const [key, delivery] of this.#deliveries) {
+      const now = wanted[key];
+      if (!now || JSON.stringify(now) !== JSON.stringify(delivery.subscription)) {
+        delivery.close();
+        this.#deliveries.delete(key);
+      }
+    }
+    for (const [key, subscription] of Object.entries(wanted)) {
+      if (!this.#deliveries.has(key)) this.#deliveries.set(key, new HostedDelivery(key, subscription));
+    }
+  }
+
+  /** After a commit: pump now, or (holding) within DELIVERY_HOLD_MS, whichever pump comes first. */
+  afterCommit(hold: boolean): void {
+    if (this.#deliveries.size === 0) return;
+    if (!hold) {
+      this.#host.ctx.waitUntil(this.pump());
+    } else {
+      // Any pump sends everything up to the head, held events included; this one is the backstop.
+      this.#held ??= setTimeout(() => this.#host.ctx.waitUntil(this.pump()), LIMITS.DELIVERY_HOLD_MS);
+    }
+  }
+
+  /** Sends every due delivery what it has not had; sets the alarm for the earliest retry. */
+  async pump(): Promise<void> {
+    if (this.#held !== undefined) {
+      clearTimeout(this.#held);
+      this.#held = undefined;
+    }
+    const now = Date.now();
+    const host = this.#host;
+    await Promise.all(
+      [...this.#deliveries.values()]
+        .filter((delivery) => delivery.retryAt <= now)
+        .map((delivery) =>
+          delivery.pump({
+            head: () => host.head(),
+            read: (after, limit) => host.read(after, limit),
+            wake: () => this.#wake(delivery),
+            now: () => Date.now(),
+          }),
+        ),
+    );
+    const retries = [...this.#deliveries.values()].map((delivery) => delivery.retryAt).filter((at) => at > 0);
+    if (retries.length > 0) await host.ctx.storage.setAlarm(Math.min(...retries));
+  }
+
+  async #wake(delivery: HostedDelivery): Promise<ProcessorSession> {
+    const { host, processor } = delivery.subscription;
+    const binding = currentHostBinding(delivery.subscription.binding);
+    const env = this.#host.env;
+    const namespace = (env as unknown as Record<string, DurableObjectNamespace | undefined>)[binding];
+    if (!namespace || !isProcessorHostBinding(env, binding)) throw new Error(`no processor host binding ${binding}`);
+    // oxlint-disable-next-line typescript/no-explicit-any -- processor hosts are a duck-typed RPC interface
+    const stub = namespace.getByName(host) as any;
+    // A host of the platform's code writes as that processor; a host of a project's own code
+    // (config-repo processors) gets no platform authority, whatever its row's slug says.
+    const stamp = binding === USER_PROCESSOR_BINDING ? { origin: this.#host.path } : { platform: `processor-host:${processor}` };
+    // The host checks `coordinate` against the streams it folds: a wake from any other is refused.
+    const coordinate = `${this.#host.projectId}:${this.#host.path}`;
+    // A host may answer an expected refusal as a coded value (answerCoded) rather than throw it.
+    return throwCoded<ProcessorSession>(await stub.wakeStreamProcessor({ name: processor, stream: this.#host.capability(stamp), coordinate }));
+  }
+}
