@@ -1,5 +1,6 @@
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { UNTRUSTED_LIMITS } from "./worker-loader/untrusted-limits.ts";
+import { PROTOCOL_LIMITS } from "./limits/protocol-limits.ts";
 
 /**
  * Every limit the OS puts on untrusted input, in one place (the one registry: no module keeps a
@@ -244,74 +245,6 @@ const PLATFORM_LIMITS = {
   /** Cron slots counted when missed ones coalesce; past it the count says "at least". */
   COALESCE_COUNT_MAX: 1_000,
 
-  // ---- Durable Streams over HTTP (/streams) ----
-  /**
-   * Bytes of one Durable Streams request body (PUT or POST at /streams): read whole before it is
-   * parsed, so it bounds what one request can make the Worker hold. Larger bodies get 413.
-   */
-  STREAMS_HTTP_BODY_MAX_BYTES: 524_288,
-  /**
-   * Nesting of one JSON message over HTTP (the batch array not counted): checked before
-   * JSON.parse, so a hostile body cannot make parsing recurse deeply. Same depth as a payload.
-   */
-  STREAMS_HTTP_JSON_MAX_DEPTH: 32,
-  /** Characters of any one Durable Streams header or query value (content type, Stream-Seq, producer id, cursor, If-None-Match). */
-  STREAMS_HTTP_HEADER_MAX_LENGTH: 256,
-  /** Events in one read response: bounds the page the Stream builds; clients read on from Stream-Next-Offset. */
-  STREAMS_HTTP_READ_PAGE_EVENTS: 50_000,
-  /** Stored payload bytes in one read response (at least one event is always answered). */
-  STREAMS_HTTP_READ_PAGE_BYTES: 4_194_304,
-  /** Raw bytes per stored chunk of a byte-mode body: base64 keeps a chunk under the event size limit. */
-  STREAMS_HTTP_BYTES_CHUNK: 131_072,
-  /** Longest Stream-TTL accepted, in seconds (ten years): larger values would overflow date arithmetic. */
-  STREAMS_HTTP_TTL_MAX_SECONDS: 315_360_000,
-  /** Idempotent producers remembered per stream; past it the least recently active is forgotten (its next write must start again at seq 0). */
-  STREAMS_HTTP_PRODUCERS_MAX: 1_000,
-  /**
-   * Credentials and project records one Worker isolate remembers for /streams, each for
-   * STREAMS_HTTP_AUTH_CACHE_MS: every request authenticates, and this bounds what the cache may hold.
-   */
-  STREAMS_HTTP_AUTH_CACHE_ENTRIES: 1_000,
-  /** Events a fork copies from its source: a fork is made in one Durable Object turn. */
-  STREAMS_HTTP_FORK_MAX_EVENTS: 50_000,
-
-  // ---- MCP and OpenAPI ----
-  /** Longest URL a remote client may be pointed at. */
-  REMOTE_URL_MAX_LENGTH: 2048,
-  /** Most headers a remote client sends with every request. */
-  REMOTE_HEADERS_MAX: 64,
-  /**
-   * Bytes of one request body on a project's MCP route (`/mcp/<project>`): the body is read whole
-   * before it is parsed. Larger arguments go over /api.
-   */
-  MCP_REQUEST_BODY_MAX_BYTES: 1_048_576,
-  /** Nesting depth of a JSON body on the MCP route: bounds the parser's and every walker's recursion. */
-  MCP_JSON_MAX_DEPTH: 64,
-  /** JSON-RPC messages in one batch on the MCP route: each one is a call the OS serves. */
-  MCP_BATCH_MAX_MESSAGES: 32,
-  /**
-   * Bytes of any one answer from a remote MCP or OpenAPI server (`itx.mcp.connect`,
-   * `itx.openapi.connect`), the spec included: it is read into the Worker's memory before parsing.
-   */
-  REMOTE_RESPONSE_MAX_BYTES: 4_194_304,
-  /** Tools a remote MCP server may list: each is kept, with its schema, while the client lives. */
-  MCP_REMOTE_TOOLS_MAX: 1000,
-  /** `tools/list` pages followed: a server that pages forever is cut off here. */
-  MCP_REMOTE_LIST_PAGES_MAX: 20,
-  /** Milliseconds one remote MCP request may take before it answers TIMEOUT. */
-  MCP_REMOTE_REQUEST_TIMEOUT_MS: 60_000,
-  /**
-   * Nodes (objects, arrays, values) one remote spec or tool list may have once its references and
-   * YAML aliases are expanded: a small document with shared references can stand for an
-   * exponential tree, and `__describe()` serializes trees. Also bounds the ref parser's work, which
-   * walks the expanded tree (about 30 µs a node on a loaded machine).
-   */
-  REMOTE_SCHEMA_NODES_MAX: 100_000,
-  /** Nesting depth of a remote JSON or YAML document: bounds the parser's and every walker's recursion. */
-  REMOTE_JSON_MAX_DEPTH: 128,
-  /** Operations one OpenAPI spec may declare. */
-  OPENAPI_OPERATIONS_MAX: 2000,
-
   // ---- Logging ----
   /** The limiter's window, in milliseconds. */
   LOG_WINDOW_MS: 1_000,
@@ -356,6 +289,8 @@ export const LIMITS = {
   // Untrusted code (scripts, dynamic workers, source capabilities): kept in their own file, which
   // the local runner's watchdog reads too (worker-loader/untrusted-limits.ts imports nothing).
   ...UNTRUSTED_LIMITS,
+  // The open protocols' routes (Durable Streams over HTTP, MCP, OpenAPI).
+  ...PROTOCOL_LIMITS,
   ...PLATFORM_LIMITS,
 } as const;
 
@@ -369,4 +304,6 @@ export function limitDetails(limit: LimitName): { limit: LimitName } {
 
 // A name in two groups would silently take the later group's value: the groups are disjoint.
 type Shared<A, B> = keyof A & keyof B;
-const _disjoint: [Shared<typeof STREAM_LIMITS, typeof UNTRUSTED_LIMITS> | Shared<typeof STREAM_LIMITS, typeof PLATFORM_LIMITS> | Shared<typeof UNTRUSTED_LIMITS, typeof PLATFORM_LIMITS>] extends [never] ? true : never = true;
+type Groups = [typeof STREAM_LIMITS, typeof UNTRUSTED_LIMITS, typeof PROTOCOL_LIMITS, typeof PLATFORM_LIMITS];
+type Overlaps<G extends unknown[]> = G extends [infer First, ...infer Rest] ? { [K in keyof Rest]: Shared<First, Rest[K]> }[number] | Overlaps<Rest> : never;
+const _disjoint: [Overlaps<Groups>] extends [never] ? true : never = true;
