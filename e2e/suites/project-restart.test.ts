@@ -2,20 +2,23 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
+import { connectItx, type Handle } from "iterate/client";
+import type { ProjectRoot, StreamEvent } from "iterate/types";
 import { startLocalOs } from "../../apps/os/scripts/local-os.ts";
-
-// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
 
 const E = "events.iterate.com/";
 
-async function allEvents(itx: any): Promise<any[]> {
-  const out: any[] = [];
+/** The payload fields this test reads off the project's lifecycle facts. */
+type Fact = StreamEvent<string, { attempt?: number; commit?: string }>;
+
+async function allEvents(itx: Handle<ProjectRoot>): Promise<Fact[]> {
+  const out: Fact[] = [];
   for (let afterOffset = 0; ; ) {
-    const page = await itx.getEvents({ afterOffset, limit: 500 });
-    if (page.length === 0) return out;
+    const page = (await itx.getEvents({ afterOffset, limit: 500 })) as Fact[];
+    const last = page.at(-1);
+    if (last === undefined) return out;
     out.push(...page);
-    afterOffset = page.at(-1).offset;
+    afterOffset = last.offset;
   }
 }
 
@@ -24,8 +27,8 @@ describe("project creation across a restart", () => {
     const persistTo = mkdtempSync(join(tmpdir(), "iterate-create-restart-"));
     let os = await startLocalOs({ persistTo, readyTimeoutMs: 300_000 });
     try {
-      let session: any = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const root: any = session.projects.get("mid-creation");
+      let session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
+      const root = session.projects.get("mid-creation");
       // The request is recorded and the run starts; the OS dies before (or while) it works.
       expect(await root.create({ waitUntilCreated: false })).toEqual({ created: false });
       const { projectId } = await root.whoami();
@@ -36,7 +39,7 @@ describe("project creation across a restart", () => {
 
       os = await startLocalOs({ persistTo, readyTimeoutMs: 300_000 });
       session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const itx: any = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
+      const itx = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
       await itx.waitForEvent({ type: `${E}project/created`, timeoutMs: 240_000 });
       // Creating again is a no-op that finds the project created.
       expect(await session.projects.get("mid-creation").create()).toEqual({ created: true });
@@ -53,9 +56,10 @@ describe("project creation across a restart", () => {
       // One seed commit, whichever attempt made it, and one first worker-updated for it.
       const log = await itx.repo.log();
       expect(log).toHaveLength(1);
+      const seedCommit = log[0]?.commit;
       const seeded = events.filter((event) => event.type === `${E}project/config-repo-seeded`);
-      expect(seeded.every((event) => event.payload.commit === log[0].commit)).toBe(true);
-      expect(events.filter((event) => event.type === `${E}project/worker-updated` && event.payload.commit === log[0].commit)).toHaveLength(1);
+      expect(seeded.every((event) => event.payload.commit === seedCommit)).toBe(true);
+      expect(events.filter((event) => event.type === `${E}project/worker-updated` && event.payload.commit === seedCommit)).toHaveLength(1);
       itx[Symbol.dispose]();
       session[Symbol.dispose]();
     } finally {

@@ -1,23 +1,23 @@
-import { describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
-import type { StreamEvent } from "iterate/types";
-import { target, disconnected } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { describe, expect } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
+import type { CapabilityDescription, Itx, StreamEvent } from "iterate/types";
+import { disconnected } from "../harness/os.ts";
+import { mounted, test } from "../harness/fixtures.ts";
 
-// oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
+/** What scene 3's root mounts and its child shadows one method of. */
+interface Workspace {
+  workspace: { readFile(path: string): string; git: { commit(input: { message: string }): string } };
+}
 
 describe("scene 1: use a capability", () => {
-  test("describe lists what a context can call, and a dotted call reaches it", async () => {
-    const { projectId } = await newProject("scene1");
-    const { baseUrl, admin } = target();
-    using provider: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("describe lists what a context can call, and a dotted call reaches it", async ({ os, project: { projectId }, connect }) => {
+    const provider = connect({ auth: os.admin, projectId });
     await provider.provideCapability({
       name: "slack",
       instructions: "Use itx.slack.chat.postMessage({ channel, text }).",
       capability: { chat: { postMessage: ({ channel, text }: { channel: string; text: string }) => ({ ok: true, channel, echoed: text }) } },
     });
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+    const itx = connect<{ slack: { chat: { postMessage(input: { channel: string; text: string }): { ok: boolean; channel: string; echoed: string } } } }>({ auth: os.admin, projectId });
     const description = await itx.__describe();
     expect(description.capabilities).toContainEqual(
       expect.objectContaining({ path: ["slack"], kind: "live", scope: "/", connected: true, instructions: expect.stringContaining("postMessage") }),
@@ -27,11 +27,9 @@ describe("scene 1: use a capability", () => {
 });
 
 describe("scene 2: offer a capability from your laptop", () => {
-  test("a bare function runs in the provider's process until it disconnects", async () => {
-    const { projectId } = await newProject("scene2");
-    const { baseUrl, admin } = target();
+  test("a bare function runs in the provider's process until it disconnects", async ({ os, project: { projectId }, connect }) => {
     const calls: string[] = [];
-    const provider: any = connectItx({ baseUrl, auth: admin, projectId });
+    const provider = connect({ auth: os.admin, projectId });
     const provision = await provider.provideCapability({
       name: "runSwiftOnMyMac",
       instructions: "Compile-and-run Swift here. Pass the source string.",
@@ -41,7 +39,7 @@ describe("scene 2: offer a capability from your laptop", () => {
       },
     });
     expect(await provision.path).toEqual(["runSwiftOnMyMac"]);
-    using other: any = connectItx({ baseUrl, auth: admin, projectId });
+    const other = connect<{ runSwiftOnMyMac(source: string): string }>({ auth: os.admin, projectId });
     expect(await other.runSwiftOnMyMac('print("hi")')).toBe(`ran 11 chars in pid ${process.pid}`);
     expect(calls).toEqual(['print("hi")']);
 
@@ -51,12 +49,10 @@ describe("scene 2: offer a capability from your laptop", () => {
     expect(description.capabilities).toContainEqual(expect.objectContaining({ path: ["runSwiftOnMyMac"], connected: false }));
   });
 
-  test("revoke removes it; the stream holds provided then revoked", async () => {
-    const { projectId } = await newProject("revoke");
-    const { baseUrl, admin } = target();
-    using provider: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("revoke removes it; the stream holds provided then revoked", async ({ os, project: { projectId }, connect }) => {
+    const provider = connect({ auth: os.admin, projectId });
     const provision = await provider.provideCapability({ name: "greet", capability: (who: string) => `hello ${who}` });
-    using other: any = connectItx({ baseUrl, auth: admin, projectId });
+    const other = connect<{ greet(who: string): string }>({ auth: os.admin, projectId });
     expect(await other.greet("ada")).toBe("hello ada");
     expect(await provision.revoke()).toBe(true);
     const error = await expectCode(other.greet("ada"), "NOT_FOUND");
@@ -67,10 +63,8 @@ describe("scene 2: offer a capability from your laptop", () => {
 });
 
 describe("scene 3: override one method", () => {
-  test("a child shadows one path, falls through for the rest, and super skips the shadow", async () => {
-    const { projectId } = await newProject("scene3");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("a child shadows one path, falls through for the rest, and super skips the shadow", async ({ connect, os, project: { projectId } }) => {
+    const itx = connect<Workspace>({ auth: os.admin, projectId });
     const commits: string[] = [];
     await itx.provideCapability({
       name: "workspace",
@@ -79,7 +73,7 @@ describe("scene 3: override one method", () => {
         git: { commit: (input: { message: string }) => (commits.push(input.message), `committed ${input.message}`) },
       },
     });
-    const session: any = itx.extend({ name: `review-run-${Date.now()}` });
+    const session = mounted<Itx & Workspace & { super: Workspace }>(itx.extend({ name: `review-run-${Date.now()}` }));
     await session.provideCapability({
       path: ["workspace", "git", "commit"],
       instructions: "publishing waits for human approval",
@@ -98,19 +92,16 @@ describe("scene 3: override one method", () => {
 });
 
 describe("discovery", () => {
-  test("every node describes itself; the inventory lists built-ins and scope-tagged mounts, shadowed ones marked", async () => {
-    const { projectId } = await newProject("describe");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("every node describes itself; the inventory lists built-ins and scope-tagged mounts, shadowed ones marked", async ({ project: { itx, projectId } }) => {
     await itx.provideCapability({ name: "tool", instructions: "root tool", capability: () => "root" });
-    const child = itx.extend({ path: "/agents/helper" });
+    const child = mounted<Itx & { tool(): string }>(itx.extend({ path: "/agents/helper" }));
     await child.provideCapability({ name: "tool", instructions: "child tool", capability: () => "child" });
     const description = await child.__describe();
     expect(description).toMatchObject({ kind: "itx", path: "/agents/helper", parent: "/", projectId });
     expect(typeof description.instructions).toBe("string");
     expect(description.types).toMatch(/interface Itx/);
     expect(description.capabilities).toContainEqual(expect.objectContaining({ path: ["streams"], kind: "built-in", scope: "platform" }));
-    const tools = description.capabilities.filter((capability: { path: string[] }) => capability.path[0] === "tool");
+    const tools = description.capabilities.filter((capability: CapabilityDescription) => capability.path[0] === "tool");
     expect(tools).toEqual([
       expect.objectContaining({ scope: "/agents/helper", instructions: "child tool" }),
       expect.objectContaining({ scope: "/", instructions: "root tool", shadowed: true }),
