@@ -1,31 +1,29 @@
-import { describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
-import { target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { describe, expect } from "vitest";
+import type { Handle } from "iterate/client";
 import { expectCode } from "iterate/stream/test-support";
+import type { Session, StreamEvent } from "iterate/types";
+import { newProject } from "../harness/projects.ts";
+import { mounted, test } from "../harness/fixtures.ts";
 
-// oxlint-disable typescript/no-explicit-any -- probes walk dynamic paths on purpose
+/** A project root reached through a session, whether it exists, is forbidden, or not. */
+type ProjectStub = ReturnType<Handle<Session>["projects"]["get"]>;
 
 describe("per-project confinement", () => {
-  test("every cross-project probe answers exactly like a project that does not exist", async () => {
+  test("every cross-project probe answers exactly like a project that does not exist", async ({ os, connect }) => {
     const mine = await newProject("mine");
     const theirs = await newProject("theirs");
-    const { baseUrl, admin, adminSecret } = target();
-    using owner: any = connectItx({ baseUrl, auth: admin, projectId: theirs.projectId });
+    const owner = connect({ auth: os.admin, projectId: theirs.projectId });
     await owner.provideCapability({ name: "secretSauce", capability: () => "recipe" });
 
-    using alice: any = connectItx({
-      baseUrl,
-      auth: { type: "impersonate", secret: adminSecret, principal: "alice", projectIds: [mine.projectId] },
-    });
+    const alice = connect({ auth: { type: "impersonate", secret: os.adminSecret, principal: "alice", projectIds: [mine.projectId] } });
     expect((await alice.projects.list()).map((project: { id: string }) => project.id)).toEqual([mine.projectId]);
     expect((await alice.projects.get(mine.projectId).whoami()).projectId).toBe(mine.projectId);
 
     const ghostId = "prj_aaaaaaaaaaaaaaaaaaaa";
-    const probes: Array<[string, (project: any) => Promise<unknown>]> = [
+    const probes: Array<[string, (project: ProjectStub) => Promise<unknown>]> = [
       ["whoami", (project) => project.whoami()],
       ["describe", (project) => project.__describe()],
-      ["invoke", (project) => project.secretSauce()],
+      ["invoke", (project) => mounted<{ secretSauce(): string }>(project).secretSauce()],
       ["invokeCapability", (project) => project.invokeCapability({ path: ["secretSauce"], args: [] })],
       ["cd", (project) => project.cd("/agents/x").whoami()],
       ["extend", (project) => project.extend({ name: "sneak" })],
@@ -44,13 +42,12 @@ describe("per-project confinement", () => {
       }
     }
     // Nothing leaked into the other project.
-    const events = await owner.getEvents({ types: ["demo/sneaked", "events.iterate.com/itx/capability-provided"] });
-    expect(events.map((event: { payload: { path?: string[] } }) => event.payload.path)).toEqual([["secretSauce"]]);
+    const events = (await owner.getEvents({ types: ["demo/sneaked", "events.iterate.com/itx/capability-provided"] })) as Array<StreamEvent<string, { path?: string[] }>>;
+    expect(events.map((event) => event.payload.path)).toEqual([["secretSauce"]]);
   });
 
-  test("a principal can reach the projects it creates in its own session", async () => {
-    const { baseUrl, adminSecret } = target();
-    using bob: any = connectItx({ baseUrl, auth: { type: "impersonate", secret: adminSecret, principal: "bob", projectIds: [] } });
+  test("a principal can reach the projects it creates in its own session", async ({ os, connect }) => {
+    const bob = connect({ auth: { type: "impersonate", secret: os.adminSecret, principal: "bob", projectIds: [] } });
     const slug = `bobs-${Date.now().toString(36)}`;
     const itx = bob.projects.create({ slug });
     const { projectId } = await itx.whoami();
