@@ -1,9 +1,15 @@
-import { describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
-import { target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { describe, expect } from "vitest";
+import type { StreamEvent } from "iterate/types";
+import { mounted, test } from "../harness/fixtures.ts";
 
-// oxlint-disable typescript/no-explicit-any -- dynamic workers are dynamic by design
+/** What the workers below expose: `itx.workers.get` cannot know a loaded worker's methods. */
+interface Notes {
+  note(text: string): { path: string; offset: number };
+  getItx(): unknown;
+}
+interface Tally {
+  bump(): { n: number; path: string };
+}
 
 // Loaded code reaches its context the SDK way: `this.getItx()` on the base classes of
 // `iterate/worker`, which the OS resolves to its own SDK when it builds the source.
@@ -31,12 +37,9 @@ export class Tally extends IterateDurableObject {
 };
 
 describe("this.getItx() in dynamic workers", () => {
-  test("a stateless entrypoint reaches its ref's context and appends to its stream", { timeout: 120_000 }, async () => {
-    const { projectId } = await newProject("workers-itx");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("a stateless entrypoint reaches its ref's context and appends to its stream", { timeout: 120_000 }, async ({ project: { itx } }) => {
     const child = itx.extend({ name: "notes" });
-    const noted = await child.workers.get({ source: { files }, props: { tenant: "acme" } }).note("hello");
+    const noted = await mounted<Notes>(child.workers.get({ source: { files }, props: { tenant: "acme" } })).note("hello");
     expect(noted.path).toBe("/itx/notes");
     const events = await child.getEvents({ types: ["e2e/noted"] });
     expect(events).toEqual([
@@ -45,29 +48,20 @@ describe("this.getItx() in dynamic workers", () => {
     expect(await itx.getEvents({ types: ["e2e/noted"] })).toEqual([]);
   });
 
-  test("a durable object facet reaches the context that hosts it and keeps its own state", { timeout: 120_000 }, async () => {
-    const { projectId } = await newProject("workers-itx-do");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("a durable object facet reaches the context that hosts it and keeps its own state", { timeout: 120_000 }, async ({ project: { itx } }) => {
     const child = itx.extend({ name: "tally" });
     const ref = { source: { files }, durableObject: { className: "Tally", key: "tally-1" } };
-    expect(await child.workers.get(ref).bump()).toEqual({ n: 1, path: "/itx/tally" });
-    expect(await child.workers.get(ref).bump()).toEqual({ n: 2, path: "/itx/tally" });
-    expect((await child.getEvents({ types: ["e2e/bumped"] })).map((event: any) => event.payload)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(await mounted<Tally>(child.workers.get(ref)).bump()).toEqual({ n: 1, path: "/itx/tally" });
+    expect(await mounted<Tally>(child.workers.get(ref)).bump()).toEqual({ n: 2, path: "/itx/tally" });
+    expect((await child.getEvents({ types: ["e2e/bumped"] })).map((event: StreamEvent) => event.payload)).toEqual([{ n: 1 }, { n: 2 }]);
     expect(await itx.getEvents({ types: ["e2e/bumped"] })).toEqual([]);
   });
 
-  test("a caller holding the worker cannot call getItx on it", { timeout: 120_000 }, async () => {
-    const { projectId } = await newProject("workers-itx-rpc");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
-    await expect(itx.workers.get({ source: { files }, props: { tenant: "x" } }).getItx()).rejects.toThrow(/getItx/);
+  test("a caller holding the worker cannot call getItx on it", { timeout: 120_000 }, async ({ project: { itx } }) => {
+    await expect(mounted<Notes>(itx.workers.get({ source: { files }, props: { tenant: "x" } })).getItx()).rejects.toThrow(/getItx/);
   });
 
-  test("a durable source capability's entrypoint reaches the calling context through this.getItx()", { timeout: 120_000 }, async () => {
-    const { projectId } = await newProject("source-itx");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("a durable source capability's entrypoint reaches the calling context through this.getItx()", { timeout: 120_000 }, async ({ project: { itx } }) => {
     await itx.provideCapability({
       name: "whereami",
       capability: {
@@ -89,8 +83,9 @@ export default class extends IterateEntrypoint {
         },
       },
     });
-    expect(await itx.whereami.path()).toBe("/");
+    const whereami = (context: object) => mounted<{ whereami: { path(): string } }>(context).whereami.path();
+    expect(await whereami(itx)).toBe("/");
     // Stateless sources run for the calling origin: an extension sees itself.
-    expect(await itx.extend({ name: "caller" }).whereami.path()).toBe("/itx/caller");
+    expect(await whereami(itx.extend({ name: "caller" }))).toBe("/itx/caller");
   });
 });
