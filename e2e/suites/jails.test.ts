@@ -1,12 +1,11 @@
-import { describe, expect, test } from "vitest";
-
-import { projectItx } from "../harness/projects.ts";
+import { describe, expect } from "vitest";
+import type { Handle } from "iterate/client";
 import { expectCode } from "iterate/stream/test-support";
-
-// oxlint-disable typescript/no-explicit-any -- handles are dynamic by design
+import type { BuiltInGrant, ProjectRoot, ProvideCapabilityInput, StreamEvent } from "iterate/types";
+import { test } from "../harness/fixtures.ts";
 
 /** Makes `/jails/<name>` a jail from outside it (its own code could not), with `grants` beside the null row. */
-async function jail(itx: any, name: string, grants: Record<string, unknown> = {}): Promise<any> {
+async function jail(itx: Handle<ProjectRoot>, name: string, grants: Record<string, ProvideCapabilityInput["capability"]> = {}) {
   const path = `/jails/${name}`;
   const inside = await itx.extend({ path });
   const outside = itx.cd(path);
@@ -15,11 +14,10 @@ async function jail(itx: any, name: string, grants: Record<string, unknown> = {}
   return inside;
 }
 
-const BUILT_IN = { type: "built-in" };
+const BUILT_IN: BuiltInGrant = { type: "built-in" };
 
 describe("jails", () => {
-  test("a bare jail is closed both ways: its code reaches nothing and appends nowhere, and nothing appends into it", async () => {
-    using itx = await projectItx("jail-bare");
+  test("a bare jail is closed both ways: its code reaches nothing and appends nowhere, and nothing appends into it", async ({ project: { itx } }) => {
     await itx.provideCapability({ name: "greet", capability: () => "hello from the root" });
     const cell = await jail(itx, "bare");
     const attempts = await cell.run(`async (itx) => {
@@ -48,7 +46,8 @@ describe("jails", () => {
       out.whoami = await itx.whoami();
       return out;
     }`);
-    const { describe: described, whoami, ...tries } = attempts;
+    // What the script above returns: one outcome per try, its inventory and its whoami.
+    const { describe: described, whoami, ...tries } = attempts as { describe: string[]; whoami: unknown; [attempt: string]: unknown };
     expect(tries).toEqual(Object.fromEntries(Object.keys(tries).map((name) => [name, "refused"])));
     expect(described).toEqual(["whoami", "invokeCapability"]);
     expect(whoami).toMatchObject({ path: "/jails/bare", origin: "/jails/bare" });
@@ -57,8 +56,7 @@ describe("jails", () => {
     expect(types).toBe(0);
   });
 
-  test("grants open exactly what they name; the jail's own code still cannot lift the null", async () => {
-    using itx = await projectItx("jail-grants");
+  test("grants open exactly what they name; the jail's own code still cannot lift the null", async ({ project: { itx } }) => {
     const cell = await jail(itx, "granted", { append: BUILT_IN, readEvents: BUILT_IN, greet: (name: string) => `hi ${name}` });
     const result = await cell.run(`async (itx) => {
       await itx.append({ type: "demo/inside" });
@@ -73,7 +71,7 @@ describe("jails", () => {
     // Granting append opens the jail to every writer.
     await itx.cd("/jails/granted").append({ type: "demo/in" });
     const inside = await (await itx.streams.get("/jails/granted")).getEvents({ types: ["demo/inside", "demo/in"] });
-    expect(inside.map((event: any) => [event.type, event.source.origin])).toEqual([
+    expect(inside.map((event: StreamEvent) => [event.type, event.source.origin])).toEqual([
       ["demo/inside", "/jails/granted"],
       ["demo/in", "/"],
     ]);
@@ -83,8 +81,7 @@ describe("jails", () => {
     expect(await cell.run("async (itx) => (await itx.cd('/').whoami()).path")).toBe("/");
   });
 
-  test("a jail confines the code in it, not a context it creates through a grant", async () => {
-    using itx = await projectItx("jail-spawn");
+  test("a jail confines the code in it, not a context it creates through a grant", async ({ project: { itx } }) => {
     // The grant runs as the code that provided it (this session), so what it creates is free.
     await itx.cd("/jails/spawner").provideCapability({ name: "noop", capability: () => 0 });
     const cell = await jail(itx, "spawner", {
@@ -94,11 +91,10 @@ describe("jails", () => {
       },
     });
     expect(await cell.run("async (itx) => itx.spawn()")).toBe("/free/spawned");
-    expect((await (await itx.streams.get("/")).getEvents({ types: ["demo/free"] })).map((event: any) => event.source.origin)).toEqual(["/free/spawned"]);
+    expect((await (await itx.streams.get("/")).getEvents({ types: ["demo/free"] })).map((event: StreamEvent) => event.source.origin)).toEqual(["/free/spawned"]);
   });
 
-  test("the root cannot be a jail, and null sits only in the jail row", async () => {
-    using itx = await projectItx("jail-rules");
+  test("the root cannot be a jail, and null sits only in the jail row", async ({ project: { itx } }) => {
     await expectCode(itx.provideCapability({ path: [], capability: null }), "INVALID_ARGUMENT");
     await expectCode(itx.cd("/x").provideCapability({ name: "a", capability: null }), "INVALID_ARGUMENT");
     await expectCode(itx.cd("/x").provideCapability({ name: "cd", capability: BUILT_IN }), "INVALID_ARGUMENT");

@@ -1,13 +1,13 @@
-import { describe, expect, test } from "vitest";
-
-import { projectItx } from "../harness/projects.ts";
+import { describe, expect } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
+import type { StreamEvent } from "iterate/types";
+import { test } from "../harness/fixtures.ts";
 
-// oxlint-disable typescript/no-explicit-any -- scripts and capabilities are dynamic by design
+/** `run-settled` as these tests read it. */
+type Settled = StreamEvent<string, { requestOffset: number; status: string; result?: unknown }>;
 
 describe("scripts", () => {
-  test("a script runs with an itx scoped to the calling context, and its run is on the stream", async () => {
-    using itx = await projectItx("script");
+  test("a script runs with an itx scoped to the calling context, and its run is on the stream", async ({ project: { itx } }) => {
     await itx.provideCapability({ name: "greet", capability: (who: string) => `hello ${who}` });
     const child = itx.extend({ name: "worker" });
     expect(await itx.run("async (itx) => (await itx.whoami()).path")).toBe("/");
@@ -17,24 +17,22 @@ describe("scripts", () => {
     });
     expect(await itx.run("async () => undefined")).toBeUndefined();
     const events = await child.getEvents({ types: ["events.iterate.com/itx/run-requested", "events.iterate.com/itx/run-settled"] });
-    expect(events.map((event: any) => event.type.split("/").at(-1))).toEqual(["run-requested", "run-settled"]);
-    expect(events[1].payload).toEqual({ requestOffset: events[0].offset, status: "succeeded", result: { path: "/itx/worker", greeting: "hello script" } });
+    expect(events.map((event: StreamEvent) => event.type.split("/").at(-1))).toEqual(["run-requested", "run-settled"]);
+    expect(events[1]?.payload).toEqual({ requestOffset: events[0]?.offset, status: "succeeded", result: { path: "/itx/worker", greeting: "hello script" } });
     expect(await itx.capabilityHost.runScript("async (itx) => 6 * 7")).toBe(42);
   });
 
-  test("a thrown error is SCRIPT_FAILED with the script's message; a syntax error says where", async () => {
-    using itx = await projectItx("script-fail");
+  test("a thrown error is SCRIPT_FAILED with the script's message; a syntax error says where", async ({ project: { itx } }) => {
     const thrown = await expectCode(itx.run("async () => { throw new Error('the database is on fire') }"), "SCRIPT_FAILED");
     expect(thrown.message).toMatch(/the database is on fire/);
     const syntax = await expectCode(itx.run("async (itx) => {\n  return 1 +* 2;\n}"), "SCRIPT_FAILED");
     expect(syntax.message).toMatch(/SyntaxError: .* at line 2, column \d+ of the script/);
     await expectCode(itx.run("42"), "SCRIPT_FAILED");
-    const settled = await itx.getEvents({ types: ["events.iterate.com/itx/run-settled"] });
-    expect(settled.map((event: any) => event.payload.status)).toEqual(["failed", "failed", "failed"]);
+    const settled = (await itx.getEvents({ types: ["events.iterate.com/itx/run-settled"] })) as Settled[];
+    expect(settled.map((event) => event.payload.status)).toEqual(["failed", "failed", "failed"]);
   });
 
-  test("hanging, looping, oversized and prying scripts end with coded errors and the context keeps working", async () => {
-    using itx = await projectItx("script-bad");
+  test("hanging, looping, oversized and prying scripts end with coded errors and the context keeps working", async ({ project: { itx } }) => {
     await expectCode(itx.run("async () => { await new Promise((r) => setTimeout(r, 10_000)); return 1; }", { timeoutMs: 300 }), "TIMEOUT");
     // A promise nothing can ever settle is caught by the runtime at once.
     await expectCode(itx.run("async () => new Promise(() => {})", { timeoutMs: 5_000 }), ["SCRIPT_FAILED", "TIMEOUT"]);
@@ -50,8 +48,7 @@ describe("scripts", () => {
     expect(await itx.run("async (itx) => (await itx.whoami()).path")).toBe("/");
   });
 
-  test("runs of one script in two chains of reactions at once never share an isolate", async () => {
-    using itx = await projectItx("script-chains");
+  test("runs of one script in two chains of reactions at once never share an isolate", async ({ project: { itx } }) => {
     // Each enqueued request appended from here begins a chain of its own. The runner keeps the
     // script's isolate across chains (an agent's next turn finds it warm) but never lets two chains
     // hold it at once: each call's egress borrows the authority lent for its isolate, and that
@@ -63,26 +60,27 @@ describe("scripts", () => {
       return globalThis.holder === me ? "alone" : "shared";
     }`;
     const requests = await Promise.all(
-      [1, 2].map(async () => (await itx.append({ type: "events.iterate.com/itx/run-requested", payload: { script, enqueued: true } }))[0].offset as number),
+      [1, 2].map(async () => (await itx.append({ type: "events.iterate.com/itx/run-requested", payload: { script, enqueued: true } }))[0]?.offset as number),
     );
     const settled = await Promise.all(
       requests.map((offset) =>
         itx.waitForEvent({ type: "events.iterate.com/itx/run-settled", payload: { requestOffset: offset }, afterOffset: offset, timeoutMs: 20_000 }),
       ),
     );
-    expect(settled.map((event: any) => event.payload.result)).toEqual(["alone", "alone"]);
+    expect((settled as Settled[]).map((event) => event.payload.result)).toEqual(["alone", "alone"]);
     // A later chain runs the same script as well (in the isolate the first chains left, when it is still loaded).
     const [later] = await itx.append({ type: "events.iterate.com/itx/run-requested", payload: { script, enqueued: true } });
-    const third = await itx.waitForEvent({ type: "events.iterate.com/itx/run-settled", payload: { requestOffset: later.offset }, afterOffset: later.offset, timeoutMs: 20_000 });
+    if (later === undefined) throw new Error("append answered no event");
+    const third = (await itx.waitForEvent({ type: "events.iterate.com/itx/run-settled", payload: { requestOffset: later.offset }, afterOffset: later.offset, timeoutMs: 20_000 })) as Settled;
     expect(third.payload.result).toBe("alone");
   });
 
-  test("an enqueued run request is run by the context's own processor", async () => {
-    using itx = await projectItx("script-enqueued");
+  test("an enqueued run request is run by the context's own processor", async ({ project: { itx } }) => {
     const [requested] = await itx.append({
       type: "events.iterate.com/itx/run-requested",
       payload: { script: "async (itx) => (await itx.whoami()).path + ' from the processor'", enqueued: true },
     });
+    if (requested === undefined) throw new Error("append answered no event");
     const settled = await itx.waitForEvent({
       type: "events.iterate.com/itx/run-settled",
       payload: { requestOffset: requested.offset },

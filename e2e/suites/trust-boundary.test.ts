@@ -1,10 +1,12 @@
-import { describe, expect, test } from "vitest";
-import { connectItx, withItx } from "iterate/client";
-import { adminSession, target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { describe, expect } from "vitest";
+import { withItx, type Handle } from "iterate/client";
 import { expectCode } from "iterate/stream/test-support";
+import type { ProjectRoot, Session } from "iterate/types";
+import { newProject } from "../harness/projects.ts";
+import { mounted, test } from "../harness/fixtures.ts";
 
-// oxlint-disable typescript/no-explicit-any -- probes walk dynamic paths on purpose
+/** A project root reached through a session, whether it exists, is forbidden, or not. */
+type ProjectStub = ReturnType<Handle<Session>["projects"]["get"]>;
 
 const E = "events.iterate.com";
 
@@ -44,27 +46,25 @@ const CONTROL_TYPES = [
 const STREAMS = ["/", "/itx/child", "/secrets/key", "/agents", "/agents/helper"];
 
 /** Everything a reader of project B can see: its streams' events and its contexts' inventories. */
-async function digest(owner: any): Promise<string> {
+async function digest(owner: Handle<ProjectRoot>): Promise<string> {
   const streams = await Promise.all(STREAMS.map(async (path) => [path, await (await owner.streams.get(path)).getEvents({ limit: 500 })]));
   const described = await Promise.all(["/", "/itx/child"].map(async (path) => [path, await owner.cd(path).__describe()]));
   return JSON.stringify({ streams, described });
 }
 
 describe("the trust boundary between projects", () => {
-  test("a bearer token confined to A changes nothing in B: control events, built-ins, scripts, workers, agents, secrets", async () => {
+  test("a bearer token confined to A changes nothing in B: control events, built-ins, scripts, workers, agents, secrets", async ({ os, admin: session, connect }) => {
     const a = await newProject("trust-a");
     const b = await newProject("trust-b");
-    const { baseUrl, admin } = target();
-    using owner: any = connectItx({ baseUrl, auth: admin, projectId: b.projectId });
+    const owner = connect<{ after(): string }>({ auth: os.admin, projectId: b.projectId });
     await owner.provideCapability({ name: "secretSauce", capability: () => "recipe" });
     await owner.extend({ path: "/itx/child" });
     await owner.secrets.get("/secrets/key").update({ material: "sk-trust-b-material", egress: { urls: ["http://127.0.0.1:9/"] } });
     await owner.agents.get("/agents/helper").create({ llm: { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" } });
     const before = await digest(owner);
 
-    using session: any = adminSession();
     const { token } = await session.issueToken({ principal: "mallory", projectIds: [a.slug], ttlSeconds: 600 });
-    using mine: any = withItx({ baseUrl, token, context: a.slug });
+    using mine = withItx({ baseUrl: os.baseUrl, token, context: a.slug });
     expect((await mine.whoami()).projectId).toBe(a.projectId);
 
     // 1. Subscription rows naming B's hosts (or the deployment's), on A's own streams.
@@ -92,10 +92,10 @@ describe("the trust boundary between projects", () => {
     expect(fromScript).toEqual(CONTROL_TYPES);
     // 3. B by id and by slug answers exactly like a project that does not exist, on every road.
     const ghostId = "prj_aaaaaaaaaaaaaaaaaaaa";
-    const probes: Array<[string, (project: any) => Promise<unknown>]> = [
+    const probes: Array<[string, (project: ProjectStub) => Promise<unknown>]> = [
       ["whoami", (project) => project.whoami()],
       ["describe", (project) => project.__describe()],
-      ["invoke", (project) => project.secretSauce()],
+      ["invoke", (project) => mounted<{ secretSauce(): string }>(project).secretSauce()],
       ["append", (project) => project.append({ type: "demo/sneaked" })],
       ["cd", (project) => project.cd("/itx/child").append({ type: "demo/sneaked" })],
       ["extend", (project) => project.extend({ name: "sneak" })],
@@ -107,9 +107,9 @@ describe("the trust boundary between projects", () => {
       ["secrets", (project) => project.secrets.get("/secrets/key").update({ material: "x", egress: { urls: ["http://127.0.0.1:9/"] } })],
       ["scheduler", (project) => project.scheduler.set({ key: "sneak", every: 1, script: "async (itx) => itx.append({ type: 'demo/sneaked' })" })],
       ["scheduler list", (project) => project.scheduler.list()],
-      ["workers", (project) => project.workers.get({ source: { files: { "index.js": "export default { fetch() { return new Response('x') } }" } } }).fetch("http://x/")],
+      ["workers", (project) => mounted<{ fetch(url: string): Response }>(project.workers.get({ source: { files: { "index.js": "export default { fetch() { return new Response('x') } }" } } })).fetch("http://x/")],
     ];
-    using root: any = connectItx({ baseUrl, auth: { type: "bearer", token } });
+    const root = connect({ auth: { type: "bearer", token } });
     for (const [name, probe] of probes) {
       for (const [label, key, ghost] of [
         ["id", b.projectId, ghostId],

@@ -10,6 +10,8 @@ interface Notes {
 interface Tally {
   bump(): { n: number; path: string };
 }
+/** Calls the `whereami` source capability the last test mounts, from `context`. */
+const whereami = (context: object) => mounted<{ whereami: { path(): string } }>(context).whereami.path();
 
 // Loaded code reaches its context the SDK way: `this.getItx()` on the base classes of
 // `iterate/worker`, which the OS resolves to its own SDK when it builds the source.
@@ -83,7 +85,6 @@ export default class extends IterateEntrypoint {
         },
       },
     });
-    const whereami = (context: object) => mounted<{ whereami: { path(): string } }>(context).whereami.path();
     expect(await whereami(itx)).toBe("/");
     // Stateless sources run for the calling origin: an extension sees itself.
     expect(await whereami(itx.extend({ name: "caller" }))).toBe("/itx/caller");
