@@ -1,12 +1,18 @@
 import { request as httpRequest } from "node:http";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { connectItx } from "iterate/client";
-import { startEchoServer } from "../harness/echo-server.ts";
-import { target } from "../harness/os.ts";
-import { newProject } from "../harness/projects.ts";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
+import type { Itx, SourceCapability } from "iterate/types";
+import { startEchoServer } from "../harness/echo-server.ts";
+import { mounted, test } from "../harness/fixtures.ts";
 
-// oxlint-disable typescript/no-explicit-any -- capabilities are dynamic by design
+/** What the first test's source capability exposes. */
+interface Arithmetic {
+  math: { add(a: number, b: number): number; where(): string };
+}
+/** What the indirection test's source capability exposes. */
+interface Notifier {
+  notifier: { notify(url: string): [number, string] };
+}
 
 let echo: Awaited<ReturnType<typeof startEchoServer>>;
 beforeAll(async () => {
@@ -29,16 +35,14 @@ function get(url: string, host: string): Promise<[number, string]> {
   });
 }
 
-const source = (modules: Record<string, string>, extra: Record<string, unknown> = {}) => ({
+const source = (modules: Record<string, string>, extra: Partial<SourceCapability["worker"]["source"]> = {}): SourceCapability => ({
   type: "rpc",
-  worker: { type: "source", source: { mainModule: Object.keys(modules)[0], modules, ...extra } },
+  worker: { type: "source", source: { mainModule: Object.keys(modules)[0] ?? "", modules, ...extra } },
 });
 
 describe("durable source capabilities", () => {
-  test("dotted calls replay onto the entrypoint's members, and the mount survives its provider", async () => {
-    const { projectId } = await newProject("source");
-    const { baseUrl, admin } = target();
-    const provider: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("dotted calls replay onto the entrypoint's members, and the mount survives its provider", async ({ os, project: { projectId }, connect }) => {
+    const provider = connect({ auth: os.admin, projectId });
     await provider.provideCapability({
       name: "math",
       instructions: "itx.math.add(a, b); itx.math.where()",
@@ -51,15 +55,14 @@ export default class extends WorkerEntrypoint {
       }),
     });
     provider[Symbol.dispose]();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+    const itx = connect<Arithmetic>({ auth: os.admin, projectId });
     expect(await itx.math.add(2, 3)).toBe(5);
     expect(await itx.math.where()).toBe("/");
-    expect(await itx.extend({ name: "kid" }).math.where()).toBe("/itx/kid");
+    expect(await mounted<Arithmetic>(itx.extend({ name: "kid" })).math.where()).toBe("/itx/kid");
     expect((await itx.__describe()).capabilities).toContainEqual(expect.objectContaining({ path: ["math"], kind: "source", connected: true }));
   });
 
-  test("a durable-object source is a facet with its own SQLite that keeps state", async () => {
-    using itx: any = connectItx({ baseUrl: target().baseUrl, auth: target().admin, projectId: (await newProject("facet")).projectId });
+  test("a durable-object source is a facet with its own SQLite that keeps state", async ({ project: { itx } }) => {
     await itx.provideCapability({
       name: "todo",
       capability: source(
@@ -76,26 +79,25 @@ export class Todo extends DurableObject {
         { entrypoint: "Todo", exportType: "durable-object" },
       ),
     });
-    expect(await itx.todo.add("a")).toBe(1);
-    expect(await itx.todo.add("b")).toBe(2);
+    const todo = mounted<{ todo: { add(text: string): number } }>(itx).todo;
+    expect(await todo.add("a")).toBe(1);
+    expect(await todo.add("b")).toBe(2);
   });
 
-  test("bad sources are refused", async () => {
-    using itx: any = connectItx({ baseUrl: target().baseUrl, auth: target().admin, projectId: (await newProject("badsource")).projectId });
+  test("bad sources are refused", async ({ project: { itx } }) => {
     for (const capability of [
       { type: "rpc", worker: { type: "binding", binding: "STREAM" } },
       { type: "rpc", worker: { type: "source", source: { mainModule: "a.js", modules: {} } } },
       { type: "rpc", worker: { type: "source", source: { mainModule: "missing.js", modules: { "a.js": "" } } } },
       { type: "rpc", worker: { type: "source", source: { mainModule: "a.js", modules: { "a.js": "x".repeat(131_073) } } } },
     ]) {
-      await expectCode(itx.provideCapability({ name: "s", capability }), "INVALID_ARGUMENT");
+      // Deliberately malformed sources: the contract's type would refuse most at compile time.
+      await expectCode(itx.provideCapability({ name: "s", capability: capability as SourceCapability }), "INVALID_ARGUMENT");
     }
   });
 
-  test("locked test 2, indirection: an inherited source capability's bare fetch lands in the calling extension's shadow", async () => {
-    const { projectId } = await newProject("indirection");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("locked test 2, indirection: an inherited source capability's bare fetch lands in the calling extension's shadow", async ({ os, project: { projectId }, connect }) => {
+    const itx = connect<Notifier>({ auth: os.admin, projectId });
     await itx.provideCapability({
       name: "notifier",
       capability: source({
@@ -105,8 +107,8 @@ export default class extends WorkerEntrypoint {
 }`,
       }),
     });
-    const shadowed = itx.extend({ name: "shadowed" });
-    const sibling = itx.extend({ name: "sibling" });
+    const shadowed = mounted<Itx & Notifier>(itx.extend({ name: "shadowed" }));
+    const sibling = mounted<Notifier>(itx.extend({ name: "sibling" }));
     const caught: string[] = [];
     await shadowed.provideCapability({
       name: "fetch",
@@ -125,10 +127,7 @@ export default class extends WorkerEntrypoint {
 });
 
 describe("HTTP routing to capabilities", () => {
-  test("an exposed capability answers at {capability}--{project}; an unexposed one is 404", async () => {
-    const { projectId, slug } = await newProject("http");
-    const { baseUrl, admin } = target();
-    using itx: any = connectItx({ baseUrl, auth: admin, projectId });
+  test("an exposed capability answers at {capability}--{project}; an unexposed one is 404", async ({ os: { baseUrl }, project: { itx, slug } }) => {
     await itx.provideCapability({
       name: "site",
       http: { expose: true },
@@ -142,6 +141,7 @@ export default class extends WorkerEntrypoint { async fetch(request) { return ne
     for (const host of [`hidden--${slug}.localhost`, `nothing--${slug}.localhost`, "site--no-such-project.localhost"]) {
       expect((await get(`${baseUrl}/`, host))[0], host).toBe(404);
     }
-    await expectCode(itx.provideCapability({ name: "x", http: { expose: "yes" }, capability: () => 1 }), "INVALID_ARGUMENT");
+    // A deliberately malformed `expose`: the contract's type would refuse it at compile time.
+    await expectCode(itx.provideCapability({ name: "x", http: { expose: "yes" as unknown as boolean }, capability: () => 1 }), "INVALID_ARGUMENT");
   });
 });
