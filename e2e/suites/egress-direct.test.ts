@@ -1,9 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import { probeRunnerNetwork } from "../../apps/os/scripts/runner-network.ts";
-import { projectItx } from "../harness/projects.ts";
+import type { Secret } from "iterate/types";
+import { test } from "../harness/fixtures.ts";
 
-// oxlint-disable typescript/no-explicit-any -- capabilities and scripts are dynamic by design
+/** A secret's description also counts its uses, beside what the contract's type names. */
+type SecretDescription = ReturnType<Secret["__describe"]> & { uses?: number };
 
 // A script's placeholder-free fetch leaves from the runner itself when nothing on its context's
 // chain shadows `fetch` (decision 0017). These tests hold that road to the pipe's guarantees: a
@@ -46,8 +48,7 @@ const arrived = (path: string) => seen.filter((entry) => entry.url.startsWith(pa
 const at = (path: string) => seen.findLast((entry) => entry.url === path) as Seen;
 
 describe("a fetch shadow provided while a script runs", () => {
-  test("takes the script's next fetch: the parent gains a shadow while the script's first request is in flight", async () => {
-    using itx = await projectItx("direct-shadow-midrun");
+  test("takes the script's next fetch: the parent gains a shadow while the script's first request is in flight", async ({ project: { itx } }) => {
     const child = itx.extend({ name: "worker" });
     const audit: string[] = [];
     const path = `/first-${crypto.randomUUID()}`;
@@ -73,8 +74,7 @@ describe("a fetch shadow provided while a script runs", () => {
     expect(arrived("/second-after-shadow")).toBe(0);
   });
 
-  test("released while the script runs: the next fetch reaches the server again", async () => {
-    using itx = await projectItx("direct-shadow-release");
+  test("released while the script runs: the next fetch reaches the server again", async ({ project: { itx } }) => {
     const path = `/release-${crypto.randomUUID()}`;
     // The shadow answers once and takes itself away before it answers.
     const interception = await itx.egress.intercept(async () => {
@@ -92,8 +92,7 @@ describe("a fetch shadow provided while a script runs", () => {
 });
 
 describe("placeholders always take the pipe", () => {
-  test("in a context with no shadow, every spelling the pipe substitutes is substituted; a placeholder-free request loses the secrets header", async () => {
-    using itx = await projectItx("direct-placeholders");
+  test("in a context with no shadow, every spelling the pipe substitutes is substituted; a placeholder-free request loses the secrets header", async ({ project: { itx } }) => {
     const material = `sk-direct-${crypto.randomUUID()}`;
     await itx.secrets.get("/secrets/token").update({ material, egress: { urls: [`${base}/`] } });
     const out = await itx.run(`async () => {
@@ -113,12 +112,12 @@ describe("placeholders always take the pipe", () => {
     expect(JSON.parse(at("/p/json").body)).toEqual({ k: material });
     expect(at("/p/plain").headers["x-iterate-egress-secrets"]).toBeUndefined();
     expect(at("/p/plain").headers["x-other"]).toBe("1");
-    expect((await itx.secrets.get("/secrets/token").__describe()).uses).toBe(4);
+    expect(((await itx.secrets.get("/secrets/token").__describe()) as SecretDescription).uses).toBe(4);
   });
 });
 
 describe("redirects", () => {
-  test("each hop is judged again: a redirect to a refused address is refused and nothing arrives there", async () => {
+  test("each hop is judged again: a redirect to a refused address is refused and nothing arrives there", async ({ project: { itx } }) => {
     // A server on 127.0.0.2, which the loopback policy refuses: were the guard skipped, it would
     // receive the request (and the traffic still stays on this machine).
     const landed: string[] = [];
@@ -130,7 +129,6 @@ describe("redirects", () => {
     const address = other.address();
     const refusedUrl = `http://127.0.0.2:${typeof address === "object" && address ? address.port : 0}/landed`;
     try {
-      using itx = await projectItx("direct-redirects");
       const path = `/hop-${crypto.randomUUID()}`;
       routes.set(path, (response) => {
         response.writeHead(302, { location: refusedUrl });
@@ -140,13 +138,14 @@ describe("redirects", () => {
         response.writeHead(302, { location: `${base}${path}-landed` });
         response.end();
       });
-      const out = await itx.run(`async () => {
+      // What the script returns: the manual hop's status and location, the followed outcome, the good hop's status and body.
+      const out = (await itx.run(`async () => {
         const manual = await fetch(${JSON.stringify(base + path)}, { redirect: "manual" });
         let followed;
         try { followed = (await fetch(${JSON.stringify(base + path)})).status; } catch (error) { followed = String(error.message).includes("EGRESS_REFUSED") ? "refused" : String(error.message); }
         const ok = await fetch(${JSON.stringify(`${base}${path}-ok`)});
         return [manual.status, manual.headers.get("location"), followed, ok.status, await ok.text()];
-      }`);
+      }`)) as [number, string | null, number | string, number, string];
       expect(out.slice(0, 4)).toEqual([302, refusedUrl, "refused", 200]);
       expect(JSON.parse(out[4]).url).toBe(`${path}-landed`);
       expect(landed).toEqual([]);
