@@ -1,13 +1,14 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
-import { startEchoServer } from "../harness/echo-server.ts";
-
-import { projectItx } from "../harness/projects.ts";
+import { afterAll, beforeAll, describe, expect, inject } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
+import type { Secret, StreamEvent } from "iterate/types";
+import { startEchoServer } from "../harness/echo-server.ts";
+import { test } from "../harness/fixtures.ts";
 
-// oxlint-disable typescript/no-explicit-any -- capabilities and scripts are dynamic by design
+/** A secret's description also counts its uses, beside what the contract's type names. */
+type SecretDescription = ReturnType<Secret["__describe"]> & { uses?: number };
 
 // A value that must never be seen anywhere but at the echo server.
 const MATERIAL = `sk-live-${crypto.randomUUID()}`;
@@ -22,8 +23,7 @@ afterAll(async () => {
 });
 
 describe("secrets and the egress pipe", () => {
-  test("a placeholder is substituted only in the terminal step, for an allowed URL; the answer is scrubbed", async () => {
-    using itx = await projectItx("secrets");
+  test("a placeholder is substituted only in the terminal step, for an allowed URL; the answer is scrubbed", async ({ project: { itx } }) => {
     await itx.secrets.get("/secrets/token").update({ material: MATERIAL, egress: { urls: [`${echo.url}/api/`] } });
     const description = await itx.secrets.get("/secrets/token").__describe();
     seenByClient.push(JSON.stringify(description));
@@ -40,14 +40,13 @@ describe("secrets and the egress pipe", () => {
     expect(answer).not.toContain(MATERIAL);
     expect(answer).toContain("Bearer [secret]");
 
-    expect((await itx.secrets.get("/secrets/token").__describe()).uses).toBe(1);
+    expect(((await itx.secrets.get("/secrets/token").__describe()) as SecretDescription).uses).toBe(1);
     const used = await itx.streams.get("/secrets/token").getEvents({});
     seenByClient.push(JSON.stringify(used));
-    expect(used.map((event: any) => event.type)).toEqual(["events.iterate.com/secret/set", "events.iterate.com/secret/used"]);
+    expect(used.map((event: StreamEvent) => event.type)).toEqual(["events.iterate.com/secret/set", "events.iterate.com/secret/used"]);
   });
 
-  test("a URL outside the allowlist is refused and nothing is sent", async () => {
-    using itx = await projectItx("secrets-refused");
+  test("a URL outside the allowlist is refused and nothing is sent", async ({ project: { itx } }) => {
     await itx.secrets.get("/secrets/other").update({ material: MATERIAL, egress: { urls: ["https://api.example.com/"] } });
     const before = echo.received.length;
     const error = await expectCode(itx.fetch(`${echo.url}/steal`, { headers: { "x-key": 'getSecret("/secrets/other")' } }), "EGRESS_REFUSED");
@@ -57,22 +56,21 @@ describe("secrets and the egress pipe", () => {
     expect(echo.received.length).toBe(before);
   });
 
-  test("bad secret input is INVALID_ARGUMENT", async () => {
-    using itx = await projectItx("secrets-bad");
+  test("bad secret input is INVALID_ARGUMENT", async ({ project: { itx } }) => {
     for (const [path, input] of [
       ["/secrets/a", { material: "", egress: { urls: ["https://x.test/"] } }],
       ["/secrets/a", { material: "x".repeat(16_385), egress: { urls: ["https://x.test/"] } }],
       ["/secrets/a", { material: "x", egress: { urls: [] } }],
       ["/secrets/a", { material: "x", egress: { urls: ["ftp://x.test/"] } }],
       ["/secrets/a", { material: "x", egress: { urls: ["https://x.test/"] }, extra: 1 }],
-    ] as const) {
-      await expectCode(itx.secrets.get(path).update(input), "INVALID_ARGUMENT");
+    ] as Array<[string, unknown]>) {
+      // Deliberately bad input: the contract's type would refuse some of it at compile time.
+      await expectCode(itx.secrets.get(path).update(input as Parameters<Secret["update"]>[0]), "INVALID_ARGUMENT");
     }
     await expectCode(itx.secrets.get("/not-secrets/a").__describe(), "INVALID_ARGUMENT");
   });
 
-  test("an interceptor sees placeholders, never material; release restores the pipe", async () => {
-    using itx = await projectItx("intercept");
+  test("an interceptor sees placeholders, never material; release restores the pipe", async ({ project: { itx } }) => {
     await itx.secrets.get("/secrets/token").update({ material: MATERIAL, egress: { urls: [`${echo.url}/`] } });
     const seen: string[] = [];
     const interception = await itx.egress.intercept(async (request: Request) => {
@@ -87,8 +85,7 @@ describe("secrets and the egress pipe", () => {
     expect(direct.status).toBe(200);
   });
 
-  test("the private-address guard refuses private destinations from scripts and handles", async () => {
-    using itx = await projectItx("guard");
+  test("the private-address guard refuses private destinations from scripts and handles", async ({ project: { itx } }) => {
     const refused = [
       "http://10.0.0.1/", "http://172.16.0.1/", "http://192.168.0.1/", "http://169.254.169.254/latest/meta-data/",
       "http://100.64.0.1/", "http://127.0.0.2/", "http://0.0.0.0/", "http://[fd00::1]/", "http://[fe80::1]/",
@@ -108,8 +105,7 @@ describe("secrets and the egress pipe", () => {
     expect((await itx.fetch(`${echo.url}/loopback-allowed-here`)).status).toBe(200);
   });
 
-  test("loopback is open only by its canonical spellings: other spellings of the echo server are refused and nothing arrives", async () => {
-    using itx = await projectItx("guard-spellings");
+  test("loopback is open only by its canonical spellings: other spellings of the echo server are refused and nothing arrives", async ({ project: { itx } }) => {
     const port = new URL(echo.url).port;
     const before = echo.received.length;
     const spellings = [
@@ -132,8 +128,7 @@ describe("secrets and the egress pipe", () => {
     expect(echo.received.length).toBe(before + 1);
   });
 
-  test("locked test 1, middleware: a bare-function fetch shadow on an extension delegates through super", async () => {
-    using itx = await projectItx("middleware");
+  test("locked test 1, middleware: a bare-function fetch shadow on an extension delegates through super", async ({ project: { itx } }) => {
     const child = itx.extend({ name: "audited" });
     const audit: string[] = [];
     await child.provideCapability({
@@ -168,7 +163,7 @@ function bytes(n: number): Buffer {
 }
 
 describe("a script's fetch carries bodies byte for byte", () => {
-  test("small bodies cross between the runner and the OS whole, large and unknown-length ones as streams: both arrive intact", async () => {
+  test("small bodies cross between the runner and the OS whole, large and unknown-length ones as streams: both arrive intact", async ({ project: { itx } }) => {
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -194,7 +189,6 @@ describe("a script's fetch carries bodies byte for byte", () => {
     const address = server.address();
     const base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
     try {
-      using itx: any = await projectItx("egress-bodies");
       const script = `async () => {
         const hex = async (buffer) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", buffer))].map((b) => b.toString(16).padStart(2, "0")).join("");
         const out = {};
@@ -208,7 +202,8 @@ describe("a script's fetch carries bodies byte for byte", () => {
         }
         return out;
       }`;
-      const out = await itx.run(script);
+      // What the script returns: per name, the answer's status, x-kind and SHA-256; per POST, the server's SHA-256.
+      const out = (await itx.run(script)) as Record<string, unknown>;
       const sha = (n: number) => createHash("sha256").update(bytes(n)).digest("hex");
       expect(out.small).toEqual({ status: 200, kind: "sized", sha: sha(1000) });
       expect(out.large).toEqual({ status: 200, kind: "sized", sha: sha(300_000) });
