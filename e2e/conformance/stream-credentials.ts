@@ -13,8 +13,7 @@ export function withStreamCredentials(options: { baseUrl: string }): void {
   beforeAll(async () => {
     const { slug } = await newProject("ds-conformance");
     using session = adminSession();
-    // oxlint-disable-next-line typescript/no-explicit-any -- the session is a dynamic Cap'n Web stub
-    const { token } = await (session as any).issueToken({ principal: "ds-conformance", projectIds: [slug], ttlSeconds: 3600 });
+    const { token } = await session.issueToken({ principal: "ds-conformance", projectIds: [slug], ttlSeconds: 3600 });
     options.baseUrl = `${target().baseUrl}/streams/${slug}`;
     const prefix = options.baseUrl;
     globalThis.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
