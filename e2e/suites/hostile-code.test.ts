@@ -1,12 +1,24 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
-import { connectItx } from "iterate/client";
+import { connectItx, type Handle } from "iterate/client";
 import { startLocalOs } from "@iterate/os/local-os";
-import { target } from "../harness/os.ts";
 import { expectCode } from "iterate/stream/test-support";
+import type { ProjectRoot, SourceCapability, StreamEvent } from "iterate/types";
+import { mounted } from "../harness/fixtures.ts";
+import { target } from "../harness/os.ts";
 import { projectItx } from "../harness/projects.ts";
 
-// oxlint-disable typescript/no-explicit-any -- scripts, workers and capabilities are dynamic by design
+/** What the spinning workers and sources below expose. */
+interface Spinner {
+  spin(): never;
+  greet(name: string): string;
+  count(): number;
+}
+/** The source capabilities the attacks mount on the project. */
+interface Spinners {
+  spinner: Spinner;
+  durableSpinner: Spinner;
+}
 
 // Hostile code against the local OS: each attack must end with a coded failure within its limit,
 // while a client of another project keeps its calls under a second and the OS stays whole. Locally
@@ -24,17 +36,17 @@ function bystander() {
   const failures: unknown[] = [];
   let appended = 0;
   let running = true;
-  let session: any;
+  let session: Handle<ProjectRoot> | undefined;
   const created = Promise.withResolvers<void>();
   const loop = (async () => {
-    const root = connectItx({ baseUrl, auth: admin }) as any;
+    const root = connectItx({ baseUrl, auth: admin });
     const slug = `bystander-${Date.now().toString(36)}`;
     const { projectId } = await root.projects.create({ slug }).whoami();
     root[Symbol.dispose]();
     session = connectItx({ baseUrl, auth: admin, projectId });
     created.resolve();
     for (let call = 0; ; call++) {
-      if (!running) return;
+      if (!running || session === undefined) return;
       const started = performance.now();
       try {
         if (call % 10 === 9) {
@@ -63,13 +75,14 @@ function bystander() {
       running = false;
       await loop;
       let stored = 0;
-      for (let afterOffset = 0; ; ) {
+      for (let afterOffset = 0; session !== undefined; ) {
         const page = await session.getEvents({ types: ["test/bystander-tick"], afterOffset });
-        if (page.length === 0) break;
+        const last = page.at(-1);
+        if (last === undefined) break;
         stored += page.length;
-        afterOffset = page.at(-1).offset;
+        afterOffset = last.offset;
       }
-      session[Symbol.dispose]();
+      session?.[Symbol.dispose]();
       return { appended, stored };
     },
   };
@@ -99,11 +112,12 @@ export default class extends WorkerEntrypoint {
 }`;
 
 describe("hostile code", () => {
-  let itx: any;
+  // One project for the file: the attacks share it, and the last test counts every run they settled.
+  let itx: Handle<ProjectRoot & Spinners>;
   let watcher: ReturnType<typeof bystander>;
 
   beforeAll(async () => {
-    itx = await projectItx("hostile");
+    itx = await projectItx<Spinners>("hostile");
     watcher = bystander();
     await watcher.ready;
     await new Promise((done) => setTimeout(done, 300));
@@ -168,10 +182,11 @@ describe("hostile code", () => {
   });
 
   test("a dynamic worker and a source capability that spin end RESOURCE_EXHAUSTED, and their other methods keep working", async () => {
-    const worker = itx.workers.get({ source: { files: { "src/index.ts": SPIN_WORKER } } });
+    const spinWorker = () => mounted<Spinner>(itx.workers.get({ source: { files: { "src/index.ts": SPIN_WORKER } } }));
+    const worker = spinWorker();
     expect(await worker.greet("ada")).toBe("hello ada");
-    expect(await attack("workers.get spin", () => itx.workers.get({ source: { files: { "src/index.ts": SPIN_WORKER } } }).spin())).toBe("RESOURCE_EXHAUSTED");
-    expect(await itx.workers.get({ source: { files: { "src/index.ts": SPIN_WORKER } } }).greet("bob")).toBe("hello bob");
+    expect(await attack("workers.get spin", () => spinWorker().spin())).toBe("RESOURCE_EXHAUSTED");
+    expect(await spinWorker().greet("bob")).toBe("hello bob");
 
     await itx.provideCapability({
       name: "spinner",
@@ -184,12 +199,13 @@ describe("hostile code", () => {
 
   test("durable workers and durable sources that spin end RESOURCE_EXHAUSTED; their state outlives the runner they held", async () => {
     const ref = { source: { files: { "src/index.ts": SPIN_DURABLE } }, durableObject: { className: "Spinner", key: "spinner" } };
-    expect(await itx.workers.get(ref).count()).toBe(1);
-    expect(await attack("durable worker spin", () => itx.workers.get(ref).spin())).toBe("RESOURCE_EXHAUSTED");
+    const durable = () => mounted<Spinner>(itx.workers.get(ref));
+    expect(await durable().count()).toBe(1);
+    expect(await attack("durable worker spin", () => durable().spin())).toBe("RESOURCE_EXHAUSTED");
     // The facet's SQLite is the runner's persisted state: the replaced runner finds the count again.
-    expect(await itx.workers.get(ref).count()).toBe(2);
+    expect(await durable().count()).toBe(2);
 
-    const source = { mainModule: "spinner.js", modules: { "spinner.js": SPIN_DURABLE }, entrypoint: "Spinner", exportType: "durable-object" };
+    const source: SourceCapability["worker"]["source"] = { mainModule: "spinner.js", modules: { "spinner.js": SPIN_DURABLE }, entrypoint: "Spinner", exportType: "durable-object" };
     await itx.provideCapability({ name: "durableSpinner", capability: { type: "rpc", worker: { type: "source", source } } });
     expect(await itx.durableSpinner.count()).toBe(1);
     expect(await attack("durable source spin", () => itx.durableSpinner.spin())).toBe("RESOURCE_EXHAUSTED");
@@ -201,7 +217,7 @@ describe("hostile code", () => {
     const spinning = `import { IterateConfigEntrypoint } from "iterate/sdk";\nexport default class extends IterateConfigEntrypoint {\n  async fetch() { for (;;) {} }\n}\n`;
     const before = (await itx.waitForEvent({ type: "events.iterate.com/project/worker-updated", timeoutMs: 30_000 })).offset;
     const commit = await itx.repo.commit({ message: "spin in the probe", files: { "worker.ts": spinning } });
-    const failed = await itx.waitForEvent({ type: "events.iterate.com/project/worker-update-failed", afterOffset: before, payload: { commit: commit.commit }, timeoutMs: 80_000 });
+    const failed = (await itx.waitForEvent({ type: "events.iterate.com/project/worker-update-failed", afterOffset: before, payload: { commit: commit.commit }, timeoutMs: 80_000 })) as StreamEvent<string, { error: string }>;
     // Each death was retried as someone else's (the runner is shared) until the limit said it was this worker's.
     expect(failed.payload.error).toContain("PROJECT_PROBE_RUNNER_DEATHS_MAX");
     const updated = await itx.getEvents({ types: ["events.iterate.com/project/worker-updated"], afterOffset: before });
@@ -212,8 +228,8 @@ describe("hostile code", () => {
   });
 
   test("every attack run is settled failed with its code, and the bystander lost nothing", async () => {
-    const settled = await itx.getEvents({ types: ["events.iterate.com/itx/run-settled"] });
-    const failed = settled.filter((event: any) => event.payload.status === "failed").map((event: any) => event.payload.error.code);
+    const settled = (await itx.getEvents({ types: ["events.iterate.com/itx/run-settled"] })) as Array<StreamEvent<string, { status: string; error: { code: string } }>>;
+    const failed = settled.filter((event) => event.payload.status === "failed").map((event) => event.payload.error.code);
     expect(failed.toSorted()).toEqual([...Array(6).fill("RESOURCE_EXHAUSTED"), "TIMEOUT"].toSorted());
     const { appended, stored } = await watcher.stop();
     expect(appended).toBeGreaterThan(0);
@@ -232,20 +248,21 @@ describe("a poison pill", () => {
     const persistTo = mkdtempSync(join(tmpdir(), "iterate-poison-"));
     let os = await startLocalOs({ persistTo });
     try {
-      let session: any = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const project: any = session.projects.create({ slug: "poison" });
+      const admin = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
+      const project = admin.projects.create({ slug: "poison" });
       const { projectId } = await project.whoami();
       // The pill records that it started, then holds its run open (as a hang would) until the OS stops.
       const pill = `async (itx) => { await itx.append({ type: "test/pill-started" }); await new Promise(() => setTimeout(() => {}, 60_000)); }`;
       const [requested] = await project.append({ type: "events.iterate.com/itx/run-requested", payload: { script: pill, enqueued: true } });
+      if (requested === undefined) throw new Error("append answered no event");
       await project.waitForEvent({ type: "test/pill-started", afterOffset: requested.offset, timeoutMs: 20_000 });
-      session[Symbol.dispose]();
+      admin[Symbol.dispose]();
       // The OS dies mid-run, as it did when a pill hung it and it was restarted.
       if (os.process.pid !== undefined) process.kill(-os.process.pid, "SIGKILL");
       await os.stop();
 
       os = await startLocalOs({ persistTo });
-      session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
+      const session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
       // Any use of the context wakes its host, which finds the pill's claim from the stopped OS.
       expect(await session.run("async (itx) => (await itx.whoami()).path")).toBe("/");
       const settled = await session.waitForEvent({

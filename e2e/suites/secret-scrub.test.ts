@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
-
+import type { Handle } from "iterate/client";
+import { expectCode } from "iterate/stream/test-support";
+import type { ProjectRoot, StreamEvent } from "iterate/types";
 import { projectItx } from "../harness/projects.ts";
 import { REFLECT_FORMS, startReflectServer, type ReflectForm } from "../harness/reflect-server.ts";
-import { expectCode } from "iterate/stream/test-support";
-
-// oxlint-disable typescript/no-explicit-any -- capabilities and scripts are dynamic by design
 
 // Two materials: a plain token, and one whose escaped and encoded spellings differ from it.
 const PLAIN = `sk-live-${crypto.randomUUID()}`;
@@ -13,7 +12,8 @@ const FANCY = `sk-fancy-${crypto.randomUUID()}/+?& "q" é€😀`;
 const SECRETS = { plain: "/secrets/plain", fancy: "/secrets/fancy" } as const;
 
 let reflect: Awaited<ReturnType<typeof startReflectServer>>;
-let itx: any;
+// One project for the file: its secrets are set once, and the last test reads what every test saw.
+let itx: Handle<ProjectRoot>;
 const seenByClient: string[] = [];
 
 beforeAll(async () => {
@@ -116,14 +116,14 @@ describe("the scrub: an echo of substituted material never reaches the caller", 
 
   test("a script's bare fetch gets the same scrubbed bytes (its answer is returned as hex, which the run scrub does not read)", async () => {
     const forms = ["octet-stream", "utf16le", "base64", "json-ascii", "gzip"] as const;
-    const hexes: Record<string, string> = await itx.run(`async () => {
+    const hexes = (await itx.run(`async () => {
       const out = {};
       for (const form of ${JSON.stringify(forms)}) {
         const response = await fetch("${reflect.url}/reflect/" + form, ${JSON.stringify(requestInit("fancy"))});
         out[form] = [...new Uint8Array(await response.arrayBuffer())].map((b) => b.toString(16).padStart(2, "0")).join("");
       }
       return out;
-    }`);
+    }`)) as Record<string, string>;
     for (const form of forms) {
       const bytes = Buffer.from(hexes[form] ?? "", "hex");
       expect(bytes.length, form).toBeGreaterThan(0);
@@ -150,10 +150,11 @@ describe("the scrub: an echo of substituted material never reaches the caller", 
 
 describe("a run's result never carries material the run used", () => {
   test("returned as written, in a key, or base64: replaced with [secret] in the answer and in run-settled", async () => {
-    const result: any = await itx.run(`async () => {
+    // What the script returns, with [secret] in place of the material.
+    const result = (await itx.run(`async () => {
       const material = ${unreverse("plain")};
       return { material, [material]: "as a key", encoded: btoa(material), nested: [{ note: "got " + material }] };
-    }`);
+    }`)) as Record<string, unknown>;
     seenByClient.push(JSON.stringify(result));
     expect(JSON.stringify(result)).not.toContain(PLAIN);
     expect(result.material).toBe("[secret]");
@@ -163,14 +164,14 @@ describe("a run's result never carries material the run used", () => {
     expect(result.nested).toEqual([{ note: "got [secret]" }]);
     const events = await itx.getEvents({ afterOffset: 0, limit: 500 });
     seenByClient.push(JSON.stringify(events));
-    const settled = events.filter((event: any) => event.type === "events.iterate.com/itx/run-settled");
+    const settled = (events as Array<StreamEvent<string, { result: { material: unknown } }>>).filter((event) => event.type === "events.iterate.com/itx/run-settled");
     expect(settled.length).toBeGreaterThan(0);
     expect(JSON.stringify(events)).not.toContain(PLAIN);
-    expect(JSON.stringify(settled.at(-1).payload.result.material)).toBe('"[secret]"');
+    expect(JSON.stringify(settled.at(-1)?.payload.result.material)).toBe('"[secret]"');
   });
 
   test("a material with escapes and non-ASCII is caught too, and so is a throw that quotes it", async () => {
-    const result: any = await itx.run(`async () => ({ fancy: ${unreverse("fancy")} })`);
+    const result = await itx.run(`async () => ({ fancy: ${unreverse("fancy")} })`);
     expect(result).toEqual({ fancy: "[secret]" });
     const error = await expectCode(itx.run(`async () => { throw new Error("leaked: " + ${unreverse("plain")}); }`), "SCRIPT_FAILED");
     seenByClient.push(error.message);
