@@ -75,14 +75,16 @@ function bystander() {
       running = false;
       await loop;
       let stored = 0;
-      for (let afterOffset = 0; session !== undefined; ) {
-        const page = await session.getEvents({ types: ["test/bystander-tick"], afterOffset });
+      const ticking = session;
+      if (ticking === undefined) throw new Error("the bystander never connected");
+      for (let afterOffset = 0; ; ) {
+        const page = await ticking.getEvents({ types: ["test/bystander-tick"], afterOffset });
         const last = page.at(-1);
         if (last === undefined) break;
         stored += page.length;
         afterOffset = last.offset;
       }
-      session?.[Symbol.dispose]();
+      ticking[Symbol.dispose]();
       return { appended, stored };
     },
   };
