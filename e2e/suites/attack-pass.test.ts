@@ -1,21 +1,21 @@
-import { describe, expect, test } from "vitest";
-import { connectItx, withItx } from "iterate/client";
-import { adminSession, target } from "../harness/os.ts";
+import { describe, expect } from "vitest";
+import { withItx, type Handle } from "iterate/client";
 import { expectCode } from "iterate/stream/test-support";
-import { newProject, projectItx } from "../harness/projects.ts";
-
-// oxlint-disable typescript/no-explicit-any -- probes walk dynamic paths on purpose
+import type { IssuedToken, LlmConfig, ProjectRoot, ProjectSummary, StreamEvent } from "iterate/types";
+import { mounted, test } from "../harness/fixtures.ts";
+import { target } from "../harness/os.ts";
+import { newProject } from "../harness/projects.ts";
 
 // An attack pass on the trust boundary (docs/security.md). Each test states the documented
 // property it probes; a failing test is a finding.
 
 const E = "events.iterate.com";
 const base64url = (bytes: Buffer) => bytes.toString("base64url");
-const LLM = { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" };
+const LLM: LlmConfig = { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" };
 
-async function sourcesOf(itx: any, path: string, type: string): Promise<Array<Record<string, unknown>>> {
+async function sourcesOf(itx: Handle<ProjectRoot>, path: string, type: string): Promise<Array<StreamEvent["source"]>> {
   const events = await (await itx.streams.get(path)).getEvents({ types: [type] });
-  return events.map((event: any) => event.source);
+  return events.map((event: StreamEvent) => event.source);
 }
 
 describe("attack pass: provenance", () => {
@@ -24,7 +24,7 @@ describe("attack pass: provenance", () => {
   // code acting as the agent". An itx-expression mount replays its recipe against an itx whose origin
   // is the context holding the mount (capability-host/expression.ts, replayExpression), whoever
   // provided it and whoever calls it; anyone in the project may provide on any context.
-  const ROADS: Array<{ name: string; mount: string; steps: unknown[]; call: string; forged: (itx: any) => Promise<string[]>; forbidden: string }> = [
+  const ROADS: Array<{ name: string; mount: string; steps: unknown[]; call: string; forged: (itx: Handle<ProjectRoot>) => Promise<string[]>; forbidden: string }> = [
     {
       // Write into /victim as "/" (which agents read as a person), from code running as /attacker.
       name: "append elsewhere as /",
@@ -64,8 +64,7 @@ describe("attack pass: provenance", () => {
   ];
 
   for (const road of ROADS) {
-    test(`an itx-expression mounted on another context does not let its provider act as that context: ${road.name}`, async () => {
-      using itx = await projectItx("atk-expr");
+    test(`an itx-expression mounted on another context does not let its provider act as that context: ${road.name}`, async ({ project: { itx } }) => {
       await itx.extend({ path: "/victim" });
       await itx.agents.get("/agents/b").create({ llm: LLM });
       const attacker = await itx.extend({ path: "/attacker" });
@@ -85,8 +84,7 @@ describe("attack pass: provenance", () => {
   // context, and only code acting as that context may start or reach one." durableWorker() checks
   // this; a durable-object *source* mount (CapabilityHostDurableObject.#callSource) does not: a
   // facet acting as the mount's context is started for any caller, with code chosen by any provider.
-  test("a durable-object source mounted on another context is not started for code acting elsewhere", async () => {
-    using itx = await projectItx("atk-facet");
+  test("a durable-object source mounted on another context is not started for code acting elsewhere", async ({ project: { itx } }) => {
     await itx.extend({ path: "/victim" });
     const attacker = await itx.extend({ path: "/attacker" });
     const answered = await attacker.run(`async (itx) => {
@@ -116,7 +114,7 @@ export class Mole extends DurableObject {
 });
 
 /** Makes `path` a bare jail from outside it. */
-async function jail(itx: any, path: string): Promise<void> {
+async function jail(itx: Handle<ProjectRoot>, path: string): Promise<void> {
   await itx.extend({ path });
   await itx.cd(path).provideCapability({ path: [], capability: null });
 }
@@ -126,8 +124,7 @@ describe("attack pass: jails", () => {
   // folds the null row into its core state (stream-core.ts), but reduceStreamCore answers
   // `{ subscriptions }` for every subscription-configured row, dropping `jailed` and `appendGranted`:
   // any later subscription (agents.create on the jail writes one) reopens the jail's stream.
-  test("a jail's stream stays closed to writers after a processor subscription is added to it", async () => {
-    using itx = await projectItx("atk-jail-sub");
+  test("a jail's stream stays closed to writers after a processor subscription is added to it", async ({ project: { itx } }) => {
     await jail(itx, "/agents/jailed");
     await expectCode(itx.cd("/agents/jailed").append({ type: "demo/in-before" }), "PERMISSION_DENIED");
     await itx.agents.get("/agents/jailed").create({ llm: LLM });
@@ -141,11 +138,10 @@ describe("attack pass: jails", () => {
   // substitutes `getSecret(...)` placeholders for any origin (egress/egress-pipe.ts sendThroughPipe
   // looks materials up by project, checking only the URL allowlist), so untrusted code given network
   // access sends the project's keys to every URL they are allowed for (an LLM key to its API, say).
-  test("a jail granted only fetch does not send the project's secret material", async () => {
+  test("a jail granted only fetch does not send the project's secret material", async ({ project: { itx } }) => {
     const { startEchoServer } = await import("../harness/echo-server.ts");
     const echo = await startEchoServer();
     try {
-      using itx = await projectItx("atk-jail-secret");
       const material = "sk-atk-jail-material-0123456789";
       await itx.secrets.get("/secrets/key").update({ material, egress: { urls: [`${echo.url}/`] } });
       const cell = await itx.extend({ path: "/jails/net" });
@@ -162,8 +158,7 @@ describe("attack pass: jails", () => {
     }
   });
 
-  test("probe (holds): a bare jail's own code cannot reach out through a describe, super, or a call on an ancestor's mount name", async () => {
-    using itx = await projectItx("atk-jail-probe");
+  test("probe (holds): a bare jail's own code cannot reach out through a describe, super, or a call on an ancestor's mount name", async ({ project: { itx } }) => {
     await itx.provideCapability({ name: "rootOnly", capability: () => "root" });
     const mid = await itx.extend({ path: "/mid" });
     await itx.cd("/mid").provideCapability({ name: "midOnly", capability: () => "mid" });
@@ -188,20 +183,20 @@ describe("attack pass: jails", () => {
       out.described = (await itx.__describe()).capabilities.map((row) => row.path.join("."));
       return out;
     }`);
-    const { described, ...tries } = seen;
+    // What the script above returns: each try's code, and the jail's inventory.
+    const { described, ...tries } = seen as { described: string[]; [name: string]: unknown };
     expect(described).toEqual(["whoami", "invokeCapability"]);
     for (const [name, code] of Object.entries(tries)) expect(code, name).toBe("NOT_FOUND");
   });
 });
 
 describe("attack pass: idempotency keys and stamps", () => {
-  test("probe (holds): no writer in a project squats a platform idempotency key, directly or from a script", async () => {
-    using itx = await projectItx("atk-keys");
+  test("probe (holds): no writer in a project squats a platform idempotency key, directly or from a script", async ({ project: { itx } }) => {
     const keys = ["itx/created", "agent/created", "itx/subscription-configured:agent", "agent/run-requested:9", "token/revoked:tok_aaaaaaaaaaaaaaaaaaaa", "project/created", "secret/set", "repo/x", "scheduler/x", "schedule/x"];
     for (const key of keys) {
       await expectCode(itx.cd("/agents/squat").append({ type: "demo/squat", idempotencyKey: key }), "PERMISSION_DENIED", key);
     }
-    const refused = await itx.extend({ path: "/kid" }).then((kid: any) =>
+    const refused = await itx.extend({ path: "/kid" }).then((kid) =>
       kid.run(`async (itx) => {
         const out = [];
         for (const key of ${JSON.stringify(keys)}) {
@@ -222,8 +217,7 @@ describe("attack pass: limits", () => {
   // by isolateScopeKey, which leaves out `depth` (run-script.ts keys scripts by depth; sources and
   // workers do not), so a source that calls itself reuses the isolate loaded for the first hop and
   // its env.ITX keeps answering that hop's depth: the bound never trips.
-  test("a source capability that calls itself is stopped at CALL_DEPTH_MAX", async () => {
-    using itx = await projectItx("atk-depth");
+  test("a source capability that calls itself is stopped at CALL_DEPTH_MAX", async ({ project: { itx } }) => {
     await itx.provideCapability({
       name: "loop",
       capability: {
@@ -243,10 +237,12 @@ export default class extends WorkerEntrypoint {
         },
       },
     });
-    const outcome = await itx.loop.spin(0).then(
-      (hops: number) => `reached ${hops} hops`,
-      (error: any) => error.code,
-    );
+    const outcome = await mounted<{ loop: { spin(n: number): number } }>(itx)
+      .loop.spin(0)
+      .then(
+        (hops: number) => `reached ${hops} hops`,
+        (error: { code?: string }) => error.code,
+      );
     expect(outcome).toBe("LOOP_LIMIT");
   });
 });
@@ -260,23 +256,19 @@ async function mintToken(payload: Record<string, unknown>): Promise<string> {
 }
 
 describe("attack pass: bearer tokens", () => {
-  test('probe (holds): a token whose principal is named "admin" is no admin', async () => {
+  test('probe (holds): a token whose principal is named "admin" is no admin', async ({ admin, connect }) => {
     const mine = await newProject("atk-named-admin");
     const theirs = await newProject("atk-admins-own");
-    const { baseUrl } = target();
-    using admin: any = adminSession();
     const { token } = await admin.tokens.issue({ principal: "admin", projectIds: [mine.slug], ttlSeconds: 600 });
-    using posing: any = connectItx({ baseUrl, auth: { type: "bearer", token } });
+    const posing = connect({ auth: { type: "bearer", token } });
     expect((await posing.__describe()).principal).toMatchObject({ kind: "impersonated", id: "admin" });
     await expectCode(posing.streams.get("/tokens").getEvents({}), "NOT_FOUND");
     await expectCode(posing.tokens.list(), "PERMISSION_DENIED");
     await expectCode(posing.projects.get(theirs.projectId).whoami(), "NOT_FOUND");
-    expect((await posing.projects.list()).map((row: any) => row.id)).toEqual([mine.projectId]);
+    expect((await posing.projects.list()).map((row: ProjectSummary) => row.id)).toEqual([mine.projectId]);
   });
 
-  test("probe (holds): a well-signed token without an id, or expired, does not authenticate", async () => {
-    const { slug, projectId } = await newProject("atk-legacy");
-    const { baseUrl } = target();
+  test("probe (holds): a well-signed token without an id, or expired, does not authenticate", async ({ os: { baseUrl }, project: { slug, projectId } }) => {
     const exp = Math.floor(Date.now() / 1000) + 600;
     // The minting itself is right: the same payload with an id (and issued) is what tokens.issue makes.
     for (const [label, payload] of [
@@ -285,7 +277,7 @@ describe("attack pass: bearer tokens", () => {
       ["expired", { jti: "tok_aaaaaaaaaaaaaaaaaaac", sub: "legacy", projectIds: [projectId], exp: 1 }],
       ["no projectIds", { jti: "tok_aaaaaaaaaaaaaaaaaaad", sub: "legacy", exp }],
     ] as const) {
-      using itx: any = withItx({ baseUrl, token: await mintToken(payload), context: slug });
+      using itx = withItx({ baseUrl, token: await mintToken(payload), context: slug });
       await expectCode(itx.whoami(), "UNAUTHENTICATED", label);
     }
   });
@@ -298,18 +290,15 @@ describe("attack pass: bearer tokens", () => {
   // secret but absent from the registry (another deployment with the same secret, e.g. every local
   // OS on the default secret; a registry restored from an older backup) verifies, is not listed,
   // and cannot be revoked: revoke() answers { revoked: false } and records nothing.
-  test("a token the registry never issued does not authenticate (it could be neither listed nor revoked)", async () => {
-    const { slug, projectId } = await newProject("atk-unlisted");
-    const { baseUrl } = target();
+  test("a token the registry never issued does not authenticate (it could be neither listed nor revoked)", async ({ os: { baseUrl }, admin, project: { slug, projectId } }) => {
     const tokenId = "tok_aaaaaaaaaaaaaaaaaaab";
     const token = await mintToken({ jti: tokenId, sub: "ghost", projectIds: [projectId], exp: Math.floor(Date.now() / 1000) + 600 });
-    using admin: any = adminSession();
-    expect((await admin.tokens.list()).map((row: any) => row.tokenId)).not.toContain(tokenId);
+    expect((await admin.tokens.list()).map((row: IssuedToken) => row.tokenId)).not.toContain(tokenId);
     expect(await admin.tokens.revoke(tokenId)).toEqual({ revoked: false });
-    using ghost: any = withItx({ baseUrl, token, context: slug });
+    using ghost = withItx({ baseUrl, token, context: slug });
     const outcome = await ghost.whoami().then(
-      (who: any) => `authenticated as ${who.principal} in ${who.projectId}`,
-      (error: any) => error.code,
+      (who) => `authenticated as ${who.principal} in ${who.projectId}`,
+      (error: { code?: string }) => error.code,
     );
     expect(outcome).toBe("UNAUTHENTICATED");
   });
