@@ -2,12 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { connectItx } from "iterate/client";
-import type { StreamEvent } from "iterate/types";
+import { connectItx, type Handle } from "iterate/client";
+import type { Itx, ProjectRoot, Session, StreamEvent } from "iterate/types";
 import { startLocalOs, type LocalOs } from "../../apps/os/scripts/local-os.ts";
 import { test as base } from "../harness/fixtures.ts";
-
-// oxlint-disable typescript/no-explicit-any -- a project root is an itx: dynamic by design
 
 const WOKEN = "events.iterate.com/stream/woken";
 const DELIVERED = "events.iterate.com/project/worker-event-delivered";
@@ -21,8 +19,8 @@ interface RestartableOs {
   /** Kills the OS at once (no graceful shutdown) and starts it again on the same state. */
   killAndRestart(): Promise<void>;
   /** An admin handle on `projectId`'s root on the OS as it runs now (closed at the next restart). */
-  project(projectId: string): any;
-  session(): any;
+  project(projectId: string): Handle<ProjectRoot>;
+  session(): Handle<Session>;
 }
 
 // It depends on nothing of the shared OS; vitest reads a fixture's needs from its first parameter's pattern.
@@ -39,7 +37,7 @@ const test = base.extend("restartable", async ({ os: _shared }, { onCleanup }): 
     await os.stop();
     rmSync(persistTo, { recursive: true, force: true });
   });
-  const open = (handle: any) => {
+  const open = <H extends Disposable>(handle: H): H => {
     handles.push(handle);
     return handle;
   };
@@ -70,7 +68,7 @@ export default class extends IterateConfigEntrypoint {
 }
 `;
 
-async function eventsAfter(itx: any, afterOffset: number, types: string[]): Promise<StreamEvent[]> {
+async function eventsAfter(itx: Handle<Itx>, afterOffset: number, types: string[]): Promise<StreamEvent[]> {
   const out: StreamEvent[] = [];
   for (let after = afterOffset; ; ) {
     const page: StreamEvent[] = await itx.getEvents({ afterOffset: after, types, limit: 500 });
@@ -84,7 +82,7 @@ const about = (offset: number) => (event: StreamEvent) => (event.payload as { of
 
 test("after an OS restart the project worker receives stream/woken; a restart mid-delivery hands the same woken over again and records no second one", { timeout: 900_000 }, async ({ restartable }) => {
   const slug = `woken-${Date.now().toString(36)}`;
-  const created: any = restartable.session().projects.get(slug);
+  const created = restartable.session().projects.get(slug);
   expect(await created.create()).toEqual({ created: true });
   const { projectId } = await created.whoami();
   let itx = restartable.project(projectId);
