@@ -31,7 +31,7 @@ async function start(rssMaxMb?: number): Promise<{ lines: string[]; registry: st
 // (its `ready` line may arrive just after the watchdog saw it answer).
 async function runnerOf(lines: string[], readyLines = 1): Promise<number> {
   const ready = () => lines.filter((line) => line.includes("ready on"));
-  await until(() => ready().length >= readyLines, 5_000);
+  await expect.poll(() => ready().length >= readyLines, { timeout: 5_000, interval: 50 }).toBe(true);
   return Number(/\(pid (\d+)\)/.exec(ready().at(-1) ?? "")?.[1]);
 }
 
@@ -40,24 +40,18 @@ async function workerdOf(lines: string[], readyLines = 1): Promise<number> {
   return Number(execFileSync("pgrep", ["-P", String(node)]).toString().trim().split("\n")[0]);
 }
 
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
-  expect(check()).toBe(true);
-}
-
 describe("the runner watchdog", () => {
   test("replaces a runner that does not answer /health within RUNNER_HANG_MS, and registers the new one", { timeout: 60_000 }, async () => {
     const { lines, registry } = await start();
     const frozen = await workerdOf(lines);
     const stoppedAt = Date.now();
     process.kill(frozen, "SIGSTOP");
-    await until(() => watchdog?.restarts === 1, 20_000);
+    await expect.poll(() => watchdog?.restarts === 1, { timeout: 20_000, interval: 50 }).toBe(true);
     const detected = lines.find((line) => line.includes("RUNNER_HANG_MS"));
     expect(detected).toBeDefined();
     expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(LIMITS.RUNNER_HANG_MS);
     // The new runner registered under the same name (the dead one's entry was dropped first).
-    await until(() => existsSync(join(registry, "test-runner")), 5_000);
+    await expect.poll(() => existsSync(join(registry, "test-runner")), { timeout: 5_000, interval: 50 }).toBe(true);
     expect(JSON.parse(readFileSync(join(registry, "test-runner"), "utf8"))).toHaveProperty("defaultEntrypointService");
     expect(await workerdOf(lines, 2)).not.toBe(frozen);
   });
@@ -66,14 +60,14 @@ describe("the runner watchdog", () => {
     const { lines } = await start();
     // The whole runner dies at once (its process group), as when V8 aborts it.
     process.kill(-(await runnerOf(lines)), "SIGKILL");
-    await until(() => watchdog?.restarts === 1, 20_000);
+    await expect.poll(() => watchdog?.restarts === 1, { timeout: 20_000, interval: 50 }).toBe(true);
     expect(lines.some((line) => line.includes("runner exited (SIGKILL)"))).toBe(true);
   });
 
   test("replaces a runner past its resident-memory cap", { timeout: 60_000 }, async () => {
     // A cap no runner fits under: it is replaced at the first poll.
     const { lines } = await start(1);
-    await until(() => (watchdog?.restarts ?? 0) >= 1, 20_000);
+    await expect.poll(() => (watchdog?.restarts ?? 0) >= 1, { timeout: 20_000, interval: 50 }).toBe(true);
     expect(lines.some((line) => /held \d+ MB \(RUNNER_RSS_MAX_MB\)/.test(line))).toBe(true);
   });
 });
