@@ -16,7 +16,7 @@ const worker = (n: number) =>
 /**
  * Project creation and config updates (issue #15):
  * - `projects.create` to `project/created`: the first creation of this OS process (cold) and the
- *   median of WARM_CREATES after it. Target: warm <= 300 ms.
+ *   median of WARM_CREATES after it. Targets: warm <= 300 ms; cold <= 3x the bare build below.
  * - a commit to `/repos/config` to its `project/worker-updated`, median over COMMITS fresh sources,
  *   beside a bare `workers.get` build-and-call of the same kind of source (also fresh each round).
  *   Target: <= 2x the bare build.
@@ -72,6 +72,9 @@ export async function measureProjects(target: BenchTarget): Promise<void> {
     report("projects.bare_workers_get_build.median", build.median, "ms (bundle + load + call of a fresh source)");
     reportTail("projects.bare_workers_get_build", build);
     report("projects.commit_to_worker_updated.ratio_to_bare_build", update.median / build.median, `x (target <= 2: ${update.median / build.median <= 2 ? "met" : "missed"})`);
+    // The first creation (whose template build may already be cached by content from an earlier
+    // run on the same state) against the same bare build: issue #15's cold target.
+    report("projects.create.cold.ratio_to_bare_build", cold / build.median, `x (target <= 3: ${cold / build.median <= 3 ? "met" : "missed"})`);
   } finally {
     itx[Symbol.dispose]();
   }
