@@ -1,11 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { probeRunnerNetwork } from "../../apps/os/scripts/runner-network.ts";
-import type { Secret } from "iterate/types";
 import { test } from "../harness/fixtures.ts";
 
-/** A secret's description also counts its uses, beside what the contract's type names. */
-type SecretDescription = ReturnType<Secret["__describe"]> & { uses?: number };
 
 // A script's placeholder-free fetch leaves from the runner itself when nothing on its context's
 // chain shadows `fetch` (decision 0017). These tests hold that road to the pipe's guarantees: a
@@ -112,7 +109,7 @@ describe("placeholders always take the pipe", () => {
     expect(JSON.parse(at("/p/json").body)).toEqual({ k: material });
     expect(at("/p/plain").headers["x-iterate-egress-secrets"]).toBeUndefined();
     expect(at("/p/plain").headers["x-other"]).toBe("1");
-    expect(((await itx.secrets.get("/secrets/token").__describe()) as SecretDescription).uses).toBe(4);
+    expect((await itx.secrets.get("/secrets/token").__describe()).uses).toBe(4);
   });
 });
 

@@ -7,8 +7,6 @@ import type { Secret, StreamEvent } from "iterate/types";
 import { startEchoServer } from "../harness/echo-server.ts";
 import { test } from "../harness/fixtures.ts";
 
-/** A secret's description also counts its uses, beside what the contract's type names. */
-type SecretDescription = ReturnType<Secret["__describe"]> & { uses?: number };
 
 // A value that must never be seen anywhere but at the echo server.
 const MATERIAL = `sk-live-${crypto.randomUUID()}`;
@@ -40,7 +38,7 @@ describe("secrets and the egress pipe", () => {
     expect(answer).not.toContain(MATERIAL);
     expect(answer).toContain("Bearer [secret]");
 
-    expect(((await itx.secrets.get("/secrets/token").__describe()) as SecretDescription).uses).toBe(1);
+    expect((await itx.secrets.get("/secrets/token").__describe()).uses).toBe(1);
     const used = await itx.streams.get("/secrets/token").getEvents({});
     seenByClient.push(JSON.stringify(used));
     expect(used.map((event: StreamEvent) => event.type)).toEqual(["events.iterate.com/secret/set", "events.iterate.com/secret/used"]);

@@ -50,7 +50,8 @@ export interface Secrets {
 export interface Secret {
   /** Stores material (encrypted) and the URLs it may be sent to. */
   update(input: { material: string; egress: { urls: string[] } }): { version: number };
-  __describe(): Description & { path: string; placeholder: string; version: number | null };
+  /** Metadata only, never material: whether it is set, its version (0 before the first update), where it may go, how often the egress pipe used it. */
+  __describe(): Description & { path: string; placeholder: string; set: boolean; version: number; egress: { urls: string[] }; updatedAt: string | null; uses: number };
 }
 
 /** What `itx.workers.get` loads: a stateless worker, or a Durable Object class as a facet of this context. */

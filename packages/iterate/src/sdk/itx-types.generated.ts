@@ -111,7 +111,7 @@ export const ITX_TYPES: string = [
   "}",
   "export interface Secret {",
   "  update(input: { material: string; egress: { urls: string[] } }): { version: number };",
-  "  __describe(): Description & { path: string; placeholder: string; version: number | null };",
+  "  __describe(): Description & { path: string; placeholder: string; set: boolean; version: number; egress: { urls: string[] }; updatedAt: string | null; uses: number };",
   "}",
   "export type WorkerRef =",
   "  | { source: WorkerSource; entrypoint?: string; props?: Record<string, unknown> }",
