@@ -1,13 +1,14 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
-import type { StreamEvent } from "iterate/types";
+import type { StreamEvent, WaitForEventInput } from "iterate/types";
 import { expectCode } from "iterate/stream/test-support";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { repoStub } from "../repo/repo-stub.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { mintProjectId } from "./project-directory.ts";
 import { createProject } from "./project-lifecycle.ts";
+import { waitLong as waitLongOn } from "../../test/wait-long.ts";
 import { PROJECT_WORKER_EVENT_DELIVERED, PROJECT_WORKER_UPDATED, STREAM_WOKEN } from "./project-events.ts";
 
 let counter = 0;
@@ -27,18 +28,6 @@ async function ofType(coordinate: string, type: string): Promise<StreamEvent[]> 
   return stream(coordinate).getEvents({ types: [type], limit: 500 });
 }
 
-// The first bundler build of a test run compiles esbuild's wasm: on a loaded machine, tens of seconds.
-async function waitLong(coordinate: string, query: { type: string; afterOffset: number; payload?: Record<string, unknown> }): Promise<StreamEvent> {
-  const deadline = Date.now() + 150_000;
-  for (;;) {
-    try {
-      return await stream(coordinate).waitForEvent({ ...query, timeoutMs: 30_000 });
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-  }
-}
-
 // On woken the worker records what it saw, and what became of its own attempt to forge one.
 const WOKEN_WORKER = `import { IterateConfigEntrypoint } from "iterate/sdk";
 export default class extends IterateConfigEntrypoint {
@@ -56,6 +45,8 @@ export default class extends IterateConfigEntrypoint {
   async fetch() { return new Response("ok"); }
 }
 `;
+
+const waitLong = (coordinate: string, query: Omit<WaitForEventInput, "timeoutMs">): Promise<StreamEvent> => waitLongOn(stream(coordinate), query);
 
 describe("stream/woken", () => {
   test("each new incarnation of a created project's root records one woken; the worker receives it, and its own calls wake nothing more", async () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
-import type { StreamEvent } from "iterate/types";
+import type { StreamEvent, WaitForEventInput } from "iterate/types";
 import { expectCode } from "iterate/stream/test-support";
 import { throwCoded, unwrapCoded } from "../api/coded-result.ts";
 import { repoStub } from "../repo/repo-stub.ts";
@@ -8,6 +8,7 @@ import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
 import { createProject } from "./project-lifecycle.ts";
 import { PROJECT_FEED_ATTEMPTS_MAX } from "./project-processor.ts";
+import { waitLong as waitLongOn } from "../../test/wait-long.ts";
 import { PROJECT_WORKER_UPDATE_FAILED, PROJECT_WORKER_UPDATED } from "./project-events.ts";
 
 let counter = 0;
@@ -16,18 +17,6 @@ const caller = { principal: "tester", origin: "/" };
 
 function root(projectId: string): StreamRpcTarget {
   return new StreamRpcTarget(streamStub(env.STREAM, `${projectId}:/`), { platform: "stream" });
-}
-
-// The first bundler build of a test run compiles esbuild's wasm: on a loaded machine, tens of seconds.
-async function waitLong(projectId: string, query: { type: string; afterOffset: number; payload?: Record<string, unknown> }): Promise<StreamEvent> {
-  const deadline = Date.now() + 150_000;
-  for (;;) {
-    try {
-      return await root(projectId).waitForEvent({ ...query, timeoutMs: 30_000 });
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-  }
 }
 
 async function homepage(projectId: string): Promise<{ status: number; text: string }> {
@@ -41,6 +30,8 @@ export default class extends IterateConfigEntrypoint {
   async whereFrom() { return this.callerPath(); }
 }
 `;
+
+const waitLong = (projectId: string, query: Omit<WaitForEventInput, "timeoutMs">): Promise<StreamEvent> => waitLongOn(root(projectId), query);
 
 describe("the project worker follows /repos/config", () => {
   test("a commit becomes the worker; a broken one fails while the previous worker serves", async () => {
