@@ -80,7 +80,16 @@ export const AgentContract = defineProcessorContract({
     /** Offset of the newest event whose fold dropped history items. */
     compactedAt: z.number().int().default(0),
     /** Input the model has not seen yet: the newest such item, and the reaction its turn continues. */
-    pending: z.strictObject({ offset: z.number().int(), reaction: reactionSchema, autonomous: z.boolean() }).nullable().default(null),
+    pending: z
+      .strictObject({
+        offset: z.number().int(),
+        reaction: reactionSchema,
+        autonomous: z.boolean(),
+        /** When the input was appended (ms since the epoch, the stream's clock): the debounce counts from it. */
+        at: z.number().optional(),
+      })
+      .nullable()
+      .default(null),
     /** The model request in flight (its offset is the request id). */
     request: z.strictObject({ offset: z.number().int(), reaction: reactionSchema }).nullable().default(null),
     /** The script run in flight, requested by this agent. */

@@ -85,11 +85,11 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
         if (own) {
           // A corrective note: the same turn goes on, as an autonomous one.
           const reaction = state.pending?.reaction ?? state.request?.reaction ?? rootOf(event);
-          return { ...next, pending: { offset: event.offset, reaction, autonomous: state.pending?.autonomous ?? true }, correctives: state.correctives + 1 };
+          return { ...next, pending: { offset: event.offset, reaction, autonomous: state.pending?.autonomous ?? true, at: appendedAt(event) }, correctives: state.correctives + 1 };
         }
         // Input from outside starts a fresh budget, continuing the sender's chain of reactions.
         const reaction = event.source.reaction ?? rootOf(event);
-        return { ...next, pending: { offset: event.offset, reaction, autonomous: false }, autonomousTurns: 0, correctives: 0, stopped: null };
+        return { ...next, pending: { offset: event.offset, reaction, autonomous: false, at: appendedAt(event) }, autonomousTurns: 0, correctives: 0, stopped: null };
       }
       case LLM_REQUEST_REQUESTED: {
         if (!own || !state.created) return state;
@@ -112,12 +112,12 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
           const next = withItem(settled, item, event.offset);
           // A runaway chain of reactions is not something another turn should retry.
           if (error.code === "LOOP_LIMIT") return { ...next, stopped: { offset: event.offset, reason: "loop-limit" }, lastError: error };
-          return { ...next, pending: { offset: event.offset, reaction: run.reaction, autonomous: true } };
+          return { ...next, pending: { offset: event.offset, reaction: run.reaction, autonomous: true, at: appendedAt(event) } };
         }
         // A script that returned undefined ends the loop: its settled fact carries no result key.
         if (!Object.hasOwn(event.payload, "result")) return settled;
         const item: HistoryItem = { offset: event.offset, role: "developer", content: clip(`[script returned] ${JSON.stringify(event.payload.result)}`) };
-        return { ...withItem(settled, item, event.offset), pending: { offset: event.offset, reaction: run.reaction, autonomous: true } };
+        return { ...withItem(settled, item, event.offset), pending: { offset: event.offset, reaction: run.reaction, autonomous: true, at: appendedAt(event) } };
       }
       case MESSAGE_SENT:
         return { ...state, messagesSent: state.messagesSent + 1 };
@@ -155,8 +155,10 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
     }
     await runInBackground(`turn:${pending.offset}`, async (work) => {
       effects.prepareRequest?.(state);
-      // Debounce: a burst of input is one turn, answered from the newest pending item.
-      await effects.sleep(LIMITS.DEBOUNCE_MS);
+      // Debounce: a burst of input is one turn, answered from the newest pending item. The window
+      // counts from the input's append, so the time its delivery took is not waited twice.
+      const wait = debounceRemaining(pending.at, Date.now());
+      if (wait > 0) await effects.sleep(wait);
       const now = work.state();
       if (!now.pending || now.request || now.run || now.stopped) return;
       await effects.append(now.pending.reaction, {
@@ -268,4 +270,20 @@ function withItem(state: AgentState, item: HistoryItem, offset: number): AgentSt
 
 function clip(text: string, max: number = LIMITS.SCRIPT_OUTCOME_MAX_LENGTH): string {
   return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
+}
+
+/** When `event` was appended, in ms since the epoch (undefined if its time does not parse). */
+function appendedAt(event: { createdAt: string }): number | undefined {
+  const at = Date.parse(event.createdAt);
+  return Number.isFinite(at) ? at : undefined;
+}
+
+/**
+ * What is left of DEBOUNCE_MS after input appended at `at`, at `now`: the whole window when the
+ * time is unknown (state folded before it was kept), never more than the window (a clock that
+ * reads earlier than the stream's), never less than nothing.
+ */
+export function debounceRemaining(at: number | undefined, now: number): number {
+  if (at === undefined) return LIMITS.DEBOUNCE_MS;
+  return Math.min(LIMITS.DEBOUNCE_MS, Math.max(0, LIMITS.DEBOUNCE_MS - (now - at)));
 }
