@@ -86,7 +86,7 @@ function verdict(ms: number): string {
 }
 
 const SEGMENTS: Array<[keyof Segments, string]> = [
-  ["messageToRequest", `message -> llm-request-requested: delivery to the processor and DEBOUNCE_MS = ${LIMITS.DEBOUNCE_MS}`],
+  ["messageToRequest", `message -> llm-request-requested: delivery to the processor and what is left of DEBOUNCE_MS = ${LIMITS.DEBOUNCE_MS} after the append`],
   ["requestToSettled", "-> llm-request-settled: describe, prompt, egress, the model, reply parsing, one commit"],
   ["settledToMessageSent", "-> message-sent: the script's load and start, its itx.chat.sendMessage"],
   ["messageSentToRunSettled", "-> itx/run-settled: the script's end and settled fact"],
