@@ -1,4 +1,5 @@
 import type { EventSource, StreamEvent } from "iterate/types";
+import { JournalNames, migrateLegacyEvents } from "./journal-names.ts";
 
 /** An event ready to be written: validated, stamped, not yet numbered. */
 export interface PendingEvent {
@@ -9,26 +10,50 @@ export interface PendingEvent {
 }
 
 /**
+ * A row's commit time as the ISO text `Date#toISOString` gives, from its epoch milliseconds
+ * (`column`): exact, with no floating point, for every time a stream stamps (1970 to 9999).
+ */
+export function isoTimeSql(column: string): string {
+  return `(strftime('%Y-%m-%dT%H:%M:%S', ${column} / 1000, 'unixepoch') || printf('.%03dZ', ${column} % 1000))`;
+}
+
+/**
+ * The journal as rows with their names spelled out (`offset, type, payload, created_at, source,
+ * idempotency_key`), for readers that are not on a hot path.
+ */
+export const JOURNAL_EVENTS_VIEW = "journal_events";
+
+/**
  * The append-only SQLite journal of one stream. Synchronous on purpose: a Durable Object's
  * SQLite calls commit together with the request that made them, so one `append` is one commit.
+ *
+ * A row keeps its offset, payload and idempotency key, its commit time as epoch milliseconds, and
+ * its type and source as ids into two small tables (decision 0026): events appended together
+ * share a time and source, and a stream has few types, so a row is mostly its payload.
  */
 export class Journal {
   readonly #sql: SqlStorage;
   readonly #path: () => string;
+  readonly #names: JournalNames;
   #head: number;
 
   constructor(sql: SqlStorage, path: () => string) {
     this.#sql = sql;
     this.#path = path;
-    sql.exec(`CREATE TABLE IF NOT EXISTS events(
+    sql.exec(`CREATE TABLE IF NOT EXISTS journal(
       offset INTEGER PRIMARY KEY,
-      type TEXT NOT NULL,
+      type_id INTEGER NOT NULL,
       payload TEXT NOT NULL,
-      created_at TEXT NOT NULL,
-      source TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      source_id INTEGER NOT NULL,
       idempotency_key TEXT UNIQUE
     )`);
-    this.#head = sql.exec<{ head: number | null }>("SELECT max(offset) AS head FROM events").one().head ?? 0;
+    this.#names = new JournalNames(sql);
+    sql.exec(`CREATE VIEW IF NOT EXISTS ${JOURNAL_EVENTS_VIEW} AS
+      SELECT j.offset AS offset, t.type AS type, j.payload AS payload, ${isoTimeSql("j.at")} AS created_at, s.source AS source, j.idempotency_key AS idempotency_key
+      FROM journal AS j JOIN journal_types AS t ON t.id = j.type_id JOIN journal_sources AS s ON s.id = j.source_id`);
+    migrateLegacyEvents(sql);
+    this.#head = this.#readHead();
   }
 
   /** Offset of the newest durable event; 0 for an empty stream. */
@@ -38,40 +63,40 @@ export class Journal {
 
   /**
    * Numbers and writes `events` with one SQL statement (the rows travel as one JSON parameter:
-   * per-statement overhead, not SQLite, dominates small inserts in a Durable Object).
+   * per-statement overhead, not SQLite, dominates small inserts in a Durable Object). A type or
+   * source the stream has not seen yet costs one more statement, once.
    */
   write(events: PendingEvent[], createdAt: string): StreamEvent[] {
     const written: StreamEvent[] = [];
-    const rows: Array<[number, string, string, string, string | null]> = [];
-    // Events of one append mostly share one source object: its JSON is written once.
+    const rows: Array<[number, number, string, number, string | null]> = [];
+    const at = Date.parse(createdAt);
+    // Events of one append mostly share one source object: it is looked up once.
     let lastSource: EventSource | undefined;
-    let lastSourceJson = "";
+    let lastSourceId = 0;
+    let lastType = "";
+    let lastTypeId = 0;
     for (const event of events) {
       const offset = this.#head + rows.length + 1;
       const payload = event.payload === undefined ? {} : event.payload;
       if (event.source !== lastSource) {
         lastSource = event.source;
-        lastSourceJson = JSON.stringify(event.source);
+        lastSourceId = this.#names.sourceId(JSON.stringify(event.source));
       }
-      rows.push([offset, event.type, JSON.stringify(payload), lastSourceJson, event.idempotencyKey ?? null]);
+      if (event.type !== lastType) {
+        lastType = event.type;
+        lastTypeId = this.#names.typeId(event.type);
+      }
+      rows.push([offset, lastTypeId, JSON.stringify(payload), lastSourceId, event.idempotencyKey ?? null]);
       written.push(this.#toEvent(offset, event.type, payload, createdAt, event.source, event.idempotencyKey));
     }
     const [only] = rows;
     if (rows.length === 1 && only) {
-      this.#sql.exec(
-        "INSERT INTO events(offset, type, payload, created_at, source, idempotency_key) VALUES (?, ?, ?, ?, ?, ?)",
-        only[0],
-        only[1],
-        only[2],
-        createdAt,
-        only[3],
-        only[4],
-      );
+      this.#sql.exec("INSERT INTO journal(offset, type_id, payload, at, source_id, idempotency_key) VALUES (?, ?, ?, ?, ?, ?)", only[0], only[1], only[2], at, only[3], only[4]);
     } else {
       this.#sql.exec(
-        `INSERT INTO events(offset, type, payload, created_at, source, idempotency_key)
+        `INSERT INTO journal(offset, type_id, payload, at, source_id, idempotency_key)
          SELECT value->>0, value->>1, value->>2, ?, value->>3, value->>4 FROM json_each(?)`,
-        createdAt,
+        at,
         JSON.stringify(rows),
       );
     }
@@ -81,17 +106,21 @@ export class Journal {
 
   /** Deletes every event (a stream deleted over the Durable Streams protocol); offsets start again at 1. */
   clear(): void {
-    this.#sql.exec("DELETE FROM events");
+    this.#sql.exec("DELETE FROM journal");
     this.#head = 0;
   }
 
-  /** Rolls the in-memory head back after a failed transaction. */
-  resetHead(): void {
-    this.#head = this.#sql.exec<{ head: number | null }>("SELECT max(offset) AS head FROM events").one().head ?? 0;
+  /**
+   * Forgets what memory holds about the tables after a failed transaction: the head, and the ids
+   * of types and sources the rolled-back transaction may have added.
+   */
+  reset(): void {
+    this.#names.forget();
+    this.#head = this.#readHead();
   }
 
   byIdempotencyKey(key: string): StreamEvent | undefined {
-    const row = this.#sql.exec<{ offset: number }>("SELECT offset FROM events WHERE idempotency_key = ?", key).toArray()[0];
+    const row = this.#sql.exec<{ offset: number }>("SELECT offset FROM journal WHERE idempotency_key = ?", key).toArray()[0];
     return row ? this.read(row.offset - 1, row.offset + 1, 1)[0] : undefined;
   }
 
@@ -105,15 +134,17 @@ export class Journal {
    * instead of a JavaScript object and two JSON.parse calls per row. Bulk readers and replays use it.
    */
   readJson(after: number, before: number, limit: number, types?: readonly string[]): string {
-    const filter = types && types.length > 0 ? ` AND type IN (${types.map((_, i) => `?${i + 5}`).join(",")})` : "";
+    const filter =
+      types && types.length > 0 ? ` AND type_id IN (SELECT id FROM journal_types WHERE type IN (${types.map((_, i) => `?${i + 5}`).join(",")}))` : "";
     const row = this.#sql
       .exec<{ page: string | null }>(
         `SELECT json_group_array(
-           CASE WHEN idempotency_key IS NULL
-             THEN json_object('streamPath', ?1, 'offset', offset, 'type', type, 'payload', json(payload), 'createdAt', created_at, 'source', json(source))
-             ELSE json_object('streamPath', ?1, 'offset', offset, 'type', type, 'payload', json(payload), 'createdAt', created_at, 'source', json(source), 'idempotencyKey', idempotency_key)
+           CASE WHEN page.idempotency_key IS NULL
+             THEN json_object('streamPath', ?1, 'offset', page.offset, 'type', t.type, 'payload', json(page.payload), 'createdAt', ${isoTimeSql("page.at")}, 'source', json(s.source))
+             ELSE json_object('streamPath', ?1, 'offset', page.offset, 'type', t.type, 'payload', json(page.payload), 'createdAt', ${isoTimeSql("page.at")}, 'source', json(s.source), 'idempotencyKey', page.idempotency_key)
            END) AS page
-         FROM (SELECT * FROM events WHERE offset > ?2 AND offset < ?3${filter} ORDER BY offset LIMIT ?4)`,
+         FROM (SELECT * FROM journal WHERE offset > ?2 AND offset < ?3${filter} ORDER BY offset LIMIT ?4) AS page
+         JOIN journal_types AS t ON t.id = page.type_id JOIN journal_sources AS s ON s.id = page.source_id`,
         this.#path(),
         after,
         before,
@@ -133,21 +164,21 @@ export class Journal {
    */
   readPacked(after: number, before: number, limit: number): string {
     // Durable offsets are gapless, so the page is a range of primary keys with no LIMIT: each part
-    // below scans that range of the table itself, instead of a page materialized once and joined
-    // three times (about a third of the statement's time on a 10,000-event page).
+    // below scans that range of the table itself, instead of a page materialized once and joined.
     const until = Math.min(before, after + limit + 1);
     // Built by concatenating the stored JSON text: SQLite never re-parses a payload here.
     const row = this.#sql
       .exec<{ page: string }>(
-        `WITH sources AS MATERIALIZED (SELECT source, row_number() OVER () - 1 AS s FROM (SELECT DISTINCT source FROM events WHERE offset > ?2 AND offset < ?3)),
-              times AS MATERIALIZED (SELECT created_at, row_number() OVER () - 1 AS t FROM (SELECT DISTINCT created_at FROM events WHERE offset > ?2 AND offset < ?3))
+        `WITH sources AS MATERIALIZED (SELECT source_id, row_number() OVER (ORDER BY source_id) - 1 AS s FROM (SELECT DISTINCT source_id FROM journal WHERE offset > ?2 AND offset < ?3)),
+              times AS MATERIALIZED (SELECT at, row_number() OVER (ORDER BY at) - 1 AS t FROM (SELECT DISTINCT at FROM journal WHERE offset > ?2 AND offset < ?3)),
+              types AS MATERIALIZED (SELECT id, json_quote(type) AS quoted FROM journal_types WHERE id IN (SELECT DISTINCT type_id FROM journal WHERE offset > ?2 AND offset < ?3))
          SELECT '{"streamPath":' || json_quote(?1)
-           || ',"sources":[' || coalesce((SELECT group_concat(source, ',') FROM (SELECT source FROM sources ORDER BY s)), '')
-           || '],"times":[' || coalesce((SELECT group_concat(json_quote(created_at), ',') FROM (SELECT created_at FROM times ORDER BY t)), '')
+           || ',"sources":[' || coalesce((SELECT group_concat(source, ',') FROM (SELECT j.source FROM sources JOIN journal_sources AS j ON j.id = sources.source_id ORDER BY s)), '')
+           || '],"times":[' || coalesce((SELECT group_concat(json_quote(${isoTimeSql("at")}), ',') FROM (SELECT at FROM times ORDER BY t)), '')
            || '],"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
-                SELECT '[' || page.offset || ',' || json_quote(page.type) || ',' || page.payload || ',' || times.t || ',' || sources.s
+                SELECT '[' || page.offset || ',' || types.quoted || ',' || page.payload || ',' || times.t || ',' || sources.s
                        || ',' || coalesce(json_quote(page.idempotency_key), 'null') || ']' AS line
-                FROM events AS page JOIN sources USING (source) JOIN times USING (created_at)
+                FROM journal AS page JOIN types ON types.id = page.type_id JOIN sources USING (source_id) JOIN times USING (at)
                 WHERE page.offset > ?2 AND page.offset < ?3 ORDER BY page.offset)), '')
            || ']}' AS page`,
         this.#path(),
@@ -156,6 +187,10 @@ export class Journal {
       )
       .one();
     return row.page;
+  }
+
+  #readHead(): number {
+    return this.#sql.exec<{ head: number | null }>("SELECT max(offset) AS head FROM journal").one().head ?? 0;
   }
 
   #toEvent(

@@ -185,7 +185,7 @@ export class StreamDurableObject extends DurableObject<Env> {
                 return events;
               });
       } catch (error) {
-        this.#journal.resetHead();
+        this.#journal.reset();
         throw error;
       }
       if (core !== this.#core) {

@@ -1,4 +1,5 @@
 import { LIMITS } from "../limits.ts";
+import { JOURNAL_EVENTS_VIEW, isoTimeSql } from "../stream/journal.ts";
 import { BYTES_APPENDED, MESSAGE_APPENDED, bytesOfPayload, isJsonMode, type BytesPayload } from "./message-mapping.ts";
 
 /** One read response's worth of events, rendered for the protocol. */
@@ -18,17 +19,19 @@ export interface ProtocolPage {
  */
 export function readPage(sql: SqlStorage, path: string, after: number, contentType: string, upTo = Number.MAX_SAFE_INTEGER): ProtocolPage {
   const window = `WITH page AS (
-      SELECT offset, type, payload, created_at, source, idempotency_key,
+      SELECT offset, type_id, payload, at, source_id,
              sum(length(payload)) OVER (ORDER BY offset ROWS UNBOUNDED PRECEDING) AS running
-      FROM (SELECT * FROM events WHERE offset > ?1 AND offset <= ?5 ORDER BY offset LIMIT ?2)),
+      FROM (SELECT * FROM journal WHERE offset > ?1 AND offset <= ?5 ORDER BY offset LIMIT ?2)),
     kept AS (SELECT * FROM page WHERE running <= ?3 OR offset = (SELECT min(offset) FROM page) ORDER BY offset)`;
   const pageLimits = [after, LIMITS.STREAMS_HTTP_READ_PAGE_EVENTS, LIMITS.STREAMS_HTTP_READ_PAGE_BYTES] as const;
   if (isJsonMode(contentType)) {
+    // A message is its payload text as stored; only another writer's event needs its names.
     const row = sql
       .exec<{ n: number; last: number | null; body: string | null }>(
         `${window}
-         SELECT count(*) AS n, max(offset) AS last, group_concat(CASE WHEN type = ?4 THEN payload ELSE
-           json_object('streamPath', ?6, 'offset', offset, 'type', type, 'payload', json(payload), 'createdAt', created_at, 'source', json(source))
+         SELECT count(*) AS n, max(offset) AS last, group_concat(CASE WHEN type_id = (SELECT id FROM journal_types WHERE type = ?4) THEN payload ELSE
+           (SELECT json_object('streamPath', ?6, 'offset', kept.offset, 'type', t.type, 'payload', json(kept.payload), 'createdAt', ${isoTimeSql("kept.at")}, 'source', json(s.source))
+            FROM journal_types AS t, journal_sources AS s WHERE t.id = kept.type_id AND s.id = kept.source_id)
          END, ',') AS body FROM kept`,
         ...pageLimits,
         MESSAGE_APPENDED,
@@ -40,7 +43,9 @@ export function readPage(sql: SqlStorage, path: string, after: number, contentTy
   }
   const rows = sql
     .exec<{ offset: number; type: string; payload: string; created_at: string; source: string }>(
-      `${window} SELECT offset, type, payload, created_at, source FROM kept WHERE ?4 IS NOT NULL AND ?6 IS NOT NULL`,
+      `${window} SELECT kept.offset, t.type, kept.payload, ${isoTimeSql("kept.at")} AS created_at, s.source
+       FROM kept JOIN journal_types AS t ON t.id = kept.type_id JOIN journal_sources AS s ON s.id = kept.source_id
+       WHERE ?4 IS NOT NULL AND ?6 IS NOT NULL ORDER BY kept.offset`,
       ...pageLimits,
       BYTES_APPENDED,
       upTo,
@@ -72,7 +77,7 @@ function bytesOfRow(row: { offset: number; type: string; payload: string; create
 /** The stored events after `after` up to `upTo`, as event inputs for a fork to append (types and payloads only). */
 export function eventInputsBetween(sql: SqlStorage, after: number, upTo: number, limit: number): Array<{ type: string; payload: unknown }> {
   return sql
-    .exec<{ type: string; payload: string }>("SELECT type, payload FROM events WHERE offset > ? AND offset <= ? ORDER BY offset LIMIT ?", after, upTo, limit)
+    .exec<{ type: string; payload: string }>(`SELECT type, payload FROM ${JOURNAL_EVENTS_VIEW} WHERE offset > ? AND offset <= ? ORDER BY offset LIMIT ?`, after, upTo, limit)
     .toArray()
     .map((row) => ({ type: row.type, payload: JSON.parse(row.payload) as unknown }));
 }

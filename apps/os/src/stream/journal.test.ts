@@ -1,0 +1,138 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, test } from "vitest";
+import { unpackEvents } from "iterate/client";
+import { Journal, JOURNAL_EVENTS_VIEW, type PendingEvent } from "./journal.ts";
+import { JOURNAL_NAMES_CACHED_MAX } from "./journal-names.ts";
+
+let counter = 0;
+/** Runs `body` against the SQLite storage of a fresh Durable Object. */
+async function withStorage<T>(body: (storage: DurableObjectStorage) => T): Promise<T> {
+  counter += 1;
+  const stub = env.STREAM.getByName(`prj_journal${Date.now()}${counter}:/journal`);
+  return runInDurableObject(stub, (_instance, state) => body(state.storage));
+}
+
+const alice = { principal: "alice", origin: "/" };
+const bob = { principal: "bob", origin: "/bob" };
+const event = (type: string, n: number, source = alice, idempotencyKey?: string): PendingEvent => ({
+  type,
+  payload: { n },
+  source,
+  ...(idempotencyKey ? { idempotencyKey } : {}),
+});
+const count = (sql: SqlStorage, table: string) => sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n;
+
+describe("Journal", () => {
+  test("gives back each commit time exactly as Date#toISOString wrote it", async () => {
+    const times = ["1999-12-31T23:59:59.999Z", "2026-12-01T02:27:32.005Z", "2026-12-01T02:27:32.050Z", "2038-01-19T03:14:08.000Z"];
+    const { read, packed } = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      for (const [i, time] of times.entries()) journal.write([event("demo/at", i)], time);
+      return { read: journal.read(0, Number.MAX_SAFE_INTEGER, 10), packed: unpackEvents(journal.readPacked(0, Number.MAX_SAFE_INTEGER, 10)) };
+    });
+    expect(read.map((e) => e.createdAt)).toEqual(times);
+    expect(packed).toEqual(read);
+  });
+
+  test("stores each type and source once, however many rows name them", async () => {
+    const { types, sources, read } = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      const at = new Date().toISOString();
+      journal.write([event("demo/a", 1), event("demo/a", 2), event("demo/b", 3)], at);
+      journal.write([event("demo/a", 4, bob), event("demo/b", 5, bob, "key-5")], at);
+      return { types: count(storage.sql, "journal_types"), sources: count(storage.sql, "journal_sources"), read: journal.read(0, 100, 100) };
+    });
+    expect(types).toBe(2);
+    expect(sources).toBe(2);
+    expect(read.map((e) => [e.offset, e.type, e.source.principal, e.idempotencyKey])).toEqual([
+      [1, "demo/a", "alice", undefined],
+      [2, "demo/a", "alice", undefined],
+      [3, "demo/b", "alice", undefined],
+      [4, "demo/a", "bob", undefined],
+      [5, "demo/b", "bob", "key-5"],
+    ]);
+  });
+
+  test("filters by type, and finds an event by its idempotency key", async () => {
+    const { filtered, byKey, missing } = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      journal.write([event("demo/a", 1), event("demo/b", 2, alice, "k"), event("demo/c", 3)], new Date().toISOString());
+      return { filtered: journal.read(0, 100, 100, ["demo/b", "demo/c", "demo/never"]), byKey: journal.byIdempotencyKey("k"), missing: journal.byIdempotencyKey("nope") };
+    });
+    expect(filtered.map((e) => e.type)).toEqual(["demo/b", "demo/c"]);
+    expect(byKey?.offset).toBe(2);
+    expect(byKey?.payload).toEqual({ n: 2 });
+    expect(missing).toBeUndefined();
+  });
+
+  test("forgets ids a rolled-back transaction made, so the next write names its type again", async () => {
+    const read = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      const at = new Date().toISOString();
+      journal.write([event("demo/kept", 1)], at);
+      try {
+        storage.transactionSync(() => {
+          journal.write([event("demo/rolled-back", 2, bob)], at);
+          throw new Error("abort the transaction");
+        });
+      } catch {
+        journal.reset();
+      }
+      journal.write([event("demo/rolled-back", 2, bob)], at);
+      return journal.read(0, 100, 100);
+    });
+    expect(read.map((e) => [e.offset, e.type, e.source.principal])).toEqual([
+      [1, "demo/kept", "alice"],
+      [2, "demo/rolled-back", "bob"],
+    ]);
+  });
+
+  test(`keeps naming sources right past its cache of ${JOURNAL_NAMES_CACHED_MAX}`, async () => {
+    const total = JOURNAL_NAMES_CACHED_MAX + 50;
+    const read = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      const at = new Date().toISOString();
+      for (let i = 0; i < total; i++) journal.write([event("demo/many", i, { principal: `p${i % (total - 7)}`, origin: "/" })], at);
+      return journal.read(0, Number.MAX_SAFE_INTEGER, total);
+    });
+    expect(read).toHaveLength(total);
+    for (const [i, e] of read.entries()) expect(e.source.principal).toBe(`p${i % (total - 7)}`);
+  });
+
+  test("moves a stream written in the old layout into its tables once, and drops the old table", async () => {
+    const legacy = [
+      { offset: 1, type: "demo/a", payload: '{"n":1}', created_at: "2025-06-01T10:00:00.123Z", source: JSON.stringify(alice), idempotency_key: null },
+      { offset: 2, type: "demo/b", payload: '{"n":2}', created_at: "2025-06-01T10:00:00.123Z", source: JSON.stringify(alice), idempotency_key: "k2" },
+      { offset: 3, type: "demo/a", payload: '{"deep":{"x":[1,2]}}', created_at: "2025-06-02T00:00:01.009Z", source: JSON.stringify(bob), idempotency_key: null },
+    ];
+    const result = await withStorage((storage) => {
+      storage.sql.exec("DELETE FROM journal");
+      storage.sql.exec(`CREATE TABLE events(offset INTEGER PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL, created_at TEXT NOT NULL, source TEXT NOT NULL, idempotency_key TEXT UNIQUE)`);
+      for (const row of legacy) {
+        storage.sql.exec("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", row.offset, row.type, row.payload, row.created_at, row.source, row.idempotency_key);
+      }
+      const journal = new Journal(storage.sql, () => "/journal");
+      const head = journal.head;
+      const oldTable = storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'events'").toArray().length;
+      const next = journal.write([event("demo/a", 4)], "2026-01-01T00:00:00.000Z");
+      const again = new Journal(storage.sql, () => "/journal");
+      return { head, oldTable, next: next[0]?.offset, read: again.read(0, 100, 100), view: storage.sql.exec(`SELECT * FROM ${JOURNAL_EVENTS_VIEW} ORDER BY offset`).toArray() };
+    });
+    expect(result.head).toBe(3);
+    expect(result.oldTable).toBe(0);
+    expect(result.next).toBe(4);
+    expect(result.read.slice(0, 3)).toEqual(
+      legacy.map((row) => ({
+        streamPath: "/journal",
+        offset: row.offset,
+        type: row.type,
+        payload: JSON.parse(row.payload) as unknown,
+        createdAt: row.created_at,
+        source: JSON.parse(row.source) as unknown,
+        ...(row.idempotency_key ? { idempotencyKey: row.idempotency_key } : {}),
+      })),
+    );
+    expect(result.view.slice(0, 3)).toEqual(legacy);
+  });
+});
