@@ -11,7 +11,7 @@ import { parseOffset } from "./offsets.ts";
 import { authenticateRequest } from "../auth/request-auth.ts";
 import { Refusal, boundedBody, createContentType, expiry, header, producerHeaders, readQuery, responseCursor } from "./request-parsing.ts";
 import { serveSse } from "./sse.ts";
-import { withCors, corsPreflight } from "./cors.ts";
+import { corsHeaders, corsPreflight, withCors } from "./cors.ts";
 import { ShortCache } from "../auth/request-cache.ts";
 
 const projects = new ShortCache<Awaited<ReturnType<typeof findProject>>>();
@@ -98,7 +98,7 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
       const answer = await stream({ op: "read", from: query.from, offsetParam: query.offsetParam, waitMs: liveWaitMs(env), ...(query.live ? { live: query.live } : {}) });
       if (query.live === "long-poll" && answer.status < 300) answer.headers[H.cursor] = responseCursor(query.cursor);
       const etag = answer.headers.etag;
-      if (etag !== undefined && answer.status === 200 && request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: { etag } });
+      if (etag !== undefined && answer.status === 200 && request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: corsHeaders({ etag }) });
       return respond(answer);
     }
     case "DELETE": {
@@ -182,14 +182,13 @@ async function forkHeaders(request: Request): Promise<{ from: string; offset?: n
 }
 
 function respond(answer: ProtocolAnswer): Response {
-  const headers = new Headers(answer.headers);
   const body = answer.status === 204 || answer.status === 304 ? null : (answer.body ?? null);
-  if (body !== null && !headers.has("content-type")) headers.set("content-type", "text/plain");
-  return new Response(body, { status: answer.status, headers });
+  const headers = body !== null && answer.headers["content-type"] === undefined ? { ...answer.headers, "content-type": "text/plain" } : answer.headers;
+  return new Response(body, { status: answer.status, headers: corsHeaders(headers) });
 }
 
 function text(status: number, message: string): Response {
-  return new Response(message, { status, headers: { "content-type": "text/plain" } });
+  return new Response(message, { status, headers: corsHeaders({ "content-type": "text/plain" }) });
 }
 
 const STATUS_OF_CODE: Record<string, number> = {
