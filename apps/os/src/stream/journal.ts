@@ -170,15 +170,14 @@ export class Journal {
     const row = this.#sql
       .exec<{ page: string }>(
         `WITH sources AS MATERIALIZED (SELECT source_id, row_number() OVER (ORDER BY source_id) - 1 AS s FROM (SELECT DISTINCT source_id FROM journal WHERE offset > ?2 AND offset < ?3)),
-              times AS MATERIALIZED (SELECT at, row_number() OVER (ORDER BY at) - 1 AS t FROM (SELECT DISTINCT at FROM journal WHERE offset > ?2 AND offset < ?3)),
-              types AS MATERIALIZED (SELECT id, json_quote(type) AS quoted FROM journal_types WHERE id IN (SELECT DISTINCT type_id FROM journal WHERE offset > ?2 AND offset < ?3))
+              times AS MATERIALIZED (SELECT at, row_number() OVER (ORDER BY at) - 1 AS t FROM (SELECT DISTINCT at FROM journal WHERE offset > ?2 AND offset < ?3))
          SELECT '{"streamPath":' || json_quote(?1)
            || ',"sources":[' || coalesce((SELECT group_concat(source, ',') FROM (SELECT j.source FROM sources JOIN journal_sources AS j ON j.id = sources.source_id ORDER BY s)), '')
            || '],"times":[' || coalesce((SELECT group_concat(json_quote(${isoTimeSql("at")}), ',') FROM (SELECT at FROM times ORDER BY t)), '')
            || '],"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
-                SELECT '[' || page.offset || ',' || types.quoted || ',' || page.payload || ',' || times.t || ',' || sources.s
+                SELECT '[' || page.offset || ',' || json_quote(types.type) || ',' || page.payload || ',' || times.t || ',' || sources.s
                        || ',' || coalesce(json_quote(page.idempotency_key), 'null') || ']' AS line
-                FROM journal AS page JOIN types ON types.id = page.type_id JOIN sources USING (source_id) JOIN times USING (at)
+                FROM journal AS page JOIN journal_types AS types ON types.id = page.type_id JOIN sources USING (source_id) JOIN times USING (at)
                 WHERE page.offset > ?2 AND page.offset < ?3 ORDER BY page.offset)), '')
            || ']}' AS page`,
         this.#path(),
