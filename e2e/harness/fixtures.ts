@@ -11,6 +11,9 @@ import {
 import type { ProjectRoot, Session, UnauthenticatedRoot } from "iterate/types";
 import { target } from "./os.ts";
 import { newProject } from "./projects.ts";
+import { startRestartableOs, type RestartableOs } from "./restartable-os.ts";
+
+export type { RestartableOs } from "./restartable-os.ts";
 
 /** `connectItx` against the OS under test: the same overloads, without `baseUrl`. */
 export interface Connect {
@@ -27,7 +30,9 @@ export interface Connect {
  * - `os`: the OS under test (`baseUrl`, `adminSecret`, `admin` credentials), once per file;
  * - `admin`: a Session authenticated with the admin secret;
  * - `project`: a new project (`projectId`, `slug`) and `itx`, an admin handle on its root context;
- * - `connect`: `connectItx` without `baseUrl`, for other credentials and contexts.
+ * - `connect`: `connectItx` without `baseUrl`, for other credentials and contexts;
+ * - `restartable`: an OS of the test's own that it may kill (SIGKILL) and start again on the same
+ *   state (`RestartableOs`), stopped and its state removed after the test.
  *
  * @example
  * test("a project's root context answers whoami", async ({ project }) => {
@@ -56,6 +61,13 @@ export const test = base
   .extend("project", async ({ os, connect }) => {
     const { projectId, slug } = await newProject("e2e");
     return { projectId, slug, itx: connect({ auth: os.admin, projectId }) };
+  })
+  // It needs nothing of the shared OS, but vitest reads a fixture's needs from its first
+  // parameter, which must be a destructuring pattern, and an empty one is a lint error.
+  .extend("restartable", async ({ os: _shared }, { onCleanup }): Promise<RestartableOs> => {
+    const restartable = await startRestartableOs();
+    onCleanup(() => restartable.stop());
+    return restartable;
   });
 
 

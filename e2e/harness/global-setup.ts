@@ -1,5 +1,6 @@
 import type { TestProject } from "vitest/node";
 import { freePort, startLocalOs, type LocalOs } from "@iterate/os/local-os";
+import { readyTimeoutMs } from "./ready-timeout.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -11,6 +12,9 @@ declare module "vitest" {
     exaPort: number;
   }
 }
+
+/** How long the shared OS may take to answer when `E2E_READY_TIMEOUT_MS` is unset. */
+const SHARED_READY_TIMEOUT_MS = 180_000;
 
 let os: LocalOs | undefined;
 
@@ -27,13 +31,14 @@ export async function setup(project: TestProject): Promise<void> {
     return;
   }
   // Loopback only: the suites run servers on 127.0.0.1, and every other private address stays refused.
-  // A loaded machine (several suites starting OSes at once) can take well over a minute to start one.
+  // A loaded machine (several suites starting OSes at once) can take well over a minute to start
+  // one: the harness waits three minutes, or what E2E_READY_TIMEOUT_MS says.
   // Durable Streams live waits of 2 s (20 s by default) keep the conformance suite's timeouts short.
   // itx.mcp.exa reaches a port on loopback where the MCP suite starts a stand-in for Exa's server.
   const exaPort = await freePort();
   os = await startLocalOs({
     vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback", STREAMS_LIVE_WAIT_MS: "2000", MCP_EXA_URL: `http://127.0.0.1:${exaPort}/mcp` },
-    readyTimeoutMs: 180_000,
+    readyTimeoutMs: readyTimeoutMs(SHARED_READY_TIMEOUT_MS),
   });
   project.provide("exaPort", exaPort);
   project.provide("baseUrl", os.baseUrl);

@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject } from "vitest";
 import { connectItx, type Handle } from "iterate/client";
-import { startLocalOs } from "@iterate/os/local-os";
 import { expectCode } from "iterate/stream/test-support";
 import type { ProjectRoot, SourceCapability, StreamEvent } from "iterate/types";
-import { mounted } from "../harness/fixtures.ts";
+import { mounted, test } from "../harness/fixtures.ts";
 import { target } from "../harness/os.ts";
 import { projectItx } from "../harness/projects.ts";
 
@@ -243,43 +242,28 @@ describe("hostile code", () => {
 });
 
 describe("a poison pill", () => {
-  test("an enqueued run whose OS stopped mid-run is settled failed once after the restart and never runs again", { timeout: 120_000 }, async () => {
-    const { mkdtempSync, rmSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const persistTo = mkdtempSync(join(tmpdir(), "iterate-poison-"));
-    let os = await startLocalOs({ persistTo });
-    try {
-      const admin = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const project = admin.projects.create({ slug: "poison" });
-      const { projectId } = await project.whoami();
-      // The pill records that it started, then holds its run open (as a hang would) until the OS stops.
-      const pill = `async (itx) => { await itx.append({ type: "test/pill-started" }); await new Promise(() => setTimeout(() => {}, 60_000)); }`;
-      const [requested] = await project.append({ type: "events.iterate.com/itx/run-requested", payload: { script: pill, enqueued: true } });
-      if (requested === undefined) throw new Error("append answered no event");
-      await project.waitForEvent({ type: "test/pill-started", afterOffset: requested.offset, timeoutMs: 20_000 });
-      admin[Symbol.dispose]();
-      // The OS dies mid-run, as it did when a pill hung it and it was restarted.
-      if (os.process.pid !== undefined) process.kill(-os.process.pid, "SIGKILL");
-      await os.stop();
-
-      os = await startLocalOs({ persistTo });
-      const session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
-      // Any use of the context wakes its host, which finds the pill's claim from the stopped OS.
-      expect(await session.run("async (itx) => (await itx.whoami()).path")).toBe("/");
-      const settled = await session.waitForEvent({
-        type: "events.iterate.com/itx/run-settled",
-        payload: { requestOffset: requested.offset },
-        afterOffset: requested.offset,
-        timeoutMs: 30_000,
-      });
-      expect(settled.payload).toMatchObject({ requestOffset: requested.offset, status: "failed", error: { code: "RESOURCE_EXHAUSTED" } });
-      const started = await session.getEvents({ types: ["test/pill-started"] });
-      expect(started).toHaveLength(1);
-      session[Symbol.dispose]();
-    } finally {
-      await os.stop();
-      rmSync(persistTo, { recursive: true, force: true });
-    }
+  test("an enqueued run whose OS stopped mid-run is settled failed once after the restart and never runs again", { timeout: 120_000 }, async ({ restartable }) => {
+    const admin = restartable.session();
+    const project = admin.projects.create({ slug: "poison" });
+    const { projectId } = await project.whoami();
+    // The pill records that it started, then holds its run open (as a hang would) until the OS stops.
+    const pill = `async (itx) => { await itx.append({ type: "test/pill-started" }); await new Promise(() => setTimeout(() => {}, 60_000)); }`;
+    const [requested] = await project.append({ type: "events.iterate.com/itx/run-requested", payload: { script: pill, enqueued: true } });
+    if (requested === undefined) throw new Error("append answered no event");
+    await project.waitForEvent({ type: "test/pill-started", afterOffset: requested.offset, timeoutMs: 20_000 });
+    // The OS dies mid-run, as it did when a pill hung it and it was restarted.
+    await restartable.killAndRestart();
+    const session = restartable.project(projectId);
+    // Any use of the context wakes its host, which finds the pill's claim from the stopped OS.
+    expect(await session.run("async (itx) => (await itx.whoami()).path")).toBe("/");
+    const settled = await session.waitForEvent({
+      type: "events.iterate.com/itx/run-settled",
+      payload: { requestOffset: requested.offset },
+      afterOffset: requested.offset,
+      timeoutMs: 30_000,
+    });
+    expect(settled.payload).toMatchObject({ requestOffset: requested.offset, status: "failed", error: { code: "RESOURCE_EXHAUSTED" } });
+    const started = await session.getEvents({ types: ["test/pill-started"] });
+    expect(started).toHaveLength(1);
   });
 });

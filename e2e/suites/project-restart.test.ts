@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { describe, expect, test } from "vitest";
-import { connectItx, type Handle } from "iterate/client";
+import { describe, expect } from "vitest";
+import type { Handle } from "iterate/client";
 import type { ProjectRoot, StreamEvent } from "iterate/types";
-import { startLocalOs } from "../../apps/os/scripts/local-os.ts";
+import { test } from "../harness/fixtures.ts";
 
 const E = "events.iterate.com/";
 
@@ -23,48 +20,36 @@ async function allEvents(itx: Handle<ProjectRoot>): Promise<Fact[]> {
 }
 
 describe("project creation across a restart", () => {
-  test("an OS killed (SIGKILL) mid-creation finishes the creation after its restart, with no duplicate facts", { timeout: 900_000 }, async () => {
-    const persistTo = mkdtempSync(join(tmpdir(), "iterate-create-restart-"));
-    let os = await startLocalOs({ persistTo, readyTimeoutMs: 300_000 });
-    try {
-      let session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const root = session.projects.get("mid-creation");
-      // The request is recorded and the run starts; the OS dies before (or while) it works.
-      expect(await root.create({ waitUntilCreated: false })).toEqual({ created: false });
-      const { projectId } = await root.whoami();
-      if (os.process.pid !== undefined) process.kill(-os.process.pid, "SIGKILL");
-      session[Symbol.dispose]();
-      await os.stop();
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+  test("an OS killed (SIGKILL) mid-creation finishes the creation after its restart, with no duplicate facts", { timeout: 900_000 }, async ({ restartable }) => {
+    const root = restartable.session().projects.get("mid-creation");
+    // The request is recorded and the run starts; the OS dies before (or while) it works.
+    expect(await root.create({ waitUntilCreated: false })).toEqual({ created: false });
+    const { projectId } = await root.whoami();
+    await restartable.kill();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
 
-      os = await startLocalOs({ persistTo, readyTimeoutMs: 300_000 });
-      session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const itx = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
-      await itx.waitForEvent({ type: `${E}project/created`, timeoutMs: 240_000 });
-      // Creating again is a no-op that finds the project created.
-      expect(await session.projects.get("mid-creation").create()).toEqual({ created: true });
-      const events = await allEvents(itx);
-      const count = (type: string) => events.filter((event) => event.type === `${E}${type}`).length;
-      expect(count("project/create-requested")).toBe(1);
-      expect(count("project/created")).toBe(1);
-      expect(count("project/create-failed")).toBe(0);
-      expect(count("project/worker-feed-installed")).toBe(1);
-      expect(count("itx/created")).toBe(1);
-      // An attempt cut off by the kill may be followed by another: each attempt's facts land once.
-      const attempts = events.filter((event) => event.type === `${E}project/create-attempt-started`).map((event) => event.payload.attempt);
-      expect(attempts).toEqual([...new Set(attempts)].toSorted());
-      // One seed commit, whichever attempt made it, and one first worker-updated for it.
-      const log = await itx.repo.log();
-      expect(log).toHaveLength(1);
-      const seedCommit = log[0]?.commit;
-      const seeded = events.filter((event) => event.type === `${E}project/config-repo-seeded`);
-      expect(seeded.every((event) => event.payload.commit === seedCommit)).toBe(true);
-      expect(events.filter((event) => event.type === `${E}project/worker-updated` && event.payload.commit === seedCommit)).toHaveLength(1);
-      itx[Symbol.dispose]();
-      session[Symbol.dispose]();
-    } finally {
-      await os.stop();
-      rmSync(persistTo, { recursive: true, force: true });
-    }
+    await restartable.start();
+    const session = restartable.session();
+    const itx = restartable.project(projectId);
+    await itx.waitForEvent({ type: `${E}project/created`, timeoutMs: 240_000 });
+    // Creating again is a no-op that finds the project created.
+    expect(await session.projects.get("mid-creation").create()).toEqual({ created: true });
+    const events = await allEvents(itx);
+    const count = (type: string) => events.filter((event) => event.type === `${E}${type}`).length;
+    expect(count("project/create-requested")).toBe(1);
+    expect(count("project/created")).toBe(1);
+    expect(count("project/create-failed")).toBe(0);
+    expect(count("project/worker-feed-installed")).toBe(1);
+    expect(count("itx/created")).toBe(1);
+    // An attempt cut off by the kill may be followed by another: each attempt's facts land once.
+    const attempts = events.filter((event) => event.type === `${E}project/create-attempt-started`).map((event) => event.payload.attempt);
+    expect(attempts).toEqual([...new Set(attempts)].toSorted());
+    // One seed commit, whichever attempt made it, and one first worker-updated for it.
+    const log = await itx.repo.log();
+    expect(log).toHaveLength(1);
+    const seedCommit = log[0]?.commit;
+    const seeded = events.filter((event) => event.type === `${E}project/config-repo-seeded`);
+    expect(seeded.every((event) => event.payload.commit === seedCommit)).toBe(true);
+    expect(events.filter((event) => event.type === `${E}project/worker-updated` && event.payload.commit === seedCommit)).toHaveLength(1);
   });
 });

@@ -1,12 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect } from "vitest";
 import type { RpcStub } from "capnweb";
-import { connectItx, withItx } from "iterate/client";
+import { withItx } from "iterate/client";
 import { expectCode } from "iterate/stream/test-support";
 import type { Itx, ScheduleDefinition, ScheduleSummary, StreamEvent } from "iterate/types";
-import { startLocalOs } from "@iterate/os/local-os";
 import { test } from "../harness/fixtures.ts";
 import { until } from "../harness/poll.ts";
 import { newProject } from "../harness/projects.ts";
@@ -145,54 +141,40 @@ describe("the scheduler", () => {
 });
 
 describe("the scheduler across a restart", () => {
-  test("restarting the OS mid-schedule loses nothing and duplicates nothing; missed slots coalesce", { timeout: 480_000 }, async () => {
-    const persistTo = mkdtempSync(join(tmpdir(), "iterate-sched-"));
-    let os = await startLocalOs({ persistTo, readyTimeoutMs: 180_000 });
-    try {
-      // This test's own OS (it restarts it), so it connects there itself rather than through the fixtures.
-      const session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const project = session.projects.create({ slug: "restart" });
-      const { projectId } = await project.whoami();
-      session[Symbol.dispose]();
-      const itx = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
-      const set = await itx.scheduler.set({ key: "beat", every: 1, script: beat("test/beat") });
-      await until(() => allEvents(itx, [FIRED]), (events) => events.length >= 2);
-      itx[Symbol.dispose]();
-      if (os.process.pid !== undefined) process.kill(-os.process.pid, "SIGKILL");
-      await os.stop();
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+  test("restarting the OS mid-schedule loses nothing and duplicates nothing; missed slots coalesce", { timeout: 480_000 }, async ({ restartable }) => {
+    const { projectId } = await restartable.session().projects.create({ slug: "restart" }).whoami();
+    const itx = restartable.project(projectId);
+    const set = await itx.scheduler.set({ key: "beat", every: 1, script: beat("test/beat") });
+    await until(() => allEvents(itx, [FIRED]), (events) => events.length >= 2);
+    await restartable.kill();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
 
-      const downAt = Date.now();
-      os = await startLocalOs({ persistTo, readyTimeoutMs: 180_000 });
-      // Nobody touches the context: its alarm alone brings the schedule back.
-      const probe = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
-      const settled = await until(
-        () => allEvents(probe, [FIRED, FAILED]),
-        (events) => events.filter((event) => event.payload.scheduledFor > downAt).length >= 3,
-        { timeoutMs: 60_000 },
-      );
-      const slots = settled.map((event) => event.payload.scheduledFor);
-      expect(new Set(slots).size).toBe(slots.length);
-      expect(settled.every((event) => event.payload.definedAtOffset === set.definedAtOffset)).toBe(true);
-      expect(slots).toEqual(slots.toSorted((x: number, y: number) => x - y));
-      // The downtime is one occurrence standing for the slots it missed, not a backfill.
-      const resumed = settled.find((event, index) => index > 0 && event.payload.scheduledFor - (settled[index - 1]?.payload.scheduledFor ?? 0) > 1000);
-      expect(resumed?.payload.coalesced).toBeGreaterThanOrEqual(2);
-      // Each fired occurrence ran its script once. The schedule keeps firing while this reads, so
-      // only beats before the last settled occurrence it read are counted against it.
-      const lastSettled = settled.at(-1)?.offset ?? expect.unreachable("no occurrence settled");
-      const beats = (await allEvents(probe, ["test/beat"])).filter((event) => event.offset <= lastSettled);
-      const fired = settled.filter((event) => event.type === FIRED).length;
-      expect(beats.length).toBeGreaterThanOrEqual(fired);
-      expect(beats.length).toBeLessThanOrEqual(settled.length);
-      const [listed] = mine(await probe.scheduler.list());
-      expect(listed).toMatchObject({ key: "beat", definedAtOffset: set.definedAtOffset });
-      expect(listed?.runCount).toBeGreaterThanOrEqual(settled.length);
-      await probe.scheduler.cancel("beat");
-      probe[Symbol.dispose]();
-    } finally {
-      await os.stop();
-      rmSync(persistTo, { recursive: true, force: true });
-    }
+    const downAt = Date.now();
+    await restartable.start();
+    // Nobody touches the context: its alarm alone brings the schedule back.
+    const probe = restartable.project(projectId);
+    const settled = await until(
+      () => allEvents(probe, [FIRED, FAILED]),
+      (events) => events.filter((event) => event.payload.scheduledFor > downAt).length >= 3,
+      { timeoutMs: 60_000 },
+    );
+    const slots = settled.map((event) => event.payload.scheduledFor);
+    expect(new Set(slots).size).toBe(slots.length);
+    expect(settled.every((event) => event.payload.definedAtOffset === set.definedAtOffset)).toBe(true);
+    expect(slots).toEqual(slots.toSorted((x: number, y: number) => x - y));
+    // The downtime is one occurrence standing for the slots it missed, not a backfill.
+    const resumed = settled.find((event, index) => index > 0 && event.payload.scheduledFor - (settled[index - 1]?.payload.scheduledFor ?? 0) > 1000);
+    expect(resumed?.payload.coalesced).toBeGreaterThanOrEqual(2);
+    // Each fired occurrence ran its script once. The schedule keeps firing while this reads, so
+    // only beats before the last settled occurrence it read are counted against it.
+    const lastSettled = settled.at(-1)?.offset ?? expect.unreachable("no occurrence settled");
+    const beats = (await allEvents(probe, ["test/beat"])).filter((event) => event.offset <= lastSettled);
+    const fired = settled.filter((event) => event.type === FIRED).length;
+    expect(beats.length).toBeGreaterThanOrEqual(fired);
+    expect(beats.length).toBeLessThanOrEqual(settled.length);
+    const [listed] = mine(await probe.scheduler.list());
+    expect(listed).toMatchObject({ key: "beat", definedAtOffset: set.definedAtOffset });
+    expect(listed?.runCount).toBeGreaterThanOrEqual(settled.length);
+    await probe.scheduler.cancel("beat");
   });
 });

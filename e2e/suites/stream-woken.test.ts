@@ -1,58 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { expect } from "vitest";
-import { connectItx, type Handle } from "iterate/client";
-import type { Itx, ProjectRoot, Session, StreamEvent } from "iterate/types";
-import { startLocalOs, type LocalOs } from "../../apps/os/scripts/local-os.ts";
-import { test as base } from "../harness/fixtures.ts";
+import type { Handle } from "iterate/client";
+import type { Itx, StreamEvent } from "iterate/types";
+import { test } from "../harness/fixtures.ts";
 
 const WOKEN = "events.iterate.com/stream/woken";
 const DELIVERED = "events.iterate.com/project/worker-event-delivered";
-
-/**
- * An OS of this test's own, on its own state folder, that the test kills (SIGKILL) and starts
- * again on the same state: the shared OS of the other suites must not restart under them.
- */
-interface RestartableOs {
-  current(): LocalOs;
-  /** Kills the OS at once (no graceful shutdown) and starts it again on the same state. */
-  killAndRestart(): Promise<void>;
-  /** An admin handle on `projectId`'s root on the OS as it runs now (closed at the next restart). */
-  project(projectId: string): Handle<ProjectRoot>;
-  session(): Handle<Session>;
-}
-
-// It depends on nothing of the shared OS; vitest reads a fixture's needs from its first parameter's pattern.
-const test = base.extend("restartable", async ({ os: _shared }, { onCleanup }): Promise<RestartableOs> => {
-  const persistTo = mkdtempSync(join(tmpdir(), "iterate-woken-"));
-  let os = await startLocalOs({ persistTo, readyTimeoutMs: 300_000 });
-  let handles: Disposable[] = [];
-  const close = () => {
-    for (const handle of handles) handle[Symbol.dispose]();
-    handles = [];
-  };
-  onCleanup(async () => {
-    close();
-    await os.stop();
-    rmSync(persistTo, { recursive: true, force: true });
-  });
-  const open = <H extends Disposable>(handle: H): H => {
-    handles.push(handle);
-    return handle;
-  };
-  return {
-    current: () => os,
-    async killAndRestart() {
-      close();
-      if (os.process.pid !== undefined) process.kill(-os.process.pid, "SIGKILL");
-      await os.stop();
-      os = await startLocalOs({ persistTo, readyTimeoutMs: 300_000 });
-    },
-    project: (projectId) => open(connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId })),
-    session: () => open(connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } })),
-  };
-});
 
 // On stream/woken the worker marks the start, takes a while (long enough to be cut off), and marks the end.
 const WOKEN_WORKER = `import { IterateConfigEntrypoint } from "iterate/sdk";

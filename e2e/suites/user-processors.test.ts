@@ -1,11 +1,6 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect } from "vitest";
 import type { RpcStub } from "capnweb";
-import { connectItx } from "iterate/client";
 import type { Itx, StreamEvent, UserProcessorSnapshot } from "iterate/types";
-import { startLocalOs } from "../../apps/os/scripts/local-os.ts";
 import { test } from "../harness/fixtures.ts";
 import { until, type UntilOptions } from "../harness/poll.ts";
 
@@ -117,35 +112,22 @@ describe("config-repo processors", () => {
     expect(spinner).toMatchObject({ offset: halted.payload.offset - 1, halted: { offset: halted.payload.offset } });
   });
 
-  test("a processor's state survives an OS restart, and every event is folded once", { timeout: 600_000 }, async () => {
-    const persistTo = mkdtempSync(join(tmpdir(), "iterate-uproc-"));
-    let os = await startLocalOs({ persistTo, readyTimeoutMs: 180_000 });
-    try {
-      // This test's own OS (it restarts it), so it connects there itself rather than through the fixtures.
-      const session = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret } });
-      const { projectId } = await session.projects.create({ slug: "uproc-restart" }).whoami();
-      session[Symbol.dispose]();
-      let itx = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
-      await commitWorker(itx, processorWorker(""));
-      await itx.cd("/inbox").processor.subscribe({ key: "hoarder", className: "HoarderDurableObject" });
-      await itx.cd("/inbox").append(blob("a"), blob("b"));
-      await until(snapshot(itx.cd("/inbox"), "hoarder"), (hoard) => hoard.state.blobs.length === 2, POLL);
-      itx[Symbol.dispose]();
-      if (os.process.pid !== undefined) process.kill(-os.process.pid, "SIGKILL");
-      await os.stop();
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+  test("a processor's state survives an OS restart, and every event is folded once", { timeout: 600_000 }, async ({ restartable }) => {
+    const { projectId } = await restartable.session().projects.create({ slug: "uproc-restart" }).whoami();
+    let itx = restartable.project(projectId);
+    await commitWorker(itx, processorWorker(""));
+    await itx.cd("/inbox").processor.subscribe({ key: "hoarder", className: "HoarderDurableObject" });
+    await itx.cd("/inbox").append(blob("a"), blob("b"));
+    await until(snapshot(itx.cd("/inbox"), "hoarder"), (hoard) => hoard.state.blobs.length === 2, POLL);
+    await restartable.kill();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
 
-      os = await startLocalOs({ persistTo, readyTimeoutMs: 180_000 });
-      itx = connectItx({ baseUrl: os.baseUrl, auth: { type: "admin-secret", secret: os.adminSecret }, projectId });
-      const inbox = itx.cd("/inbox");
-      expect((await inbox.processor.snapshot("hoarder")).state).toEqual({ blobs: ["a", "b"] });
-      await inbox.append(blob("c"));
-      const after = await until(snapshot(inbox, "hoarder"), (hoard) => hoard.state.blobs.length >= 3, POLL);
-      expect(after.state).toEqual({ blobs: ["a", "b", "c"] });
-      itx[Symbol.dispose]();
-    } finally {
-      await os.stop();
-      rmSync(persistTo, { recursive: true, force: true });
-    }
+    await restartable.start();
+    itx = restartable.project(projectId);
+    const inbox = itx.cd("/inbox");
+    expect((await inbox.processor.snapshot("hoarder")).state).toEqual({ blobs: ["a", "b"] });
+    await inbox.append(blob("c"));
+    const after = await until(snapshot(inbox, "hoarder"), (hoard) => hoard.state.blobs.length >= 3, POLL);
+    expect(after.state).toEqual({ blobs: ["a", "b", "c"] });
   });
 });
