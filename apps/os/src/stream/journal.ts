@@ -188,6 +188,32 @@ export class Journal {
     return row.page;
   }
 
+  /**
+   * A page in packed format 2, for readers that name it: rows carry the journal's own ids and
+   * times, `[offset, typeId, payload, atMs, sourceId, idempotencyKey | null]`, and `types` and
+   * `sources` map the ids the page uses to their names. SQLite formats each row once with no join
+   * and no per-row time text: about half the work of format 1 on a 10,000-event page.
+   */
+  readPacked2(after: number, before: number, limit: number): string {
+    const until = Math.min(before, after + limit + 1);
+    const row = this.#sql
+      .exec<{ page: string }>(
+        `WITH names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM journal WHERE offset > ?2 AND offset < ?3)
+         SELECT '{"format":2,"streamPath":' || json_quote(?1)
+           || ',"types":{' || coalesce((SELECT group_concat('"' || id || '":' || json_quote(type), ',') FROM journal_types WHERE id IN (SELECT type_id FROM names)), '')
+           || '},"sources":{' || coalesce((SELECT group_concat('"' || id || '":' || source, ',') FROM journal_sources WHERE id IN (SELECT source_id FROM names)), '')
+           || '},"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
+                SELECT printf('[%d,%d,%s,%d,%d,%s]', offset, type_id, payload, at, source_id, coalesce(json_quote(idempotency_key), 'null')) AS line
+                FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')
+           || ']}' AS page`,
+        this.#path(),
+        after,
+        until,
+      )
+      .one();
+    return row.page;
+  }
+
   #readHead(): number {
     return this.#sql.exec<{ head: number | null }>("SELECT max(offset) AS head FROM journal").one().head ?? 0;
   }

@@ -155,6 +155,7 @@ describe("reads", () => {
     const stream = freshStream();
     await stream.append({ events: [{ type: "demo/a", payload: { text: 'quote " and \\ slash', n: [1, { x: null }] }, idempotencyKey: "k" }, { type: "demo/b" }], stamp });
     expect(unpackEvents(await stream.getEventsPacked({}))).toEqual(await stream.getEvents({}));
+    expect(unpackEvents(await stream.getEventsPacked({ format: 2 }))).toEqual(await stream.getEvents({}));
   });
 
   test("getEventsPacked pages by offset bounds and limit like getEvents, across sources and commit times", async () => {
@@ -164,10 +165,15 @@ describe("reads", () => {
     await stream.append({ events: [{ type: "demo/d" }, { type: "demo/e", idempotencyKey: "last" }], stamp });
     const bounds = [{}, { afterOffset: 1 }, { afterOffset: 1, limit: 2 }, { afterOffset: 2, beforeOffset: 5 }, { beforeOffset: 3, limit: 9 }, { afterOffset: 5 }, { afterOffset: 9 }];
     for (const input of bounds) {
-      const packed = unpackEvents(await stream.getEventsPacked(input));
-      expect(packed, JSON.stringify(input)).toEqual(await stream.getEvents(input));
+      const events = await stream.getEvents(input);
+      expect(unpackEvents(await stream.getEventsPacked(input)), JSON.stringify(input)).toEqual(events);
+      expect(unpackEvents(await stream.getEventsPacked({ ...input, format: 2 })), `format 2 ${JSON.stringify(input)}`).toEqual(events);
     }
     expect(unpackEvents(await stream.getEventsPacked({ afterOffset: 1, limit: 2 })).map((event) => event.offset)).toEqual([2, 3]);
+    // Format 2 names only the types and sources its page uses.
+    const page = JSON.parse(await stream.getEventsPacked({ afterOffset: 2, limit: 1, format: 2 })) as { types: Record<string, string>; sources: Record<string, unknown> };
+    expect(Object.values(page.types)).toEqual(["demo/c"]);
+    expect(Object.values(page.sources)).toEqual([{ principal: "other", origin: "/elsewhere" }]);
   });
 
   test("waitForEvent finds history, waits for the future, and times out with TIMEOUT", async () => {
@@ -274,6 +280,8 @@ describe("bulk JSON reads", () => {
     await stream.append({ events: [{ type: "demo/a" }], stamp });
     await expectCode(stream.getEventsPacked({ limit: 10_001 }), "INVALID_ARGUMENT");
     await expectCode(stream.getEventsPacked({ types: ["demo/a"] }), "INVALID_ARGUMENT");
+    await expectCode(stream.getEventsPacked({ format: 3 }), "INVALID_ARGUMENT");
+    await expectCode(stream.getEventsPacked({ format: "2" }), "INVALID_ARGUMENT");
     await expectCode(stream.getEventsPacked({ afterOffset: -3 }), "INVALID_ARGUMENT");
     expect(unpackEvents(await stream.getEventsPacked({ limit: 10_000 }))).toHaveLength(1);
   });

@@ -72,9 +72,13 @@ export function readEventsPage(journal: Journal, input: unknown): StreamEvent[] 
   return journal.read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100, query.types);
 }
 
-/** A `getEventsPacked` page (`Journal.readPacked`): every type, up to READ_JSON_MAX_LIMIT events. */
+/**
+ * A `getEventsPacked` page: every type, up to READ_JSON_MAX_LIMIT events, in packed format 1
+ * (`Journal.readPacked`) or, when the reader names it, format 2 (`Journal.readPacked2`).
+ */
 export function readPackedPage(journal: Journal, input: unknown): string {
-  const { limit, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
+  const { limit, format, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
+  if (format !== undefined && format !== 1 && format !== 2) throw new ItxError("INVALID_ARGUMENT", "format is 1 or 2");
   if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > LIMITS.READ_JSON_MAX_LIMIT)) {
     throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${LIMITS.READ_JSON_MAX_LIMIT}`, {
       details: limitDetails("READ_JSON_MAX_LIMIT"),
@@ -82,7 +86,8 @@ export function readPackedPage(journal: Journal, input: unknown): string {
   }
   if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsPacked reads every type; use getEvents to filter");
   const query = validateGetEventsInput(rest);
-  return journal.readPacked(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
+  const read = format === 2 ? journal.readPacked2.bind(journal) : journal.readPacked.bind(journal);
+  return read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
 }
 
 /** The durable event appended with `key`, or null. */

@@ -3,7 +3,7 @@ import type { StreamEvent } from "../types.ts";
 /** The part of a Stream handle the reader needs. */
 export interface ReadableStream {
   head(): PromiseLike<number>;
-  getEventsPacked(input: { afterOffset?: number; beforeOffset?: number; limit?: number }): PromiseLike<string>;
+  getEventsPacked(input: { afterOffset?: number; beforeOffset?: number; limit?: number; format?: 1 | 2 }): PromiseLike<string>;
 }
 
 export interface ReadEventsOptions {
@@ -34,7 +34,7 @@ export async function* readEvents(stream: ReadableStream, options: ReadEventsOpt
   let next = start;
   const request = (afterOffset: number): number => {
     const until = Math.min(head, afterOffset + pageSize);
-    inFlight.push(stream.getEventsPacked({ afterOffset, beforeOffset: until + 1, limit: pageSize }));
+    inFlight.push(stream.getEventsPacked({ afterOffset, beforeOffset: until + 1, limit: pageSize, format: 2 }));
     return until;
   };
   for (let pages = 0; pages <= prefetch && next < head; pages++) next = request(next);
@@ -55,9 +55,19 @@ interface PackedPage {
   rows: PackedRow[];
 }
 
-/** Turns a `getEventsPacked` page back into events. */
+interface PackedPage2 {
+  format: 2;
+  streamPath: string;
+  types: Record<string, string>;
+  sources: Record<string, StreamEvent["source"]>;
+  rows: Array<[offset: number, typeId: number, payload: unknown, createdAtMs: number, sourceId: number, idempotencyKey: string | null]>;
+}
+
+/** Turns a `getEventsPacked` page (format 1 or 2) back into events. */
 export function unpackEvents(text: string): StreamEvent[] {
-  const { streamPath, sources, times, rows } = JSON.parse(text) as PackedPage;
+  const page = JSON.parse(text) as PackedPage | PackedPage2;
+  if ("format" in page && page.format === 2) return unpackFormat2(page);
+  const { streamPath, sources, times, rows } = page as PackedPage;
   const events: StreamEvent[] = [];
   for (let i = 0; i < rows.length; i++) {
     const [offset, type, payload, time, source, idempotencyKey] = rows[i] as PackedRow;
@@ -69,6 +79,24 @@ export function unpackEvents(text: string): StreamEvent[] {
       createdAt: times[time] as string,
       source: { ...sources[source] },
     };
+    if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
+    events.push(event);
+  }
+  return events;
+}
+
+function unpackFormat2({ streamPath, types, sources, rows }: PackedPage2): StreamEvent[] {
+  const events: StreamEvent[] = [];
+  // Events appended together share one time: each distinct one is formatted once.
+  let lastAt = Number.NaN;
+  let lastTime = "";
+  for (let i = 0; i < rows.length; i++) {
+    const [offset, typeId, payload, at, sourceId, idempotencyKey] = rows[i] as PackedPage2["rows"][number];
+    if (at !== lastAt) {
+      lastAt = at;
+      lastTime = new Date(at).toISOString();
+    }
+    const event: StreamEvent = { streamPath, offset, type: types[typeId] as string, payload, createdAt: lastTime, source: { ...sources[sourceId] } };
     if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
     events.push(event);
   }

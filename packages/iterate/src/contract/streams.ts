@@ -118,11 +118,12 @@ export interface Stream {
   getEvents(input?: GetEventsInput): StreamEvent[];
   readEvents(input?: { afterOffset?: number; limit?: number }): EventPage;
   /**
-   * Up to 10,000 events (no type filter) as one packed JSON string, the fast path for bulk reads:
-   * `{ streamPath, sources, times, rows: [[offset, type, payload, timeIndex, sourceIndex, idempotencyKey | null], ...] }`.
-   * `unpackEvents` and `readEvents` from iterate/client turn it into events.
+   * Up to 10,000 events (no type filter) as one packed JSON string, the fast path for bulk reads.
+   * Format 1 (the default): `{ streamPath, sources, times, rows: [[offset, type, payload, timeIndex, sourceIndex, idempotencyKey | null], ...] }`.
+   * Format 2 (`format: 2`): `{ format: 2, streamPath, types: { id: type }, sources: { id: source }, rows: [[offset, typeId, payload, createdAtMs, sourceId, idempotencyKey | null], ...] }`.
+   * `unpackEvents` and `readEvents` from iterate/client turn either into events.
    */
-  getEventsPacked(input?: Omit<GetEventsInput, "types">): string;
+  getEventsPacked(input?: Omit<GetEventsInput, "types"> & { format?: 1 | 2 }): string;
   waitForEvent(input: WaitForEventInput): StreamEvent;
   /** The durable event stored under an idempotency key, or null. */
   getByIdempotencyKey(key: string): StreamEvent | null;
