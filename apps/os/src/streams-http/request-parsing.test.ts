@@ -37,6 +37,14 @@ describe("request limits", () => {
     await expect(boundedBody(new Request("http://os/", { method: "POST", body: streamed, duplex: "half" } as RequestInit))).rejects.toMatchObject({ status: 413 });
   });
 
+  test("STREAMS_HTTP_BODY_MAX_BYTES: a body read whole by its declared length is still measured", async () => {
+    const limit = LIMITS.STREAMS_HTTP_BODY_MAX_BYTES;
+    const declared = (length: number, body: Uint8Array) => new Request("http://os/", { method: "POST", headers: { "content-length": String(length) }, body });
+    expect(await boundedBody(declared(3, new Uint8Array([1, 2, 3])))).toEqual(new Uint8Array([1, 2, 3]));
+    // A declared length that lies (HTTP framing would not let it) cannot carry more than the limit.
+    await expect(boundedBody(declared(10, new Uint8Array(limit + 1)))).rejects.toMatchObject({ status: 413 });
+  });
+
   test("STREAMS_HTTP_JSON_MAX_DEPTH: deeper messages are refused before parsing, strings do not count", () => {
     const limit = LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH;
     expect(eventsOfBody(nested(limit), "application/json", false)).toMatchObject({ count: 1 });

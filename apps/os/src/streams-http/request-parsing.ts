@@ -92,6 +92,14 @@ export async function boundedBody(request: Request): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > max) throw new Refusal(413, `a request body is at most ${max} bytes (STREAMS_HTTP_BODY_MAX_BYTES)`);
   if (!request.body) return new Uint8Array(0);
+  // A body framed by its declared length (no chunked transfer) is read in one native call: the
+  // HTTP layer delivers exactly that many bytes, and the length was checked above.
+  const lengthOnly = request.headers.has("content-length") && !request.headers.has("transfer-encoding") && Number.isSafeInteger(declared) && declared >= 0;
+  if (lengthOnly) {
+    const body = new Uint8Array(await request.arrayBuffer());
+    if (body.byteLength > max) throw new Refusal(413, `a request body is at most ${max} bytes (STREAMS_HTTP_BODY_MAX_BYTES)`);
+    return body;
+  }
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;
