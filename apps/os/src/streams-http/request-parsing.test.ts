@@ -16,6 +16,11 @@ function refusal(run: () => unknown): number | undefined {
   return undefined;
 }
 
+/** A POST whose Content-Length says `length`, whatever its bytes are. */
+function declared(length: number, bytes: Uint8Array): Request {
+  return new Request("http://os/", { method: "POST", headers: { "content-length": String(length) }, body: bytes });
+}
+
 describe("request limits", () => {
   test("STREAMS_HTTP_HEADER_MAX_LENGTH: a longer header is refused with 400", () => {
     const limit = LIMITS.STREAMS_HTTP_HEADER_MAX_LENGTH;
@@ -39,7 +44,6 @@ describe("request limits", () => {
 
   test("STREAMS_HTTP_BODY_MAX_BYTES: a body read whole by its declared length is still measured", async () => {
     const limit = LIMITS.STREAMS_HTTP_BODY_MAX_BYTES;
-    const declared = (length: number, body: Uint8Array) => new Request("http://os/", { method: "POST", headers: { "content-length": String(length) }, body });
     expect(await boundedBody(declared(3, new Uint8Array([1, 2, 3])))).toEqual(new Uint8Array([1, 2, 3]));
     // A declared length that lies (HTTP framing would not let it) cannot carry more than the limit.
     await expect(boundedBody(declared(10, new Uint8Array(limit + 1)))).rejects.toMatchObject({ status: 413 });
