@@ -1,7 +1,7 @@
 import { connectItx, readEvents } from "iterate/client";
 import type { Baselines } from "./baselines.ts";
 import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
-import { report, summarize, time, reportReadRates } from "./stats.ts";
+import { interleave, report, summarize, time, reportReadRates } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 const SINGLE_APPENDS = 1_000;
@@ -33,22 +33,16 @@ export async function measureStreams(target: BenchTarget, baselines: Baselines):
       await target.bench.doInsertOne(doName);
       await peerSingle.append(peerItem(i));
     }
-    const mine: number[] = [];
-    const floor: number[] = [];
-    const theirs: number[] = [];
-    // Rotate the order every round: whichever call follows the peer's (which keeps its file
-    // system busy after answering) would otherwise pay for it alone.
-    const series: Array<[number[], (i: number) => Promise<unknown>]> = [
-      [mine, (i) => ours.append(event(i))],
-      [floor, () => target.bench.doInsertOne(doName)],
-      [theirs, (i) => peerSingle.append(peerItem(i))],
-    ];
-    for (let i = 0; i < SINGLE_APPENDS; i++) {
-      for (let k = 0; k < series.length; k++) {
-        const [samples, call] = series[(i + k) % series.length] as [number[], (i: number) => Promise<unknown>];
-        samples.push(await time(() => call(i)));
-      }
-    }
+    // A fresh random order every round (`interleave`): the peer keeps its file system busy for a
+    // moment after it answers, and whichever call follows it pays. A fixed rotation of three
+    // series put ours behind the peer in two rounds of three and the floor in one.
+    let mineAt = 0;
+    let theirsAt = 0;
+    const { mine, floor, theirs } = await interleave(SINGLE_APPENDS, {
+      mine: () => ours.append(event(mineAt++)),
+      floor: () => target.bench.doInsertOne(doName),
+      theirs: () => peerSingle.append(peerItem(theirsAt++)),
+    });
     const m = summarize(mine);
     const c = summarize(floor);
     const p = summarize(theirs);
