@@ -77,7 +77,7 @@ async function measureFirstCalls(os: LocalOs, model: LoopbackModelServer, projec
     const figures: Array<[string, string, () => Promise<unknown>]> = [
       ["worker", "a call that touches no project: the OS Worker's start, authentication", () => session.__describe()],
       ["project", "the project's root context: whoami", () => itx.whoami()],
-      ["context", "a mount of another context of it: its host folds its table again", () => expectRoot(context.probe())],
+      ["context", "a mount of another context of it: its host folds its table again", () => expectPath(context.probe(), "/itx/kept")],
       ["agent", "an agent turn, ask -> message-sent, model time taken off: its host, its stream, the script's isolate", async () => (await runTurn(under, "ask")).ask],
     ];
     for (const [name, what, call] of figures) {
@@ -97,7 +97,8 @@ async function measureFirstCalls(os: LocalOs, model: LoopbackModelServer, projec
   }
 }
 
-async function expectRoot(answer: Promise<{ path?: string }>): Promise<void> {
+/** An expression mount runs against the context that holds it, so its whoami names that context. */
+async function expectPath(answer: Promise<{ path?: string }>, expected: string): Promise<void> {
   const { path } = await answer;
-  if (path !== "/") throw new Error(`the probe answered from ${String(path)}, expected /`);
+  if (path !== expected) throw new Error(`the probe answered from ${String(path)}, expected ${expected}`);
 }
