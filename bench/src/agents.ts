@@ -8,8 +8,10 @@ import { LIMITS } from "@iterate/os/limits";
 const ROUNDS = 40;
 const WARM_UP = 5;
 const COLD_AGENTS = 5;
-/** Issue #6: one agent turn may cost the platform at most this much, model time excluded. */
-const TARGET_MS = 50;
+/** Issue #18 (round two; issue #6 asked for 50): one warm turn's overhead to `ask`'s answer, model time excluded. */
+const TARGET_MS = 20;
+/** Issue #6: the whole turn, to the script's settled fact. */
+const RUN_SETTLED_TARGET_MS = 50;
 
 // Each turn adds two history items (the message and the reply). Below HISTORY_ITEMS_MAX no
 // compaction happens, so no turn pays for the replay a compacted history forces.
@@ -67,7 +69,7 @@ function reportAgents(model: LoopbackModelServer, turns: { first: Turn; asked: T
   const settled = summarize(messaged.map((turn) => turn.runSettled ?? Number.NaN));
   report("agents.turn_ask.median", ask.median, `ms (warm agent, agent.ask: message -> agent/message-sent; ${verdict(ask.median)})`);
   reportTail("agents.turn_ask", ask);
-  report("agents.turn_to_run_settled.median", settled.median, `ms (warm agent, agent.message + waitForEvent: message -> itx/run-settled; ${verdict(settled.median)})`);
+  report("agents.turn_to_run_settled.median", settled.median, `ms (warm agent, agent.message + waitForEvent: message -> itx/run-settled; ${verdict(settled.median, RUN_SETTLED_TARGET_MS)})`);
   reportTail("agents.turn_to_run_settled", settled);
   report("agents.turn_cold.first_in_run.ask", first.ask ?? Number.NaN, "ms (the run's first agent turn: a fresh agent, no agent run before on this OS)");
   report("agents.turn_cold.first_in_run.to_run_settled", first.runSettled ?? Number.NaN, "ms");
@@ -81,8 +83,8 @@ function reportAgents(model: LoopbackModelServer, turns: { first: Turn; asked: T
   reportBreakdown("cold", cold);
 }
 
-function verdict(ms: number): string {
-  return `target <= ${TARGET_MS}: ${ms <= TARGET_MS ? "met" : "missed"}`;
+function verdict(ms: number, target = TARGET_MS): string {
+  return `target <= ${target}: ${ms <= target ? "met" : "missed"}`;
 }
 
 const SEGMENTS: Array<[keyof Segments, string]> = [

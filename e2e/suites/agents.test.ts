@@ -146,6 +146,22 @@ describe("agents", () => {
     expect(described).toMatchObject({ turns: 2, messagesSent: 1, historyItems: 4 });
   });
 
+  test("a burst of messages sent together is one turn: one model request sees them all", async ({ project: { itx } }) => {
+    const config = llm("burst", () => scriptReply("async () => undefined"));
+    const agent = itx.agents.get("/agents/burst");
+    await agent.create({ llm: config });
+    await Promise.all(["one", "two", "three"].map((text) => agent.message(text)));
+    const described = await until(async () => {
+      const { agent: state } = await agent.__describe();
+      return state.status === "idle" && Number(state.turns) > 0 ? state : undefined;
+    });
+    expect(described).toMatchObject({ turns: 1 });
+    const requests = requestsOf(config);
+    expect(requests).toHaveLength(1);
+    const said = requests[0]?.messages.filter((message) => message.role === "user").map((message) => message.content);
+    expect(said?.toSorted()).toEqual(["one", "three", "two"]);
+  });
+
   test("a reply without a block, or with two, gets one corrective item; a second bad reply stops the loop", async ({ project: { itx } }) => {
     const config = llm("corrective", (_request, turn) => {
       if (turn === 0) return "I would love to help, but here is no code.";

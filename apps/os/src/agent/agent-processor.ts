@@ -51,6 +51,8 @@ export interface Completion {
 export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
   readonly contract = AgentContract;
   readonly #effects: AgentEffects | undefined;
+  /** The newest turn start; the next one runs after it (see #oneAtATime). */
+  #turnStarts: Promise<unknown> = Promise.resolve();
 
   /** Without effects the processor only folds (replays, tests). */
   constructor(effects?: AgentEffects) {
@@ -159,15 +161,26 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
       // counts from the input's append, so the time its delivery took is not waited twice.
       const wait = debounceRemaining(pending.at, Date.now());
       if (wait > 0) await effects.sleep(wait);
-      const now = work.state();
-      if (!now.pending || now.request || now.run || now.stopped) return;
-      await effects.append(now.pending.reaction, {
-        type: LLM_REQUEST_REQUESTED,
-        payload: { afterOffset: now.pending.offset },
-        idempotencyKey: `agent/llm-request-requested:${now.pending.offset}`,
-        source: { processor: SELF },
+      // One turn start at a time: each input of a burst starts a turn, and two of them waking
+      // together would otherwise both see no request yet and ask twice. The append folds its
+      // request before the next one looks (read-your-writes), so later ones find it and stop.
+      await this.#oneAtATime(async () => {
+        const now = work.state();
+        if (!now.pending || now.request || now.run || now.stopped) return;
+        await effects.append(now.pending.reaction, {
+          type: LLM_REQUEST_REQUESTED,
+          payload: { afterOffset: now.pending.offset },
+          idempotencyKey: `agent/llm-request-requested:${now.pending.offset}`,
+          source: { processor: SELF },
+        });
       });
     });
+  }
+
+  #oneAtATime(step: () => Promise<void>): Promise<void> {
+    const run = this.#turnStarts.then(step);
+    this.#turnStarts = run.catch(() => undefined);
+    return run;
   }
 
   /** The state the request at `requestOffset` was made from: the fold of the events before it. */

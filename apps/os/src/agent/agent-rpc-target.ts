@@ -168,17 +168,14 @@ export class AgentRpcTarget extends RpcTarget {
     const sent = await this.message(message);
     const stream = await this.#stream();
     let after = sent.offset;
-    // Only the agent's own scripts end its loop: anyone may run or enqueue scripts on this stream.
-    const ownRuns = new Set<number>();
+    // Woken only by what can end the wait. Whether a settled run was the agent's own (anyone may
+    // run or enqueue scripts on this stream) is looked up when one settles, not by waking on
+    // every run request: those land while the turn's script starts, on the turn's own path.
     for (;;) {
       const remaining = Math.max(0, deadline - Date.now());
-      const event = await stream.waitForEvent({ types: [MESSAGE_SENT, LOOP_STOPPED, LLM_REQUEST_SETTLED, RUN_REQUESTED, RUN_SETTLED], afterOffset: after, timeoutMs: remaining });
+      const event = await stream.waitForEvent({ types: [MESSAGE_SENT, LOOP_STOPPED, LLM_REQUEST_SETTLED, RUN_SETTLED], afterOffset: after, timeoutMs: remaining });
       after = event.offset;
       const payload = event.payload as Record<string, unknown>;
-      if (event.type === RUN_REQUESTED) {
-        if (event.source.processor === "agent") ownRuns.add(event.offset);
-        continue;
-      }
       // A settled fact of a turn that began before this message (its run settled after the message
       // landed) ends that earlier turn, not this one.
       if ((event.type === RUN_SETTLED || event.type === LLM_REQUEST_SETTLED) && typeof payload.requestOffset === "number" && payload.requestOffset < sent.offset) continue;
@@ -192,7 +189,7 @@ export class AgentRpcTarget extends RpcTarget {
           details: { offset: event.offset },
         });
       }
-      if (event.type === RUN_SETTLED && ownRuns.has(payload.requestOffset as number)) {
+      if (event.type === RUN_SETTLED && typeof payload.requestOffset === "number" && (await isAgentRun(stream, payload.requestOffset))) {
         const error = payload.error as { code?: string; message?: string } | undefined;
         if (error?.code === "LOOP_LIMIT") throw new ItxError("LOOP_LIMIT", error.message ?? "a chain of reactions was stopped", { details: { offset: event.offset } });
         if (payload.status === "succeeded" && !Object.hasOwn(payload, "result")) return { text: null, offset: event.offset };
@@ -269,6 +266,12 @@ export class AgentRpcTarget extends RpcTarget {
   }
 }
 installInvokeFallback(AgentRpcTarget);
+
+/** True when the run requested at `offset` on `stream` was requested by the agent processor itself. */
+async function isAgentRun(stream: StreamRpcTarget, offset: number): Promise<boolean> {
+  const [requested] = await stream.getEvents({ afterOffset: offset - 1, beforeOffset: offset + 1, limit: 1 });
+  return requested?.type === RUN_REQUESTED && requested.source.processor === "agent";
+}
 
 function describeState(state: AgentState, offset: number) {
   if (!state.created) return { created: false as const, offset };

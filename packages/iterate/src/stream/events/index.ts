@@ -24,6 +24,6 @@ export {
   type ValidGetEventsInput,
   type ValidWaitForEventInput,
 } from "./validate-read.ts";
-export { isPlainObject, matchesPayload, sameEventBody, stableJson, utf8ByteLength, type EventBody } from "./json.ts";
+export { isPlainObject, matchesPayload, sameEventBody, stableJson, utf8ByteLength, utf8FitsIn, type EventBody } from "./json.ts";
 export { copyJsonValue } from "./json-value.ts";
 export { REACTION_BEGAN_MAX_LENGTH, parseReaction, reactionTo } from "./reaction.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchesPayload, sameEventBody, stableJson, utf8ByteLength } from "./json.ts";
+import { matchesPayload, sameEventBody, stableJson, utf8ByteLength, utf8FitsIn } from "./json.ts";
 
 describe("stableJson", () => {
   it.each([
@@ -58,5 +58,14 @@ describe("matchesPayload", () => {
 describe("utf8ByteLength", () => {
   it.each(["", "ascii", "é", "€", "😀", "a\ud800b", "mixed ✓ 😀 text"])("agrees with TextEncoder for %j", (text) => {
     expect(utf8ByteLength(text)).toBe(new TextEncoder().encode(text).length);
+  });
+});
+
+describe("utf8FitsIn", () => {
+  // Every text against every bound from 0 to a little past its size: the shortcuts (3 bytes per
+  // unit, 1 byte per unit) and the count in between must agree with the encoder everywhere.
+  it.each(["", "ascii", "é", "€€€", "😀😀", "a\ud800b", "mixed ✓ 😀 text", "€".repeat(40)])("agrees with TextEncoder at every bound for %j", (text) => {
+    const bytes = new TextEncoder().encode(text).length;
+    for (let max = 0; max <= bytes + 4; max++) expect(utf8FitsIn(text, max), `max ${max}`).toBe(bytes <= max);
   });
 });

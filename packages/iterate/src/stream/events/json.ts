@@ -72,6 +72,17 @@ function matchesValue(actual: unknown, expected: unknown): boolean {
 }
 
 /**
+ * True when `text` takes at most `maxBytes` bytes as UTF-8. UTF-8 spends 1 to 3 bytes per UTF-16
+ * unit (a surrogate pair's 4 bytes are 2 per unit), so a text short enough at 3 bytes per unit,
+ * or too long at 1, is decided without counting; only the band between is counted.
+ */
+export function utf8FitsIn(text: string, maxBytes: number): boolean {
+  if (text.length * 3 <= maxBytes) return true;
+  if (text.length > maxBytes) return false;
+  return utf8ByteLength(text) <= maxBytes;
+}
+
+/**
  * The number of bytes `text` takes as UTF-8, counted without encoding it. A lone surrogate
  * counts 3, the size of the replacement character an encoder writes for it.
  */

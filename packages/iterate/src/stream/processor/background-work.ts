@@ -60,10 +60,21 @@ export class BackgroundWork {
     const id = liveId(slug, key);
     if (this.#live.has(id)) return Promise.resolve("running");
     const answer = Promise.withResolvers<BackgroundStart>();
-    // Registered before the first await, so that a second call in the same tick sees it.
-    const task = this.#run(slug, key, work, answer.resolve).then(
-      () => answer.reject(new ItxError("INTERNAL", `background work "${key}" ended without answering`)),
-      (error: unknown) => answer.reject(error),
+    let answered = false;
+    const resolve = (start: BackgroundStart) => {
+      answered = true;
+      answer.resolve(start);
+    };
+    // Registered before the first await, so that a second call in the same tick sees it. The
+    // error for work that never answered is made only then: every finished task would otherwise
+    // pay for an error and its stack trace on the processor's hot path.
+    const task = this.#run(slug, key, work, resolve).then(
+      () => {
+        if (!answered) answer.reject(new ItxError("INTERNAL", `background work "${key}" ended without answering`));
+      },
+      (error: unknown) => {
+        if (!answered) answer.reject(error);
+      },
     );
     this.#live.set(id, task);
     void task.finally(() => this.#live.delete(id));

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ItxError } from "../../errors/index.ts";
 import type { SkippedEvent, StreamEvent } from "../../types.ts";
-import { utf8ByteLength } from "../events/index.ts";
+import { utf8ByteLength, utf8FitsIn } from "../events/index.ts";
 import type { AnyProcessorContract } from "./contract.ts";
 import type { FoldStep } from "./fold.ts";
 import { checkpointKey, type ProcessorStorage } from "./host.ts";
@@ -90,8 +90,10 @@ export async function commitCheckpoint(
   checkpoint: ProcessorCheckpoint,
   maxBytes: number,
 ): Promise<void> {
-  const bytes = utf8ByteLength(JSON.stringify(checkpoint));
-  if (bytes > maxBytes) {
+  // Committed on every batch: most checkpoints are far below the bound and are not counted.
+  const json = JSON.stringify(checkpoint);
+  if (!utf8FitsIn(json, maxBytes)) {
+    const bytes = utf8ByteLength(json);
     throw new ItxError(
       "LIMIT_EXCEEDED",
       `the checkpoint of processor "${checkpoint.slug}" at offset ${checkpoint.offset} is ${bytes} bytes; at most ${maxBytes} are allowed`,
