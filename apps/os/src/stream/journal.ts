@@ -189,26 +189,30 @@ export class Journal {
   }
 
   /**
-   * A page in packed format 2, for readers that name it: rows carry the journal's own ids and
-   * times, `[offset, typeId, payload, atMs, sourceId, idempotencyKey | null]`, and `types` and
-   * `sources` map the ids the page uses to their names. SQLite formats each row once with no join
-   * and no per-row time text: about half the work of format 1 on a 10,000-event page.
+   * A page in packed format 2, for readers that name it. Offsets are gapless, so rows carry none:
+   * row i is offset `from + i`. A row is `[typeId, payload, sourceId, idempotencyKey | null]`,
+   * followed by its commit time in epoch milliseconds when that differs from the row before (the
+   * events of one append share it). `types` and `sources` map the ids the page uses to their
+   * names. SQLite formats each row once with no join and no time text: about half the work of
+   * format 1 on a 10,000-event page, and about 30% fewer bytes.
    */
   readPacked2(after: number, before: number, limit: number): string {
     const until = Math.min(before, after + limit + 1);
     const row = this.#sql
       .exec<{ page: string }>(
         `WITH names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM journal WHERE offset > ?2 AND offset < ?3)
-         SELECT '{"format":2,"streamPath":' || json_quote(?1)
+         SELECT '{"format":2,"streamPath":' || json_quote(?1) || ',"from":' || ?4
            || ',"types":{' || coalesce((SELECT group_concat('"' || id || '":' || json_quote(type), ',') FROM journal_types WHERE id IN (SELECT type_id FROM names)), '')
            || '},"sources":{' || coalesce((SELECT group_concat('"' || id || '":' || source, ',') FROM journal_sources WHERE id IN (SELECT source_id FROM names)), '')
            || '},"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
-                SELECT printf('[%d,%d,%s,%d,%d,%s]', offset, type_id, payload, at, source_id, coalesce(json_quote(idempotency_key), 'null')) AS line
+                SELECT printf('[%d,%s,%d,%s%s]', type_id, payload, source_id, coalesce(json_quote(idempotency_key), 'null'),
+                  CASE WHEN at IS lag(at) OVER (ORDER BY offset) THEN '' ELSE ',' || at END) AS line
                 FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')
            || ']}' AS page`,
         this.#path(),
         after,
         until,
+        after + 1,
       )
       .one();
     return row.page;

@@ -58,9 +58,12 @@ interface PackedPage {
 interface PackedPage2 {
   format: 2;
   streamPath: string;
+  /** The offset of the first row; row i is `from + i` (offsets are gapless). */
+  from: number;
   types: Record<string, string>;
   sources: Record<string, StreamEvent["source"]>;
-  rows: Array<[offset: number, typeId: number, payload: unknown, createdAtMs: number, sourceId: number, idempotencyKey: string | null]>;
+  /** `createdAtMs` is there when it differs from the row before's. */
+  rows: Array<[typeId: number, payload: unknown, sourceId: number, idempotencyKey: string | null, createdAtMs?: number]>;
 }
 
 /** Turns a `getEventsPacked` page (format 1 or 2) back into events. */
@@ -85,18 +88,14 @@ export function unpackEvents(text: string): StreamEvent[] {
   return events;
 }
 
-function unpackFormat2({ streamPath, types, sources, rows }: PackedPage2): StreamEvent[] {
+function unpackFormat2({ streamPath, from, types, sources, rows }: PackedPage2): StreamEvent[] {
   const events: StreamEvent[] = [];
-  // Events appended together share one time: each distinct one is formatted once.
-  let lastAt = Number.NaN;
-  let lastTime = "";
+  // Events appended together share one time: it is sent, and formatted, once per run of rows.
+  let createdAt = "";
   for (let i = 0; i < rows.length; i++) {
-    const [offset, typeId, payload, at, sourceId, idempotencyKey] = rows[i] as PackedPage2["rows"][number];
-    if (at !== lastAt) {
-      lastAt = at;
-      lastTime = new Date(at).toISOString();
-    }
-    const event: StreamEvent = { streamPath, offset, type: types[typeId] as string, payload, createdAt: lastTime, source: { ...sources[sourceId] } };
+    const [typeId, payload, sourceId, idempotencyKey, at] = rows[i] as PackedPage2["rows"][number];
+    if (at !== undefined) createdAt = new Date(at).toISOString();
+    const event: StreamEvent = { streamPath, offset: from + i, type: types[typeId] as string, payload, createdAt, source: { ...sources[sourceId] } };
     if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
     events.push(event);
   }
