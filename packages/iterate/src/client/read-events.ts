@@ -62,8 +62,7 @@ interface PackedPage2 {
   from: number;
   types: Record<string, string>;
   sources: Record<string, StreamEvent["source"]>;
-  /** `createdAtMs` is there when it differs from the row before's. */
-  rows: Array<[typeId: number, payload: unknown, sourceId: number, idempotencyKey: string | null, createdAtMs?: number]>;
+  rows: Array<[typeId: number, payload: unknown, sourceId: number, idempotencyKey: string | null, createdAtMs: number]>;
 }
 
 /** Turns a `getEventsPacked` page (format 1 or 2) back into events. */
@@ -90,11 +89,15 @@ export function unpackEvents(text: string): StreamEvent[] {
 
 function unpackFormat2({ streamPath, from, types, sources, rows }: PackedPage2): StreamEvent[] {
   const events: StreamEvent[] = [];
-  // Events appended together share one time: it is sent, and formatted, once per run of rows.
+  // Events appended together share one time: each distinct one is formatted once.
+  let lastAt = Number.NaN;
   let createdAt = "";
   for (let i = 0; i < rows.length; i++) {
     const [typeId, payload, sourceId, idempotencyKey, at] = rows[i] as PackedPage2["rows"][number];
-    if (at !== undefined) createdAt = new Date(at).toISOString();
+    if (at !== lastAt) {
+      lastAt = at;
+      createdAt = new Date(at).toISOString();
+    }
     const event: StreamEvent = { streamPath, offset: from + i, type: types[typeId] as string, payload, createdAt, source: { ...sources[sourceId] } };
     if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
     events.push(event);

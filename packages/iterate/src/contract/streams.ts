@@ -120,8 +120,8 @@ export interface Stream {
   /**
    * Up to 10,000 events (no type filter) as one packed JSON string, the fast path for bulk reads.
    * Format 1 (the default): `{ streamPath, sources, times, rows: [[offset, type, payload, timeIndex, sourceIndex, idempotencyKey | null], ...] }`.
-   * Format 2 (`format: 2`): `{ format: 2, streamPath, from, types: { id: type }, sources: { id: source }, rows: [[typeId, payload, sourceId, idempotencyKey | null, createdAtMs?], ...] }`:
-   * row i is offset `from + i`, and `createdAtMs` is present when it differs from the row before's.
+   * Format 2 (`format: 2`): `{ format: 2, streamPath, from, types: { id: type }, sources: { id: source }, rows: [[typeId, payload, sourceId, idempotencyKey | null, createdAtMs], ...] }`:
+   * row i is offset `from + i`.
    * `unpackEvents` and `readEvents` from iterate/client turn either into events.
    */
   getEventsPacked(input?: Omit<GetEventsInput, "types"> & { format?: 1 | 2 }): string;
