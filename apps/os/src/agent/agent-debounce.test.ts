@@ -88,15 +88,21 @@ function agentOnMemoryStream() {
   };
 }
 
+/** A started agent whose first input waits out its whole window (the stream's clock runs a minute ahead). */
+async function agentWithOneInputWaiting() {
+  const agent = agentOnMemoryStream();
+  await agent.engine.start();
+  await agent.stream.append(created);
+  agent.setClock(Date.now() + 60_000);
+  await agent.stream.append(said("one"));
+  await expect.poll(() => agent.sleeps.length).toBe(1);
+  return agent;
+}
+
 describe("when a turn asks the model", () => {
   test("a burst is one turn: input that lands while the first waits is answered by the same request", async () => {
-    const agent = agentOnMemoryStream();
-    await agent.engine.start();
-    await agent.stream.append(created);
-    // The stream's clock runs a minute ahead of the processor's: what is left of a window is all of it.
-    agent.setClock(Date.now() + 60_000);
-    await agent.stream.append(said("one"));
-    await expect.poll(() => agent.sleeps.length).toBe(1);
+    // What is left of each input's window is all of it.
+    const agent = await agentWithOneInputWaiting();
     await agent.stream.append(said("two"));
     await expect.poll(() => agent.sleeps.length).toBe(2);
     await agent.stream.append(said("three"));
@@ -113,12 +119,7 @@ describe("when a turn asks the model", () => {
   });
 
   test("turns that wake apart ask once: a later one waits for the earlier one's request and finds it", async () => {
-    const agent = agentOnMemoryStream();
-    await agent.engine.start();
-    await agent.stream.append(created);
-    agent.setClock(Date.now() + 60_000);
-    await agent.stream.append(said("one"));
-    await expect.poll(() => agent.sleeps.length).toBe(1);
+    const agent = await agentWithOneInputWaiting();
     // The first turn wakes and reads its state (only "one" pending), then its append is held up.
     agent.hold();
     agent.wakeFirst();
