@@ -45,6 +45,18 @@ const CONTROL_TYPES = [
 
 const STREAMS = ["/", "/itx/child", "/secrets/key", "/agents", "/agents/helper"];
 
+/**
+ * Waits until B's own project worker has handled its creation and its first start (it makes the
+ * onboarding agent and sets the heartbeat schedule, then records each delivery). Those writes are
+ * B's own and land whenever the worker gets to them: a digest taken before would see them as changes.
+ */
+async function workerAtRest(owner: Handle<ProjectRoot>): Promise<void> {
+  for (const type of ["project/created", "project/worker-updated"]) {
+    const event = await owner.waitForEvent({ type: `${E}/${type}`, timeoutMs: 60_000 });
+    await owner.waitForEvent({ type: `${E}/project/worker-event-delivered`, payload: { offset: event.offset }, timeoutMs: 60_000 });
+  }
+}
+
 /** Everything a reader of project B can see: its streams' events and its contexts' inventories. */
 async function digest(owner: Handle<ProjectRoot>): Promise<string> {
   const streams = await Promise.all(STREAMS.map(async (path) => [path, await (await owner.streams.get(path)).getEvents({ limit: 500 })]));
@@ -61,6 +73,7 @@ describe("the trust boundary between projects", () => {
     await owner.extend({ path: "/itx/child" });
     await owner.secrets.get("/secrets/key").update({ material: "sk-trust-b-material", egress: { urls: ["http://127.0.0.1:9/"] } });
     await owner.agents.get("/agents/helper").create({ llm: { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" } });
+    await workerAtRest(owner);
     const before = await digest(owner);
 
     const { token } = await session.issueToken({ principal: "mallory", projectIds: [a.slug], ttlSeconds: 600 });
@@ -121,7 +134,7 @@ describe("the trust boundary between projects", () => {
       }
     }
     // 4. Nothing in B changed, and B's root host still folds B (its checkpoint was not moved).
-    expect(await digest(owner)).toBe(before);
+    expect(JSON.parse(await digest(owner))).toEqual(JSON.parse(before));
     await owner.provideCapability({ name: "after", capability: () => "still mine" });
     expect(await owner.after()).toBe("still mine");
     // Slug existence is public (as on most platforms); nothing else about B is.
