@@ -97,6 +97,11 @@ const PLATFORM_LIMITS = {
   /** Longest a held append (`holdDelivery`) waits for the next append before its processors get it anyway. */
   DELIVERY_HOLD_MS: 1_000,
   /**
+   * How long a stream keeps an idle session with a processor host before offering to end it, so
+   * that idle contexts can leave memory (see ProcessorDeliveries.releaseIdle).
+   */
+  DELIVERY_SESSION_IDLE_MS: 30_000,
+  /**
    * Most rounds a chain of reactions may run: code reacting to code reacting to ... A write stamped
    * with a later round is refused with LOOP_LIMIT, so two agents answering each other (or a handler
    * appending what it handles) stop on their own.

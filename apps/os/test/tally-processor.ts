@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import { StreamProcessor, defineProcessorContract, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
+import { StreamRpcTarget, streamStub } from "../src/stream/stream-rpc-target.ts";
 
 // A test-only processor (its events live under test/): it counts tallies and, every fifth one,
 // appends a milestone fact keyed by the triggering offset, so redelivery cannot land it twice.
@@ -35,7 +36,23 @@ export class Tally extends StreamProcessor<typeof TallyContract> {
   }
 }
 
-/** Hosts the tally processor; bound in workerd tests as TEST_PROCESSORS. */
-export class TallyProcessorHost extends StreamProcessorDurableObject {
+/**
+ * Hosts the tally processor; bound in workerd tests as TEST_PROCESSORS. Like the platform's hosts it
+ * can open its own stream, so a stream may release its idle session; `hold(true)` makes it refuse.
+ */
+export class TallyProcessorHost extends StreamProcessorDurableObject<Env> {
   readonly processor = new Tally();
+  #held = false;
+
+  hold(held: boolean): void {
+    this.#held = held;
+  }
+
+  protected override openStream(): StreamRpcTarget {
+    return new StreamRpcTarget(streamStub(this.env.STREAM, String(this.ctx.id.name)), { platform: "processor-host:tally" });
+  }
+
+  protected override mayRelease(): boolean {
+    return !this.#held;
+  }
 }

@@ -338,8 +338,17 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   // A host is woken by its stream's delivery, or here, on first use in this incarnation.
   async #wake(): Promise<void> {
     if (this.woken) return;
-    const stream = new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "capability-host" });
-    await this.wakeStreamProcessor({ name: "core", stream, coordinate: `${this.#projectId}:${this.#path}` });
+    await this.wakeStreamProcessor({ name: "core", stream: this.openStream(), coordinate: `${this.#projectId}:${this.#path}` });
+  }
+
+  protected override openStream(): StreamRpcTarget {
+    return new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "capability-host" });
+  }
+
+  // Live capabilities are values only this incarnation holds: while one is mounted, the stream's
+  // session keeps this object in memory.
+  protected override mayRelease(): boolean {
+    return this.#live.size === 0;
   }
 }
 

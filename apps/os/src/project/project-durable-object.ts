@@ -73,9 +73,11 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
   // Wakes the processor from this side, as the root stream would: it catches up from its checkpoint.
   async #wake(force = false): Promise<void> {
     if (this.woken && !force) return;
-    const coordinate = `${this.#projectId}:/`;
-    const stream = new StreamRpcTarget(streamStub(this.env.STREAM, coordinate), { platform: "processor-host:project" });
-    await this.wakeStreamProcessor({ name: "project", stream, coordinate });
+    await this.wakeStreamProcessor({ name: "project", stream: this.openStream(), coordinate: `${this.#projectId}:/` });
+  }
+
+  protected override openStream(): StreamRpcTarget {
+    return new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:/`), { platform: "processor-host:project" });
   }
 
   // While a run works, an alarm stands to revive it should this incarnation die.

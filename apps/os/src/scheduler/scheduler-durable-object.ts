@@ -201,11 +201,17 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
   }
 
   async #state(): Promise<SchedulerState> {
-    if (!this.woken) {
-      const stream = new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "scheduler" });
-      await this.wakeStreamProcessor({ name: "scheduler", stream, coordinate: `${this.#projectId}:${this.#path}` });
-    }
+    if (!this.woken) await this.wakeStreamProcessor({ name: "scheduler", stream: this.openStream(), coordinate: `${this.#projectId}:${this.#path}` });
     return (await this.snapshot()).state as SchedulerState;
+  }
+
+  protected override openStream(): StreamRpcTarget {
+    return new StreamRpcTarget(streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`), { platform: "scheduler" });
+  }
+
+  // An occurrence under way is held only here: the stream's session stays until it ends.
+  protected override mayRelease(): boolean {
+    return this.#running.size === 0;
   }
 }
 

@@ -13,7 +13,12 @@ export interface ProcessorSession {
   checkpoint: number;
   /** `head`: the stream's head when the batch was read, so the host need not ask for it. */
   processEventBatch: ((events: StreamEvent[], head: number) => Promise<{ offset: number }>) & Partial<Disposable>;
+  /** Ends an idle session when the host can do without it (true); hosts that predate it never are. */
+  release?: ((() => Promise<boolean>) & Partial<Disposable>) | undefined;
 }
+
+/** What an attempt to release an idle session came to. */
+export type ReleaseOutcome = "released" | "kept" | "none";
 
 const DELIVERY_BATCH = 500;
 const RETRY_BASE_MS = 500;
@@ -33,6 +38,9 @@ export class HostedDelivery {
   #failures = 0;
   #retryAt = 0;
   #lastError: string | undefined;
+  // When the last batch was sent (or the session opened), and a release under way.
+  #usedAt = 0;
+  #releasing: Promise<ReleaseOutcome> | undefined;
 
   constructor(key: string, subscription: ProcessorSubscription) {
     this.key = key;
@@ -72,20 +80,58 @@ export class HostedDelivery {
   close(): void {
     const session = this.#session;
     this.#session = undefined;
-    try {
-      session?.processEventBatch[Symbol.dispose]?.();
-    } catch {
-      // the host may be gone already
+    for (const stub of [session?.processEventBatch, session?.release]) {
+      try {
+        stub?.[Symbol.dispose]?.();
+      } catch {
+        // the host may be gone already
+      }
     }
+  }
+
+  /**
+   * Ends the session when nothing was sent for `idleMs` and the host agrees, so that neither object
+   * keeps the other in memory: "released", "kept" (busy, recently used, or the host refused or
+   * cannot), or "none" (no session). The next pump wakes the host again, from its checkpoint.
+   */
+  release(now: number, idleMs: number): Promise<ReleaseOutcome> {
+    this.#releasing ??= this.#release(now, idleMs).finally(() => {
+      this.#releasing = undefined;
+    });
+    return this.#releasing;
+  }
+
+  async #release(now: number, idleMs: number): Promise<ReleaseOutcome> {
+    const session = this.#session;
+    if (!session) return "none";
+    if (this.#pumping || !session.release || now - this.#usedAt < idleMs) return "kept";
+    let released: boolean;
+    try {
+      released = (await session.release()) === true;
+    } catch {
+      // The host is gone (restarted, evicted): the session is dead either way.
+      released = true;
+    }
+    if (!released || this.#session !== session) return "kept";
+    this.close();
+    return "released";
+  }
+
+  /** Whether a session is open that its host could release (hosts that predate release cannot). */
+  get releasable(): boolean {
+    return this.#session?.release !== undefined;
   }
 
   async #drain(options: Parameters<HostedDelivery["pump"]>[0]): Promise<void> {
     try {
+      // A release under way settles first: its session is either kept or gone.
+      await this.#releasing;
       if (!this.#session) {
         const session = await options.wake();
         this.#session = session;
         this.#cursor = session.checkpoint;
       }
+      this.#usedAt = options.now();
       while (this.#cursor < options.head()) {
         const batch = options.read(this.#cursor, DELIVERY_BATCH);
         const last = batch.at(-1);
@@ -94,6 +140,7 @@ export class HostedDelivery {
         const { offset } = await this.#session.processEventBatch(batch, options.head());
         if (offset < last.offset) throw new Error(`host committed ${offset}, short of ${last.offset}`);
         this.#cursor = offset;
+        this.#usedAt = options.now();
       }
       this.#failures = 0;
       this.#retryAt = 0;

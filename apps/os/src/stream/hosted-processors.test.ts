@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import type { StreamDurableObject } from "./stream-durable-object.ts";
 import { describe, expect, test } from "vitest";
 import { streamStub } from "./stream-rpc-target.ts";
 import { errorCode } from "iterate/errors";
@@ -168,5 +169,40 @@ describe("hosted processors", () => {
     expect(healed.state.offsets.slice(0, 6)).toEqual(honest.state.offsets);
     // Rebuilt quietly: the one milestone (at 5) was not reached again.
     expect((await stream.getEvents({ types: ["test/tally-milestone-reached"] })).map((event) => event.payload)).toEqual([{ count: 5 }]);
+  });
+  test("an idle session ends when its host agrees, and the next event wakes the host again from its checkpoint", async () => {
+    const { stream: name, host } = names();
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: [subscribe(host)], stamp: platform });
+    await stream.append({ events: tallies(3), stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(3);
+    const release = (idleMs: number) => runInDurableObject(env.STREAM.getByName(name), (instance: StreamDurableObject) => instance.releaseIdleSessions(idleMs));
+    // Delivery done (a session under way is never released): the cursor is at the head.
+    const delivered = async () => expect.poll(async () => (await stream.info()).processors[0]?.cursor).toBe(await stream.head());
+    await delivered();
+    // Used a moment ago: kept.
+    expect(await release(60_000)).toBe(0);
+    // A host that still needs it refuses.
+    const hostStub = env.TEST_PROCESSORS.getByName(host) as unknown as { hold(held: boolean): Promise<void> };
+    await hostStub.hold(true);
+    expect(await release(0)).toBe(0);
+    // A live subscriber is held only by the stream: while one is there, nothing is released.
+    const subscription = await stream.subscribe({ callback: () => undefined, key: "watcher" });
+    await hostStub.hold(false);
+    expect(await release(0)).toBe(0);
+    expect(await stream.unsubscribe(subscription.key)).toBe(true);
+    expect(await release(0)).toBe(1);
+    // Nothing left to release; the next events wake the host, which folds each one exactly once.
+    expect(await release(0)).toBe(0);
+    await stream.append({ events: tallies(4, 3), stamp });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(7);
+    const { state, offset } = await snapshot(host);
+    expect(new Set(state.offsets).size).toBe(7);
+    expect(offset).toBe(await stream.head());
+    const milestones = await stream.getEvents({ types: ["test/tally-milestone-reached"] });
+    expect(milestones.map((event) => event.payload)).toEqual([{ count: 5 }]);
+    // The woken session is released again once idle.
+    await delivered();
+    expect(await release(0)).toBe(1);
   });
 });

@@ -17,6 +17,11 @@ export interface DeliveryHost {
   read(after: number, limit: number): StreamEvent[];
   /** The Stream capability a woken host folds through (the stream's own backend). */
   capability(stamp: ConstructorParameters<typeof StreamRpcTarget>[1]): StreamRpcTarget;
+  /**
+   * True when nothing but its processor sessions keeps the stream in memory for a reason: no live
+   * subscriber (held only here) and no waiter. Idle sessions are released only then.
+   */
+  quiet(): boolean;
 }
 
 /**
@@ -28,6 +33,7 @@ export class ProcessorDeliveries {
   readonly #host: DeliveryHost;
   readonly #deliveries = new Map<string, HostedDelivery>();
   #held: ReturnType<typeof setTimeout> | undefined;
+  #releaseCheck: ReturnType<typeof setTimeout> | undefined;
 
   constructor(host: DeliveryHost) {
     this.#host = host;
@@ -90,6 +96,34 @@ export class ProcessorDeliveries {
     );
     const retries = [...this.#deliveries.values()].map((delivery) => delivery.retryAt).filter((at) => at > 0);
     if (retries.length > 0) await host.ctx.storage.setAlarm(Math.min(...retries));
+    this.#scheduleRelease();
+  }
+
+  /**
+   * Ends the sessions idle for `idleMs` whose hosts agree (DELIVERY_SESSION_IDLE_MS after the last
+   * pump by default). A session pins both objects in memory (each holds a capability of the other),
+   * so without this a project's every context stayed loaded for as long as the OS ran. Nothing is
+   * lost: the next event wakes the host again, from its checkpoint. Answers how many were released.
+   */
+  async releaseIdle(idleMs: number = LIMITS.DELIVERY_SESSION_IDLE_MS): Promise<number> {
+    if (!this.#host.quiet()) return 0;
+    const now = Date.now();
+    const outcomes = await Promise.all([...this.#deliveries.values()].map((delivery) => delivery.release(now, idleMs)));
+    return outcomes.filter((outcome) => outcome === "released").length;
+  }
+
+  // One check at a time, re-armed while a session that could be released is still open.
+  #scheduleRelease(): void {
+    if (this.#releaseCheck !== undefined) return;
+    if (![...this.#deliveries.values()].some((delivery) => delivery.releasable)) return;
+    this.#releaseCheck = setTimeout(() => {
+      this.#releaseCheck = undefined;
+      this.#host.ctx.waitUntil(
+        this.releaseIdle()
+          .catch(() => 0)
+          .then(() => this.#scheduleRelease()),
+      );
+    }, LIMITS.DELIVERY_SESSION_IDLE_MS);
   }
 
   async #wake(delivery: HostedDelivery): Promise<ProcessorSession> {

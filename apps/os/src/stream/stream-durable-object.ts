@@ -54,6 +54,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       head: () => this.#journal.head,
       read: (after, limit) => this.#journal.read(after, Number.MAX_SAFE_INTEGER, limit),
       capability: (stamp) => new StreamRpcTarget(uncodedBackend(this), stamp),
+      quiet: () => this.#live.size === 0 && this.#waiters.size === 0,
     });
     this.#protocol = new StreamProtocol({
       sql,
@@ -268,6 +269,14 @@ export class StreamDurableObject extends DurableObject<Env> {
       liveSubscribers: this.#live.size,
       processors: this.#deliveries.statuses(),
     };
+  }
+
+  /**
+   * Ends the processor sessions idle for `idleMs` whose hosts agree (the stream does this on its own
+   * DELIVERY_SESSION_IDLE_MS after its last delivery); answers how many ended. For tests.
+   */
+  releaseIdleSessions(idleMs?: number): Promise<number> {
+    return this.#deliveries.releaseIdle(idleMs);
   }
 
   /** Retries hosted-processor deliveries that failed. */

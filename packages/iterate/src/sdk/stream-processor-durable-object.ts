@@ -21,6 +21,13 @@ export interface WokenProcessor {
   checkpoint: number;
   /** `head`: the stream's head when it read the batch, so the host need not ask (older streams omit it). */
   processEventBatch(events: StreamEvent[], head?: number): Promise<{ offset: number }>;
+  /**
+   * The stream is done with this session for now (it has been idle): the host lets go of the stream
+   * capability it was handed, so that neither object holds the other in memory and both may be
+   * evicted. Answers false when the host still needs it (work in flight, state only this
+   * incarnation has); the stream then keeps the session. Older hosts lack it and are never released.
+   */
+  release?(): boolean;
 }
 
 /**
@@ -59,7 +66,8 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     }
     // Parameters are released when this call returns: keep our own reference to the stream.
     const previous = this.#stream;
-    this.#stream = input.stream.dup ? input.stream.dup() : input.stream;
+    const handed = input.stream.dup ? input.stream.dup() : input.stream;
+    this.#stream = handed;
     disposeQuietly(previous);
     let engine = this.#engine;
     let outcomes;
@@ -83,7 +91,26 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     return {
       checkpoint: (await engine.snapshot(slug)).offset,
       processEventBatch: (events: StreamEvent[], head?: number) => this.#processEventBatch(events, head),
+      release: () => this.#release(handed),
     };
+  }
+
+  /**
+   * A stream capability this host opens on its own, for a host that can (the platform's hosts: their
+   * own coordinate through the STREAM binding, with the authority they wake themselves with). Only
+   * such a host lets go of a stream's handed capability when that stream's session idles out: its
+   * engine then reads and appends through a fresh one of these each time. Undefined by default.
+   */
+  protected openStream(): HostedStream | undefined {
+    return undefined;
+  }
+
+  /**
+   * False while this incarnation holds something a stream's session must keep in memory (live
+   * capabilities, runs under way): the host then refuses to release the session. True by default.
+   */
+  protected mayRelease(): boolean {
+    return true;
   }
 
   /**
@@ -150,6 +177,17 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     return { offset: outcome?.offset ?? 0 };
   }
 
+  // The stream's session idled out. Let go of what it handed over only when nothing here needs it:
+  // the engine is idle, the subclass agrees, and the host can open its own stream from now on.
+  #release(handed: HostedStream): boolean {
+    if (this.#stream !== handed) return true;
+    if (this.#engine && !this.#engine.isIdle()) return false;
+    if (!this.mayRelease() || this.openStream() === undefined) return false;
+    this.#stream = undefined;
+    disposeQuietly(handed);
+    return true;
+  }
+
   // While claims exist, check on them again later: work that died with an incarnation is re-driven.
   async #scheduleRevival(): Promise<void> {
     const claims = await this.#engine?.claims();
@@ -159,8 +197,9 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
   // The engine reads and appends through whichever stream capability the latest wake handed over.
   #currentStream(): ProcessorStream {
     const stream = () => {
-      if (!this.#stream) throw new ItxError("UNAVAILABLE", "no stream has woken this processor host yet");
-      return this.#stream;
+      const current = this.#stream ?? this.openStream();
+      if (!current) throw new ItxError("UNAVAILABLE", "no stream has woken this processor host yet");
+      return current;
     };
     return {
       read: ({ afterOffset, limit }) => stream().getEvents({ afterOffset, limit }),
