@@ -90,6 +90,12 @@ const PLATFORM_LIMITS = {
   STREAM_PATH_MAX_LENGTH: 512,
   /** Most hosted-processor subscriptions on one stream: each is woken on every append. */
   SUBSCRIPTIONS_MAX: 32,
+  /**
+   * How many type and source ids a stream's journal keeps in memory each. Sources carry a reaction
+   * chain's start, so writers can make many: past this the cache starts again (a miss costs one
+   * statement), and memory stays bounded whatever they do.
+   */
+  JOURNAL_NAMES_CACHED_MAX: 1024,
   /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
   LIVE_SUBSCRIBERS_MAX: 256,
   /** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */

@@ -1,9 +1,7 @@
-/**
- * How many type and source ids a journal keeps in memory each. Sources carry a reaction chain's
- * start, so a busy stream can see many: past this, the cache starts again (a miss costs one
- * statement), and memory stays bounded whatever writers do.
- */
-export const JOURNAL_NAMES_CACHED_MAX = 1024;
+import { LIMITS } from "../limits.ts";
+
+/** How many type and source ids a journal keeps in memory each (LIMITS.JOURNAL_NAMES_CACHED_MAX). */
+export const JOURNAL_NAMES_CACHED_MAX = LIMITS.JOURNAL_NAMES_CACHED_MAX;
 
 /**
  * The small tables a journal's rows point into: each event type and each source (its JSON text)
