@@ -1,7 +1,7 @@
 import { DurableStream } from "@durable-streams/client";
 import { connectItx } from "iterate/client";
 import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
-import { report, summarize, time, reportReadRates } from "./stats.ts";
+import { interleave, report, summarize, time, reportReadRates } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 const SINGLE_APPENDS = 500;
@@ -68,21 +68,25 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
     const batched = await create("batches");
     const peerBatched = await peer.create("batches");
     // Streams of the same project through each layer of plumbing the series above bypasses.
-    const layers = at.bypassed.map((layer) => ({ ...layer, stream: `${layer.url}/streams/${slug}/batches-${layer.name}`, posts: [] as number[] }));
+    const layers = at.bypassed.map((layer) => ({ ...layer, stream: `${layer.url}/streams/${slug}/batches-${layer.name}` }));
     for (const layer of layers) await DurableStream.create({ url: layer.stream, contentType: "application/json", headers });
-    const ourPosts: number[] = [];
-    const peerPosts: number[] = [];
-    for (let i = 0; i < BATCH_EVENTS; i += BATCH) {
-      const body = batchBody(i);
-      const turns = [
-        async () => ourPosts.push(await time(() => postBatch(batched.url, body, headers))),
-        async () => peerPosts.push(await time(() => postBatch(peerBatched.url, body))),
-        ...layers.map((layer) => async () => layer.posts.push(await time(() => postBatch(layer.stream, body, headers)))),
-      ];
-      // Rotate the order each round, so no series always follows another.
-      const round = i / BATCH;
-      for (let k = 0; k < turns.length; k++) await (turns[(round + k) % turns.length] as () => Promise<number>)();
-    }
+    // Each series posts the same sequence of bodies; the order of the series is shuffled each
+    // round (a fixed rotation keeps each series behind the same neighbour, and the peer keeps its
+    // disk busy for a moment after it answers).
+    const posted = new Map<string, number>();
+    const poster = (series: string, url: string, postHeaders: Record<string, string> = {}) => async () => {
+      const start = posted.get(series) ?? 0;
+      posted.set(series, start + BATCH);
+      await postBatch(url, batchBody(start), postHeaders);
+    };
+    const series: Record<string, () => Promise<void>> = {
+      ours: poster("ours", batched.url, headers),
+      peer: poster("peer", peerBatched.url),
+      ...Object.fromEntries(layers.map((layer) => [layer.name, poster(layer.name, layer.stream, headers)])),
+    };
+    const samples = await interleave(BATCH_EVENTS / BATCH, series);
+    const ourPosts = samples.ours ?? [];
+    const peerPosts = samples.peer ?? [];
     const rate = BATCH_EVENTS / (sum(ourPosts) / 1000);
     const peerRate = BATCH_EVENTS / (sum(peerPosts) / 1000);
     const posts = summarize(ourPosts);
@@ -95,8 +99,9 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
     report("dshttp.batch_100_post.peer_durable_streams_file.median", peerPostsSummary.median, "ms");
     report("dshttp.batch_100_post.peer_durable_streams_file.p99", peerPostsSummary.p99, "ms");
     for (const layer of layers) {
-      const layerRate = BATCH_EVENTS / (sum(layer.posts) / 1000);
-      const layerSummary = summarize(layer.posts);
+      const layerPosts = samples[layer.name] ?? [];
+      const layerRate = BATCH_EVENTS / (sum(layerPosts) / 1000);
+      const layerSummary = summarize(layerPosts);
       report(`dshttp.batch_100_append_rate.via_${layer.name}`, layerRate, "events/s");
       report(`dshttp.batch_100_append_rate.via_${layer.name}.ratio_to_peer`, layerRate / peerRate, `x (informative: ${layer.inFront} in front)`);
       report(`dshttp.batch_100_post.via_${layer.name}.median`, layerSummary.median, "ms");
