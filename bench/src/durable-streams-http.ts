@@ -1,7 +1,7 @@
 import { DurableStream } from "@durable-streams/client";
 import { connectItx } from "iterate/client";
 import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
-import { report, summarize, time, reportReadRates } from "./stats.ts";
+import { interleave, report, summarize, time, reportReadRates } from "./stats.ts";
 import type { BenchTarget } from "./target.ts";
 
 const SINGLE_APPENDS = 500;
@@ -20,10 +20,12 @@ const batchBody = (start: number) => `[${Array.from({ length: BATCH }, (_, j) =>
  * client, sequential POSTs of 100-message batches, and reading 100,000 messages from the start
  * with the protocol's offset loop. Compared series alternate call by call.
  *
- * Our side is measured at the OS's own workerd socket when the bench started the OS (decision
- * 0025): wrangler dev's proxy in front of it is dev tooling a deployment does not have, and the
- * peer has no proxy either. The batch series is also run through that proxy, interleaved, and
- * printed as `.via_wrangler_proxy`, so what the proxy costs stays visible.
+ * Our side is measured at a socket serving the OS Worker itself when the bench started the OS
+ * (decision 0027), else at the OS's own workerd socket (decision 0025): wrangler dev's proxy, and
+ * Miniflare's entry worker and assets router behind it, are local plumbing a deployment does not
+ * have, and the peer has none either. The batch series is also run through each layer of that
+ * plumbing the run has, interleaved, and printed as `.via_miniflare_entry` (the workerd socket)
+ * and `.via_wrangler_proxy` (the public port), so what each costs stays visible.
  */
 export async function measureDurableStreamsHttp(target: BenchTarget): Promise<void> {
   // oxlint-disable-next-line typescript/no-explicit-any -- a Cap'n Web session is dynamic
@@ -34,9 +36,9 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
     await session.projects.create({ slug }).whoami();
     const { token } = await session.issueToken({ principal: "bench", projectIds: [slug], ttlSeconds: 3600 });
     const headers = { authorization: `Bearer ${token}` };
-    const direct = target.workerdUrl !== undefined;
-    console.log(`dshttp: the OS is measured at ${direct ? "its own workerd socket (decision 0025)" : "wrangler dev's public port"}`);
-    const base = `${target.workerdUrl ?? target.baseUrl}/streams/${slug}`;
+    const at = measuredAt(target);
+    console.log(`dshttp: the OS is measured at ${at.description}`);
+    const base = `${at.url}/streams/${slug}`;
     const create = (name: string) => DurableStream.create({ url: `${base}/${name}`, contentType: "application/json", headers });
 
     // Single appends with the published client, ours and the peer's alternating.
@@ -65,23 +67,26 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
     // Sequential POSTs of 100-message batches.
     const batched = await create("batches");
     const peerBatched = await peer.create("batches");
-    // The same stream through wrangler dev's public port (only when the series above bypasses it).
-    const proxied = direct ? `${target.baseUrl}/streams/${slug}/batches-proxied` : undefined;
-    if (proxied) await DurableStream.create({ url: proxied, contentType: "application/json", headers });
-    const ourPosts: number[] = [];
-    const peerPosts: number[] = [];
-    const proxiedPosts: number[] = [];
-    for (let i = 0; i < BATCH_EVENTS; i += BATCH) {
-      const body = batchBody(i);
-      const turns = [
-        async () => ourPosts.push(await time(() => postBatch(batched.url, body, headers))),
-        async () => peerPosts.push(await time(() => postBatch(peerBatched.url, body))),
-        ...(proxied ? [async () => proxiedPosts.push(await time(() => postBatch(proxied, body, headers)))] : []),
-      ];
-      // Rotate the order each round, so no series always follows another.
-      const round = i / BATCH;
-      for (let k = 0; k < turns.length; k++) await (turns[(round + k) % turns.length] as () => Promise<number>)();
-    }
+    // Streams of the same project through each layer of plumbing the series above bypasses.
+    const layers = at.bypassed.map((layer) => ({ ...layer, stream: `${layer.url}/streams/${slug}/batches-${layer.name}` }));
+    for (const layer of layers) await DurableStream.create({ url: layer.stream, contentType: "application/json", headers });
+    // Each series posts the same sequence of bodies; the order of the series is shuffled each
+    // round (a fixed rotation keeps each series behind the same neighbour, and the peer keeps its
+    // disk busy for a moment after it answers).
+    const posted = new Map<string, number>();
+    const poster = (series: string, url: string, postHeaders: Record<string, string> = {}) => async () => {
+      const start = posted.get(series) ?? 0;
+      posted.set(series, start + BATCH);
+      await postBatch(url, batchBody(start), postHeaders);
+    };
+    const series: Record<string, () => Promise<void>> = {
+      ours: poster("ours", batched.url, headers),
+      peer: poster("peer", peerBatched.url),
+      ...Object.fromEntries(layers.map((layer) => [layer.name, poster(layer.name, layer.stream, headers)])),
+    };
+    const samples = await interleave(BATCH_EVENTS / BATCH, series);
+    const ourPosts = samples.ours ?? [];
+    const peerPosts = samples.peer ?? [];
     const rate = BATCH_EVENTS / (sum(ourPosts) / 1000);
     const peerRate = BATCH_EVENTS / (sum(peerPosts) / 1000);
     const posts = summarize(ourPosts);
@@ -93,13 +98,14 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
     report("dshttp.batch_100_post.p99", posts.p99, "ms");
     report("dshttp.batch_100_post.peer_durable_streams_file.median", peerPostsSummary.median, "ms");
     report("dshttp.batch_100_post.peer_durable_streams_file.p99", peerPostsSummary.p99, "ms");
-    if (proxiedPosts.length > 0) {
-      const proxiedRate = BATCH_EVENTS / (sum(proxiedPosts) / 1000);
-      const proxiedSummary = summarize(proxiedPosts);
-      report("dshttp.batch_100_append_rate.via_wrangler_proxy", proxiedRate, "events/s");
-      report("dshttp.batch_100_append_rate.via_wrangler_proxy.ratio_to_peer", proxiedRate / peerRate, "x (informative: wrangler dev's proxy in front)");
-      report("dshttp.batch_100_post.via_wrangler_proxy.median", proxiedSummary.median, "ms");
-      report("dshttp.batch_100_post.via_wrangler_proxy.p99", proxiedSummary.p99, "ms");
+    for (const layer of layers) {
+      const layerPosts = samples[layer.name] ?? [];
+      const layerRate = BATCH_EVENTS / (sum(layerPosts) / 1000);
+      const layerSummary = summarize(layerPosts);
+      report(`dshttp.batch_100_append_rate.via_${layer.name}`, layerRate, "events/s");
+      report(`dshttp.batch_100_append_rate.via_${layer.name}.ratio_to_peer`, layerRate / peerRate, `x (informative: ${layer.inFront} in front)`);
+      report(`dshttp.batch_100_post.via_${layer.name}.median`, layerSummary.median, "ms");
+      report(`dshttp.batch_100_post.via_${layer.name}.p99`, layerSummary.p99, "ms");
     }
 
     // Reading the 100,000 messages from the start, alternating.
@@ -119,4 +125,34 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
     session[Symbol.dispose]();
     await peer.stop();
   }
+}
+
+interface Layer {
+  /** The series' name after `via_`. */
+  name: string;
+  url: string;
+  /** What a request through it passes before the OS Worker. */
+  inFront: string;
+}
+
+/**
+ * Where our side of the group is measured (the most direct socket the run has) and the layers of
+ * local plumbing it bypasses, outermost last.
+ */
+function measuredAt(target: Pick<BenchTarget, "baseUrl" | "workerdUrl" | "workerUrl">): { url: string; description: string; bypassed: Layer[] } {
+  const entry: Layer | undefined = target.workerdUrl
+    ? { name: "miniflare_entry", url: target.workerdUrl, inFront: "Miniflare's entry worker and the assets router" }
+    : undefined;
+  const proxy: Layer = { name: "wrangler_proxy", url: target.baseUrl, inFront: "wrangler dev's proxy, Miniflare's entry worker and the assets router" };
+  if (target.workerUrl) {
+    return { url: target.workerUrl, description: "the OS Worker's own socket (decision 0027)", bypassed: [...(entry ? [entry] : []), proxy] };
+  }
+  if (target.workerdUrl) {
+    return {
+      url: target.workerdUrl,
+      description: "its own workerd socket, behind Miniflare's entry worker and the assets router (decision 0025): no socket onto the Worker itself was found (decision 0027)",
+      bypassed: [proxy],
+    };
+  }
+  return { url: target.baseUrl, description: "wrangler dev's public port: neither the Worker's socket (0027) nor workerd's (0025) was found (BASE_URL given, or not Linux)", bypassed: [] };
 }

@@ -26,6 +26,11 @@ export interface BenchTarget {
    * BASE_URL or when it could not be found.
    */
   workerdUrl?: string;
+  /**
+   * The OS Worker at a socket of its own, without Miniflare's entry worker and assets router in
+   * front either (decision 0027); absent with BASE_URL or when it could not be found.
+   */
+  workerUrl?: string;
   adminSecret: string;
   bench: RpcStub<BenchRoot>;
   close(): Promise<void>;
@@ -40,6 +45,7 @@ export async function openTarget(): Promise<BenchTarget> {
   let baseUrl = process.env.BASE_URL?.replace(/\/+$/, "");
   let adminSecret = process.env.ITERATE_ADMIN_SECRET ?? "";
   let workerdUrl: string | undefined;
+  let workerUrl: string | undefined;
   if (!baseUrl) {
     // A machine shared with other work may take minutes to start an OS: five by default, or BENCH_READY_TIMEOUT_MS.
     const readyTimeoutMs = Number(process.env.BENCH_READY_TIMEOUT_MS) || 300_000;
@@ -47,11 +53,13 @@ export async function openTarget(): Promise<BenchTarget> {
     baseUrl = os.baseUrl;
     adminSecret = os.adminSecret;
     workerdUrl = os.workerdUrl;
+    workerUrl = os.workerUrl;
   }
   const bench = newWebSocketRpcSession<BenchRoot>(`${baseUrl.replace(/^http/, "ws")}/api/bench`);
   return {
     baseUrl,
     ...(workerdUrl ? { workerdUrl } : {}),
+    ...(workerUrl ? { workerUrl } : {}),
     adminSecret,
     bench,
     async close() {

@@ -11,7 +11,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startRunnerWatchdog, type RunnerWatchdog } from "./runner-watchdog.ts";
 import { freePort } from "./free-port.ts";
-import { findWorkerdSocket } from "./workerd-socket.ts";
+import { findWorkerdSocket, answersAsOs } from "./workerd-socket.ts";
+import { formatWorkerSocket, WORKER_SOCKET_ENV } from "./worker-socket.ts";
 import { ensureDashboardBuilt } from "./dashboard-build.ts";
 import { BENCH_MAIN, withBench } from "./bench-config.ts";
 
@@ -68,12 +69,19 @@ export interface LocalOs {
    * (scripts/workerd-socket.ts, decision 0025); absent when it could not be found.
    */
   workerdUrl?: string;
+  /**
+   * With `bench`: a socket serving the OS Worker itself, with neither wrangler's proxy nor
+   * Miniflare's entry worker and assets router in front (scripts/worker-socket.ts, decision 0027);
+   * absent when it did not answer as the OS.
+   */
+  workerUrl?: string;
   /** Stops wrangler and workerd; removes the state folder when it was temporary. */
   stop(): Promise<void>;
 }
 
 const OS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const TETHERED = join(dirname(fileURLToPath(import.meta.url)), "tethered.ts");
+const WORKER_SOCKET_PRELOAD = join(dirname(fileURLToPath(import.meta.url)), "worker-socket-preload.ts");
 
 /** The runner's service name; each local OS has a dev registry of its own, so it never clashes. */
 export const RUNNER_SERVICE = "iterate-runner";
@@ -146,7 +154,10 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   // config's Worker: the bundler gets no secret.
   const bundlerConfigPath = join(runDir, "wrangler.bundler.json");
   writeFileSync(bundlerConfigPath, JSON.stringify(copiedConfig("wrangler.bundler.jsonc"), null, 2));
+  // The bench's wrangler dev also opens a socket onto the OS Worker itself (decision 0027).
+  const workerSocket = options.bench ? { worker: OS_SERVICE, host: "127.0.0.1", port: await freePort() } : undefined;
   const args = [
+    ...(workerSocket ? ["--import", WORKER_SOCKET_PRELOAD] : []),
     wranglerBin,
     "dev",
     "--config",
@@ -167,7 +178,12 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   // Through the tether: if this process dies without calling stop(), the OS stops with it.
   const child = spawn(process.execPath, [TETHERED, process.execPath, ...args], {
     cwd: OS_DIR,
-    env: { ...process.env, ...QUIET_WRANGLER_ENV, WRANGLER_REGISTRY_PATH: registry },
+    env: {
+      ...process.env,
+      ...QUIET_WRANGLER_ENV,
+      WRANGLER_REGISTRY_PATH: registry,
+      ...(workerSocket ? { [WORKER_SOCKET_ENV]: formatWorkerSocket(workerSocket) } : {}),
+    },
     stdio: options.inheritOutput ? "inherit" : ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -191,8 +207,20 @@ export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalO
   if (secretsKey === LOCAL_SECRETS_KEY) {
     console.log(`local OS at ${baseUrl}: ITERATE_SECRETS_KEY is unset, so secrets are encrypted under the local default key (local use only, never a deployment)`);
   }
-  const workerdUrl = options.bench && child.pid !== undefined ? await findWorkerdSocket(child.pid, port) : undefined;
-  return { baseUrl, adminSecret, persistTo, logPath, process: child, ...(runner ? { runner } : {}), ...(workerdUrl ? { workerdUrl } : {}), stop };
+  // Miniflare's entry socket, not the direct one, which is on the same workerd.
+  const workerdUrl = options.bench && child.pid !== undefined ? await findWorkerdSocket(child.pid, port, "workerd", workerSocket ? [workerSocket.port] : []) : undefined;
+  const workerUrl = workerSocket && (await answersAsOs(workerSocket.port)) ? `http://${workerSocket.host}:${workerSocket.port}` : undefined;
+  return {
+    baseUrl,
+    adminSecret,
+    persistTo,
+    logPath,
+    process: child,
+    ...(runner ? { runner } : {}),
+    ...(workerdUrl ? { workerdUrl } : {}),
+    ...(workerUrl ? { workerUrl } : {}),
+    stop,
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 // node --test: findWorkerdSocket picks the socket that answers as the OS in a process that does
-// not hold the public port, and answers undefined when there is none.
+// not hold the public port (skipping the ports it is told to), and answers undefined when there is none.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -38,6 +38,16 @@ test("the OS's socket in the process without the public port is found; the proxy
     assert.equal(await findWorkerdSocket(process.pid, publicPort, "node"), `http://127.0.0.1:${os.ports[1]}`);
   } finally {
     proxy.child.kill();
+    os.child.kill();
+  }
+});
+
+test("ports to skip are not taken even when they answer as the OS (the bench's direct Worker socket)", { skip: process.platform !== "linux" }, async () => {
+  const os = await serve([OS, OS]);
+  try {
+    assert.equal(await findWorkerdSocket(process.pid, 1, "node", [os.ports[0] as number]), `http://127.0.0.1:${os.ports[1]}`);
+    assert.equal(await findWorkerdSocket(process.pid, 1, "node", os.ports), undefined);
+  } finally {
     os.child.kill();
   }
 });

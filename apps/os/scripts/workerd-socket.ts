@@ -63,8 +63,8 @@ function listeningPorts(pid: number): number[] {
   return ports;
 }
 
-/** Whether `port` answers /health as the iterate OS. */
-async function isOs(port: number): Promise<boolean> {
+/** Whether 127.0.0.1:`port` answers /health as the iterate OS. */
+export async function answersAsOs(port: number): Promise<boolean> {
   try {
     const response = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2_000) });
     const body = (await response.json()) as { service?: unknown };
@@ -76,17 +76,23 @@ async function isOs(port: number): Promise<boolean> {
 
 /**
  * The URL of the OS's own workerd socket among the processes `wranglerPid` started (not the
- * proxy's `publicPort`), or undefined when none answers as the OS (another platform, another
- * wrangler layout): callers then use the public URL. `processName` is for tests.
+ * proxy's `publicPort`, nor any of `skipPorts`), or undefined when none answers as the OS
+ * (another platform, another wrangler layout): callers then use the public URL. `processName` is
+ * for tests.
  */
-export async function findWorkerdSocket(wranglerPid: number, publicPort: number, processName = "workerd"): Promise<string | undefined> {
+export async function findWorkerdSocket(
+  wranglerPid: number,
+  publicPort: number,
+  processName = "workerd",
+  skipPorts: readonly number[] = [],
+): Promise<string | undefined> {
   if (process.platform !== "linux") return undefined;
   for (const { pid, comm } of descendants(wranglerPid)) {
     if (comm !== processName) continue;
     const ports = listeningPorts(pid);
     // The proxy's workerd holds the public port: its other sockets are the proxy's own.
     if (ports.includes(publicPort)) continue;
-    for (const port of ports) if (await isOs(port)) return `http://127.0.0.1:${port}`;
+    for (const port of ports) if (!skipPorts.includes(port) && (await answersAsOs(port))) return `http://127.0.0.1:${port}`;
   }
   return undefined;
 }
