@@ -9,6 +9,15 @@ import { openProject, type BenchTarget } from "./target.ts";
 const CONTEXTS = Number(process.env.BENCH_SCALE_CONTEXTS ?? 10_000);
 /** Creations in flight at once while filling the crowd. */
 const PARALLEL = 32;
+/**
+ * The fill pauses after every FILL_BURST contexts for FILL_PAUSE_MS (BENCH_SCALE_PAUSE_MS), so the
+ * local OS can let idle contexts leave memory. A stream releases an idle processor session from a
+ * timer (DELIVERY_SESSION_IDLE_MS, 30 s), and local workerd runs every object on one thread whose
+ * timers wait while requests keep it busy: without a quiet moment nothing is released and its
+ * SQLite files exhaust the open-file limit (bench/README.md). A deployment has no such thread.
+ */
+const FILL_BURST = 1_000;
+const FILL_PAUSE_MS = Number(process.env.BENCH_SCALE_PAUSE_MS ?? 45_000);
 const ROUNDS = 200;
 const WARM_UP = 20;
 /** The figures may differ from the fresh project's by at most this ratio. */
@@ -39,7 +48,9 @@ export async function measureScale(target: BenchTarget): Promise<void> {
     const started = performance.now();
     await fill(crowded.itx);
     const fillMs = performance.now() - started;
-    report("scale.contexts_created", CONTEXTS, `contexts, each with a mount (${Math.round(fillMs / 1000)} s, ${(CONTEXTS / (fillMs / 1000)).toFixed(0)} contexts/s with ${PARALLEL} in flight)`);
+    const pausedMs = Math.max(0, Math.ceil(CONTEXTS / FILL_BURST) - 1) * FILL_PAUSE_MS;
+    const busyS = (fillMs - pausedMs) / 1000;
+    report("scale.contexts_created", CONTEXTS, `contexts, each with a mount (${Math.round(fillMs / 1000)} s with ${Math.round(pausedMs / 1000)} s of pauses; ${(CONTEXTS / busyS).toFixed(0)} contexts/s with ${PARALLEL} in flight)`);
     const shapes = { fresh: await shape(fresh.itx), crowded: await shape(crowded.itx) };
     const series = Object.fromEntries(
       (["fresh", "crowded"] as const).flatMap((project) => {
@@ -90,14 +101,18 @@ async function expectWhoami(answer: Promise<{ path?: string }>): Promise<void> {
 }
 
 async function fill(itx: any): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < CONTEXTS; i = next++) {
-      const context = itx.extend({ name: `crowd-${i}` });
-      const provision = await context.provideCapability({ name: "cap", instructions: `member ${i} of the crowd`, capability: WHOAMI });
-      provision[Symbol.dispose]?.();
-      context[Symbol.dispose]?.();
-    }
-  };
-  await Promise.all(Array.from({ length: PARALLEL }, worker));
+  for (let start = 0; start < CONTEXTS; start += FILL_BURST) {
+    if (start > 0) await new Promise((resolve) => setTimeout(resolve, FILL_PAUSE_MS));
+    const end = Math.min(CONTEXTS, start + FILL_BURST);
+    let next = start;
+    const worker = async () => {
+      for (let i = next++; i < end; i = next++) {
+        const context = itx.extend({ name: `crowd-${i}` });
+        const provision = await context.provideCapability({ name: "cap", instructions: `member ${i} of the crowd`, capability: WHOAMI });
+        provision[Symbol.dispose]?.();
+        context[Symbol.dispose]?.();
+      }
+    };
+    await Promise.all(Array.from({ length: PARALLEL }, worker));
+  }
 }
