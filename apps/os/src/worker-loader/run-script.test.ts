@@ -49,14 +49,14 @@ function deferred(): { promise: Promise<void>; open(): void; refuse(error: Error
   return { promise, open, refuse };
 }
 
+const touching = (tag: string) => `async (itx) => itx.touch() /* ${tag} ${crypto.randomUUID()} */`;
+
 const settle = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 describe.each([
   ["this Worker's Loader", () => env],
   ["the runner protocol", () => ({ ...env, RUNNER: (exports as unknown as { RunnerEntrypoint: RunnerBinding }).RunnerEntrypoint })],
 ])("runScript with a gate (%s)", (_road, roadEnv) => {
-  const touching = (tag: string) => `async (itx) => itx.touch() /* ${tag} ${crypto.randomUUID()} */`;
-
   test("the script starts only once the gate opens (its isolate loads meanwhile), and its deadline counts from then", async () => {
     const projectId = await project();
     const probe = new Probe();
