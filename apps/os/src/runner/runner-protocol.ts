@@ -90,33 +90,19 @@ export interface RunnerCallbacks {
 }
 
 /**
- * Resolves once a run may start (its request is durable), with the run's direct-egress verdict (or
- * none); rejects when it must not start at all. Passed by the OS with a run so that the call, and
- * the load of its isolate, overlap the request's append and the verdict's lookup.
- */
-export type RunGate = () => Promise<{ direct?: DirectEgressVerdict }>;
-
-/**
  * How a call into the runner ended. Failures travel as values, so their codes survive the hop;
  * `deadline` marks the runner's own deadline (TIMEOUT), apart from code that threw a TIMEOUT.
  */
 export type RunnerAnswer =
   | { ok: true; value: unknown }
   | { ok: false; error: { message: string; code?: string }; deadline?: true }
-  /** Nothing ran: the call's gate rejected (its request was not recorded). */
-  | { ok: false; notStarted: true; error: { message: string; code?: string } }
   /** Nothing ran: this runner is draining before its replacement; ask again (the next runner answers). */
   | { ok: false; refused: true; error: { message: string } };
 
 /** The runner's entrypoint as the OS sees it through its RUNNER binding. */
 export interface RunnerApi {
-  /**
-   * Runs a prepared script module's `run(itx)`; answers a deadline failure past `timeoutMs`. With
-   * `gate`, the isolate loads at once but the script starts only once `gate()` resolves (the run's
-   * request is durable), with the direct-egress verdict the gate answers (`direct` is then unused);
-   * the deadline counts from then. When it rejects, nothing runs: the answer is `{ ok: false, notStarted: true }`.
-   */
-  runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict, gate?: RunGate): Promise<RunnerAnswer>;
+  /** Runs a prepared script module's `run(itx)`; answers a deadline failure past `timeoutMs`. */
+  runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer>;
   /** Calls a member of an entrypoint of a loaded isolate; answers a deadline failure past `timeoutMs`. */
   invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
   /** Voids every direct-egress verdict older than `floor`, of calls in flight and of calls still on their way. Also while draining. */

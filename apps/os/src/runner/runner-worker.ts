@@ -7,7 +7,7 @@
 // modules of their own): import nothing but `cloudflare:workers`, types and import-free modules.
 import { DurableObject, WorkerEntrypoint, exports } from "cloudflare:workers";
 import { DirectEgressVerdicts, sendDirect } from "./direct-egress.ts";
-import type { DirectEgressVerdict, LentToken, RunGate, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, RunnerLoad } from "./runner-protocol.ts";
+import type { DirectEgressVerdict, LentToken, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, RunnerLoad } from "./runner-protocol.ts";
 
 interface RunnerEnv {
   /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
@@ -114,14 +114,8 @@ async function within(
 }
 
 export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
-  async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict, gate?: RunGate): Promise<RunnerAnswer> {
+  async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
     if (drainingSince !== undefined) return REFUSED;
-    if (gate) {
-      const opened = await loadedWhile(this.env, load, gate);
-      if ("ok" in opened) return opened;
-      if (drainingSince !== undefined) return REFUSED;
-      direct = opened.direct;
-    }
     const isolate = isolateIdOf(load);
     const worker = loadIsolate(this.env, { ...load, id: isolate.id });
     // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
@@ -175,30 +169,6 @@ export class FacetHostDurableObject extends DurableObject<RunnerEnv> {
     const worker = loadIsolate(this.env, load);
     return callMember(this.ctx.facets.get(facet.key, () => ({ class: worker.getDurableObjectClass(facet.className) })), call);
   }
-}
-
-/**
- * Loads the isolate a script would run in while `gate` is pending, so the load overlaps the wait.
- * Nothing of the script runs (its module evaluates it on the first `run`), no token is lent, and
- * the isolate is chosen again when the call runs (another variant may hold this one by then).
- * Answers what the gate opened with, or the answer for a call that must not start.
- */
-async function loadedWhile(env: RunnerEnv, load: RunnerLoad, gate: RunGate): Promise<{ direct?: DirectEgressVerdict } | RunnerAnswer> {
-  // Asked first: a load holds this thread while it compiles, and the question should be on its way.
-  const opened = gate();
-  // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
-  const entry = loadIsolate(env, { ...load, id: isolateIdOf(load).id }).getEntrypoint() as any;
-  // A load that fails here fails again in `run`, which reports it.
-  const loaded = Promise.resolve(entry.ready()).catch(() => undefined);
-  let answered: { direct?: DirectEgressVerdict };
-  try {
-    answered = await opened;
-  } catch (error) {
-    const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
-    return { ok: false, notStarted: true, error: { message: `not started: ${typeof message === "string" ? message : String(error)}`, ...(typeof code === "string" ? { code } : {}) } };
-  }
-  await loaded;
-  return answered.direct === undefined ? {} : { direct: answered.direct };
 }
 
 // Loads (or finds) the isolate `load` names. Its env.ITX and bare fetch() reach the OS with the

@@ -93,22 +93,6 @@ describe.each([
   });
 });
 
-describe("the runner's gate", () => {
-  const runner = (exports as unknown as { RunnerEntrypoint: RunnerBinding }).RunnerEntrypoint;
-
-  test("a call whose gate rejects answers notStarted and never calls its module", async () => {
-    const module = `import { WorkerEntrypoint } from "cloudflare:workers";
-export default class extends WorkerEntrypoint { ready() { return true; } async run(itx) { return itx.touch(); } }`;
-    const load = { id: `script:gate-${crypto.randomUUID()}`, compatibilityDate: "2026-08-01", mainModule: "m.js", modules: { "m.js": module }, limits: { cpuMs: 50 }, itxBinding: false };
-    const probe = new Probe();
-    const answer = await runner.runScript(load, probe, "token", 1_000, undefined, () => Promise.reject(new ItxError("LOOP_LIMIT", "refused")));
-    expect(answer).toMatchObject({ ok: false, notStarted: true, error: { code: "LOOP_LIMIT" } });
-    expect(probe.calls).toBe(0);
-    // Opened, the same call runs.
-    expect(await runner.runScript(load, probe, "token", 1_000, undefined, async () => ({}))).toEqual({ ok: true, value: 1 });
-  });
-});
-
 // Last: its drain test leaves the runner refusing calls.
 describe("runScript through the runner protocol", () => {
   const runner = (exports as unknown as { RunnerEntrypoint: RunnerBinding }).RunnerEntrypoint;

@@ -63,10 +63,11 @@ export function parseScriptSource(source: unknown): string {
  * and keys and in a failure's message (see materials-in-use.ts). The outcome is what run-settled
  * stores and `itx.run` answers, so both are clean.
  *
- * With `gate`, the script starts only once `gate` resolves, and never when it rejects; its isolate
- * loads meanwhile (nothing of the script runs in a load: see script-module.ts), so a caller that
- * must first make its request durable overlaps the two. The deadline counts from the gate. When
- * the gate rejects, the outcome is a failure the caller discards (nothing ran).
+ * With `gate`, the script starts only once `gate` resolves, and never when it rejects (the outcome
+ * is then a failure the caller discards: nothing ran); the deadline counts from the gate. In this
+ * Worker's Loader the isolate loads meanwhile (nothing of the script runs in a load: see
+ * script-module.ts), so a caller that must first make its request durable overlaps the two; the
+ * runner is called once the gate opens (see inRunner).
  */
 export async function runScript(
   env: Env,
@@ -149,7 +150,11 @@ async function inRunner(
 ): Promise<unknown> {
   const variant = reactionKey(props);
   const load = { id, ...(variant === null ? {} : { variant }), compatibilityDate: COMPATIBILITY_DATE, mainModule: "script.js", modules: { "script.js": module }, limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS }, itxBinding: false };
-  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs, { verdict, valid: stillValid }, gate);
+  // The call waits for the gate. Sent earlier (with a gate the runner asks, or beside a preload of
+  // the isolate), it cost the OS's thread more than the overlap saved here: each message to the
+  // runner crosses the dev registry's proxy on that thread, ahead of the request's append.
+  if (gate !== undefined) await gate;
+  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs, { verdict: await verdict, valid: stillValid });
   if (!answer.ok) throw answerError(answer.error);
   return answer.value;
 }

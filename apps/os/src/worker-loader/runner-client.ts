@@ -1,5 +1,5 @@
 import { ItxError, errorMessage } from "iterate/errors";
-import type { DirectEgressVerdict, LentToken, RunGate, RunnerAnswer, RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
+import type { DirectEgressVerdict, LentToken, RunnerAnswer, RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
 import type { RunnerEntrypoint } from "../runner/runner-worker.ts";
 import type { IsolateProps } from "./isolate-props.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
@@ -39,19 +39,13 @@ export function borrowed(token: unknown): IsolateProps {
  *   the CPU past RUNNER_HANG_MS, or V8 stopped it at its heap limit); never retried;
  * - UNAVAILABLE when no runner was reachable for RUNNER_WAIT_MS (nothing started).
  */
-export async function callRunner(
-  runner: RunnerBinding,
-  call: (runner: RunnerBinding) => Promise<RunnerAnswer>,
-  deadlineMs: number,
-  what: string,
-  startsAfter?: Promise<unknown>,
-): Promise<RunnerAnswer> {
+export async function callRunner(runner: RunnerBinding, call: (runner: RunnerBinding) => Promise<RunnerAnswer>, deadlineMs: number, what: string): Promise<RunnerAnswer> {
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     // Waiting for a runner does not count against the call's own deadline: nothing runs meanwhile.
     if (runnerReplaced) await waitForRunner(runner, started);
     const waitedMs = Date.now() - started;
-    const outcome = await withDeadline(call(runner), deadlineMs + UNTRUSTED_LIMITS.RUNNER_DEADLINE_GRACE_MS, startsAfter);
+    const outcome = await withDeadline(call(runner), deadlineMs + UNTRUSTED_LIMITS.RUNNER_DEADLINE_GRACE_MS);
     if (outcome.kind === "timeout" || (outcome.kind === "answered" && !outcome.answer.ok && "deadline" in outcome.answer)) {
       // A runner that answered a deadline drains and is replaced: later calls wait for the next one.
       runnerReplaced = true;
@@ -108,31 +102,17 @@ async function waitForRunner(runner: RunnerBinding, started: number): Promise<vo
 /**
  * Runs a prepared script module's `run(itx)` in the runner, handing it `itx`. `direct` is the run's
  * direct-egress verdict; `valid` is asked again at each send, so a call sent again after a
- * revocation (it waited for the next runner) goes without one. With `gate`, the call goes out at
- * once and the runner loads the isolate meanwhile, but the script starts only once `gate` resolves
- * (and never when it rejects: the answer is then `notStarted`); its deadline counts from then, and
- * the verdict travels with the gate's answer (checked by `valid` then).
+ * revocation (it waited for the next runner) goes without one.
  */
-export async function runnerRunScript(
+export function runnerRunScript(
   runner: RunnerBinding,
   load: RunnerLoad,
   props: IsolateProps,
   itx: unknown,
   timeoutMs: number,
-  direct: { verdict: Promise<DirectEgressVerdict | undefined>; valid: (verdict: DirectEgressVerdict | undefined) => DirectEgressVerdict | undefined },
-  gate?: Promise<unknown>,
+  direct?: { verdict: DirectEgressVerdict | undefined; valid: (verdict: DirectEgressVerdict | undefined) => DirectEgressVerdict | undefined },
 ): Promise<RunnerAnswer> {
-  if (gate === undefined) {
-    const verdict = await direct.verdict;
-    return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs, direct.valid(verdict)), timeoutMs, "the script"));
-  }
-  const opened: RunGate = async () => {
-    const [verdict] = await Promise.all([direct.verdict, gate]);
-    const valid = direct.valid(verdict);
-    return valid === undefined ? {} : { direct: valid };
-  };
-  // Waiting for the gate is not the script's time: the deadline here starts when it opens.
-  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs, undefined, opened), timeoutMs, "the script", gate));
+  return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs, direct?.valid(direct.verdict)), timeoutMs, "the script"));
 }
 
 /** Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its code. */
@@ -150,16 +130,10 @@ export function answerError(error: { message: string; code?: string }): Error {
 
 type Outcome = { kind: "answered"; answer: RunnerAnswer } | { kind: "failed"; error: unknown } | { kind: "timeout" };
 
-// The deadline's clock starts once `startsAfter` settles (at once without it).
-async function withDeadline(promise: Promise<RunnerAnswer>, ms: number, startsAfter?: Promise<unknown>): Promise<Outcome> {
+async function withDeadline(promise: Promise<RunnerAnswer>, ms: number): Promise<Outcome> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let settled = false;
   const timeout = new Promise<Outcome>((done) => {
-    const start = () => {
-      if (!settled) timer = setTimeout(() => done({ kind: "timeout" }), Math.max(0, ms));
-    };
-    if (startsAfter === undefined) start();
-    else void startsAfter.then(start, start);
+    timer = setTimeout(() => done({ kind: "timeout" }), Math.max(0, ms));
   });
   try {
     return await Promise.race([
@@ -170,7 +144,6 @@ async function withDeadline(promise: Promise<RunnerAnswer>, ms: number, startsAf
       timeout,
     ]);
   } finally {
-    settled = true;
     if (timer !== undefined) clearTimeout(timer);
   }
 }
