@@ -35,23 +35,21 @@ export async function run(
   // (LOOP_LIMIT). The settled fact follows within the run, so the context's processors are sent
   // both in one delivery. What the run needs that does not depend on the request goes out beside
   // its append, whose round trip it would otherwise follow: the origin's confinement, then the
-  // direct-egress verdict (does anything shadow its fetch?), and the script's preparation.
+  // direct-egress verdict (does anything shadow its fetch?), the script's preparation, and the
+  // load of its isolate, which runScript holds at the request (its gate) before the script starts.
   prepareScriptAhead(source);
-  const setup = lookupConfinement(scope.env, projectId, scope.origin).then((confinement) => {
+  const requesting = relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true }));
+  const running = lookupConfinement(scope.env, projectId, scope.origin).then((confinement) => {
     const props: IsolateProps = { ...isolateScope(scope), path, projectId, depth: (scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
-    return { props, direct: directEgressVerdict(scope.env, props) };
+    return runScript(scope.env, props, isolateItx(props), source, timeoutMs, directEgressVerdict(scope.env, props), requesting);
   });
-  const [requested, ready] = await Promise.allSettled([
-    relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true })),
-    setup,
-  ]);
+  const [requested, ran] = await Promise.allSettled([requesting, running]);
+  // Refused: the gate kept the script from starting (what runScript answered is not an outcome).
   if (requested.status === "rejected") throw requested.reason;
   const requestOffset = requested.value.offsets[0] ?? 0;
   // A request that is durable is always settled, also when the run could not be set up.
   const outcome: ScriptOutcome =
-    ready.status === "fulfilled"
-      ? await runScript(scope.env, ready.value.props, isolateItx(ready.value.props), source, timeoutMs, ready.value.direct)
-      : { status: "failed", error: { code: "UNAVAILABLE", message: `the run could not be set up: ${errorMessage(ready.reason)}` } };
+    ran.status === "fulfilled" ? ran.value : { status: "failed", error: { code: "UNAVAILABLE", message: `the run could not be set up: ${errorMessage(ran.reason)}` } };
   const settled = { type: RUN_SETTLED, payload: { requestOffset, ...outcome }, idempotencyKey: `itx/run-settled:${requestOffset}` };
   await relay(stream.append({ events: [settled], stamp, answer: "receipt" }));
   if (outcome.status === "failed") throw new ItxError(outcome.error.code, outcome.error.message, { details: { requestOffset } });

@@ -27,4 +27,23 @@ describe("loop guard", () => {
     expect(errorCode(thrown)).toBe("SCRIPT_FAILED");
     expect((thrown as Error).message).toMatch(/SyntaxError: .* at line 2, column \d+ of the script/);
   });
+
+  test.each([
+    ["1); globalThis.loaded = true; (2"],
+    ["async () => 1\n)\n;(1"],
+  ])("a source that is more than one expression is SCRIPT_FAILED: %j", (source) => {
+    let thrown: unknown;
+    try {
+      guardLoops(source, "g");
+    } catch (error) {
+      thrown = error;
+    }
+    expect(errorCode(thrown)).toBe("SCRIPT_FAILED");
+    expect((thrown as Error).message).toMatch(/one expression/);
+  });
+
+  test("a parenthesised or commented source is still one expression", () => {
+    expect(guardLoops("(async () => 1) // done", "g")).toBe("(async () => 1) // done");
+    expect(guardLoops("(1), async () => 2", "g")).toBe("(1), async () => 2");
+  });
 });

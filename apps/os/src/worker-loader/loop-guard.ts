@@ -7,18 +7,24 @@ type Node = { type: string; start: number; end: number; body?: Node };
 
 /**
  * Rewrites a script expression so that every loop body first calls `guard()`. Answers the new
- * source, or INVALID_ARGUMENT naming the line of a syntax error. The guard's name is random, so
- * a script cannot declare a binding that shadows it.
+ * source, or SCRIPT_FAILED naming the line of a syntax error, or saying the source is more than
+ * one expression (`1); doSomething(); (2` would otherwise put a statement of its own at the top
+ * of the module it runs in, run when the module loads). The guard's name is random, so a script
+ * cannot declare a binding that shadows it.
  */
 export function guardLoops(source: string, guard: string): string {
-  let tree: unknown;
+  const wrapped = `(${source}\n)`;
+  let tree: { body: Array<{ type: string; expression?: Node }> };
   try {
-    tree = parse(`(${source}\n)`, { ecmaVersion: "latest", sourceType: "module", locations: true });
+    tree = parse(wrapped, { ecmaVersion: "latest", sourceType: "module", locations: true, preserveParens: true }) as unknown as typeof tree;
   } catch (error) {
     const { message, loc } = error as { message: string; loc?: { line: number; column: number } };
     const where = loc ? ` at line ${loc.line}, column ${loc.column + 1} of the script` : "";
     throw new ItxError("SCRIPT_FAILED", `SyntaxError: ${message.replace(/ \(\d+:\d+\)$/, "")}${where}`);
   }
+  const [statement] = tree.body;
+  const whole = tree.body.length === 1 && statement?.expression?.type === "ParenthesizedExpression" && statement.expression.end === wrapped.length;
+  if (!whole) throw new ItxError("SCRIPT_FAILED", "a script is one expression: async (itx) => { ... }");
   const inserts: Array<{ at: number; text: string }> = [];
   const visit = (node: Node) => {
     const body = node.body;
@@ -37,9 +43,9 @@ export function guardLoops(source: string, guard: string): string {
     DoWhileStatement: visit as never,
   });
   // Offsets are in the parenthesised text; apply from the end so earlier offsets stay valid.
-  let wrapped = `(${source}\n)`;
-  for (const { at, text } of inserts.toSorted((a, b) => b.at - a.at)) wrapped = wrapped.slice(0, at) + text + wrapped.slice(at);
-  return wrapped.slice(1, -2);
+  let guarded = wrapped;
+  for (const { at, text } of inserts.toSorted((a, b) => b.at - a.at)) guarded = guarded.slice(0, at) + text + guarded.slice(at);
+  return guarded.slice(1, -2);
 }
 
 /** A guard identifier no script can know in advance. */

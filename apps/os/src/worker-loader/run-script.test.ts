@@ -1,4 +1,5 @@
-import { env, exports } from "cloudflare:workers";
+import { RpcTarget, env, exports } from "cloudflare:workers";
+import { ItxError } from "iterate/errors";
 import { describe, expect, test } from "vitest";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { runScript } from "./run-script.ts";
@@ -29,6 +30,70 @@ describe("runScript in this Worker's Loader (no runner bound)", () => {
   });
 });
 
+// What a script touches, counted here: its itx is this, so a call shows the script ran.
+class Probe extends RpcTarget {
+  calls = 0;
+  touch(): number {
+    return ++this.calls;
+  }
+}
+
+function deferred(): { promise: Promise<void>; open(): void; refuse(error: Error): void } {
+  let open!: () => void;
+  let refuse!: (error: Error) => void;
+  const promise = new Promise<void>((resolve, reject) => {
+    open = resolve;
+    refuse = reject;
+  });
+  promise.catch(() => undefined);
+  return { promise, open, refuse };
+}
+
+const touching = (tag: string) => `async (itx) => itx.touch() /* ${tag} ${crypto.randomUUID()} */`;
+
+const settle = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+describe.each([
+  ["this Worker's Loader", () => env],
+  ["the runner protocol", () => ({ ...env, RUNNER: (exports as unknown as { RunnerEntrypoint: RunnerBinding }).RunnerEntrypoint })],
+])("runScript with a gate (%s)", (_road, roadEnv) => {
+  test("the script starts only once the gate opens (its isolate loads meanwhile), and its deadline counts from then", async () => {
+    const projectId = await project();
+    const probe = new Probe();
+    const gate = deferred();
+    const running = runScript(roadEnv(), props(projectId), probe, touching("gated"), 300, undefined, gate.promise);
+    await settle(500);
+    expect(probe.calls).toBe(0);
+    gate.open();
+    // Waiting 500 ms at the gate did not spend the 300 ms deadline.
+    expect(await running).toEqual({ status: "succeeded", result: 1 });
+    expect(probe.calls).toBe(1);
+  });
+
+  test("a gate that rejects (the request was refused) keeps the script from starting", async () => {
+    const projectId = await project();
+    const probe = new Probe();
+    const gate = deferred();
+    const running = runScript(roadEnv(), props(projectId), probe, touching("refused"), undefined, undefined, gate.promise);
+    await settle(100);
+    gate.refuse(new ItxError("LOOP_LIMIT", "refused for the test"));
+    expect((await running).status).toBe("failed");
+    await settle(100);
+    expect(probe.calls).toBe(0);
+  });
+
+  test("the script's expression is evaluated by its first run, once per isolate; a throw there fails the run", async () => {
+    const projectId = await project();
+    const counter = `(() => { let n = 0; return async () => ++n; })() /* ${crypto.randomUUID()} */`;
+    const gate = Promise.resolve();
+    expect(await runScript(roadEnv(), props(projectId), null, counter, undefined, undefined, gate)).toEqual({ status: "succeeded", result: 1 });
+    expect(await runScript(roadEnv(), props(projectId), null, counter)).toEqual({ status: "succeeded", result: 2 });
+    const throwing = await runScript(roadEnv(), props(projectId), null, `(() => { throw new Error("at evaluation"); })()`, undefined, undefined, gate);
+    expect(throwing).toMatchObject({ status: "failed", error: { code: "SCRIPT_FAILED", message: expect.stringContaining("at evaluation") } });
+  });
+});
+
+// Last: its drain test leaves the runner refusing calls.
 describe("runScript through the runner protocol", () => {
   const runner = (exports as unknown as { RunnerEntrypoint: RunnerBinding }).RunnerEntrypoint;
   const withRunner = { ...env, RUNNER: runner };

@@ -62,6 +62,12 @@ export function parseScriptSource(source: unknown): string {
  * outcome: every spelling of it the scrub knows is replaced with "[secret]" in the result's strings
  * and keys and in a failure's message (see materials-in-use.ts). The outcome is what run-settled
  * stores and `itx.run` answers, so both are clean.
+ *
+ * With `gate`, the script starts only once `gate` resolves, and never when it rejects (the outcome
+ * is then a failure the caller discards: nothing ran); the deadline counts from the gate. In this
+ * Worker's Loader the isolate loads meanwhile (nothing of the script runs in a load: see
+ * script-module.ts), so a caller that must first make its request durable overlaps the two; the
+ * runner is called once the gate opens (see inRunner).
  */
 export async function runScript(
   env: Env,
@@ -70,12 +76,13 @@ export async function runScript(
   source: string,
   timeoutMs: number = LIMITS.TIMEOUT_MS,
   direct: Promise<DirectEgressVerdict | undefined> = directEgressVerdict(env, props),
+  gate?: Promise<unknown>,
 ): Promise<ScriptOutcome> {
   const script = await preparedScripts.prepare(source);
   if (!script.ok) return failed("SCRIPT_FAILED", script.message);
   const watch = watchMaterials(props);
   try {
-    return scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs, direct), watch);
+    return scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs, direct, gate), watch);
   } finally {
     watch.end();
   }
@@ -102,12 +109,13 @@ async function runPrepared(
   script: { hash: string; module: string },
   timeoutMs: number,
   direct: Promise<DirectEgressVerdict | undefined>,
+  gate: Promise<unknown> | undefined,
 ): Promise<ScriptOutcome> {
   try {
     const answer = (
       env.RUNNER
-        ? await inRunner(env.RUNNER, `script:${script.hash}:${props.depth}:${isolateAuthorityKey(props)}`, script.module, props, itx, timeoutMs, await direct)
-        : await inProcess(env, `script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`, script.module, props, itx, timeoutMs)
+        ? await inRunner(env.RUNNER, `script:${script.hash}:${props.depth}:${isolateAuthorityKey(props)}`, script.module, props, itx, timeoutMs, direct, gate)
+        : await inProcess(env, `script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`, script.module, props, itx, timeoutMs, gate)
     ) as {
       undefined?: true;
       json?: string;
@@ -130,10 +138,23 @@ async function runPrepared(
 // Locally: in the runner process, which the watchdog kills when the script holds it.
 // Its bare fetch() may leave from the runner when `verdict` holds (runner/direct-egress.ts). The
 // isolate's id names its authority; its reaction chain travels as the load's variant (see isolateAuthorityKey).
-async function inRunner(runner: RunnerBinding, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number, verdict: DirectEgressVerdict | undefined): Promise<unknown> {
+async function inRunner(
+  runner: RunnerBinding,
+  id: string,
+  module: string,
+  props: IsolateProps,
+  itx: unknown,
+  timeoutMs: number,
+  verdict: Promise<DirectEgressVerdict | undefined>,
+  gate: Promise<unknown> | undefined,
+): Promise<unknown> {
   const variant = reactionKey(props);
   const load = { id, ...(variant === null ? {} : { variant }), compatibilityDate: COMPATIBILITY_DATE, mainModule: "script.js", modules: { "script.js": module }, limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS }, itxBinding: false };
-  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs, { verdict, valid: stillValid });
+  // The call waits for the gate. Sent earlier (with a gate the runner asks, or beside a preload of
+  // the isolate), it cost the OS's thread more than the overlap saved here: each message to the
+  // runner crosses the dev registry's proxy on that thread, ahead of the request's append.
+  if (gate !== undefined) await gate;
+  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs, { verdict: await verdict, valid: stillValid });
   if (!answer.ok) throw answerError(answer.error);
   return answer.value;
 }
@@ -141,7 +162,7 @@ async function inRunner(runner: RunnerBinding, id: string, module: string, props
 // A deployment (and the workerd tests): in this Worker's own Loader, where Cloudflare enforces
 // `limits`. The deadline here only stops waiting; the CPU limit is what stops the isolate. The
 // isolate's egress props are fixed when it loads, reaction chain included, so its id names them all.
-async function inProcess(env: Env, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number): Promise<unknown> {
+async function inProcess(env: Env, id: string, module: string, props: IsolateProps, itx: unknown, timeoutMs: number, gate: Promise<unknown> | undefined): Promise<unknown> {
   const worker = env.LOADER.get(id, () => ({
     compatibilityDate: COMPATIBILITY_DATE,
     mainModule: "script.js",
@@ -152,13 +173,19 @@ async function inProcess(env: Env, id: string, module: string, props: IsolatePro
     globalOutbound: exports.EgressEntrypoint({ props }),
     limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS },
   }));
+  // oxlint-disable-next-line typescript/no-explicit-any -- the loaded module's entrypoint is ours, typed by scriptModule
+  const entry = worker.getEntrypoint() as any;
+  if (gate !== undefined) {
+    // The isolate loads while the gate is pending; a load that fails fails again in `run`.
+    const loaded = Promise.resolve(entry.ready()).catch(() => undefined);
+    await gate;
+    await loaded;
+  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new ItxError("TIMEOUT", `the script ran past its ${timeoutMs} ms deadline`)), timeoutMs);
   });
   try {
-    // oxlint-disable-next-line typescript/no-explicit-any -- the loaded module's entrypoint is ours, typed by scriptModule
-    const entry = worker.getEntrypoint() as any;
     return await Promise.race([entry.run(itx), deadline]);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
