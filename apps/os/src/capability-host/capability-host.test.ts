@@ -5,6 +5,8 @@ import { ensureContext } from "../itx/context-lifecycle.ts";
 import { hostStub } from "./host-stub.ts";
 import { expectCode } from "iterate/stream/test-support";
 import { LIMITS } from "../limits.ts";
+import { streamStub } from "../stream/stream-rpc-target.ts";
+import type { StreamDurableObject } from "../stream/stream-durable-object.ts";
 
 let counter = 0;
 const caller = { principal: "tester", origin: "/", connectionId: "conn-1" };
@@ -46,6 +48,25 @@ describe("capability host", () => {
     const host = hostStub(env, projectId, "/");
     await expectCode(host.invoke({ path: ["clock"], args: [], caller }), "CAPABILITY_DISCONNECTED");
     expect((await host.describeOwn()).capabilities).toEqual([expect.objectContaining({ path: ["clock"], connected: false })]);
+  });
+
+  test("a host with a live mount keeps its stream's session (the value lives only in its memory); without one it lets it go", async () => {
+    const projectId = await freshProject();
+    const coordinate = `${projectId}:/`;
+    const stream = streamStub(env.STREAM, coordinate);
+    const host = hostStub(env, projectId, "/");
+    const { providedAtOffset } = await host.provide({ path: ["clock"], capability: () => 42, caller });
+    const release = () => runInDurableObject(env.STREAM.getByName(coordinate), (instance: StreamDurableObject) => instance.releaseIdleSessions(0));
+    const delivered = async () => expect.poll(async () => (await stream.info()).processors[0]?.cursor).toBe(await stream.head());
+    await delivered();
+    expect(await release()).toBe(0);
+    expect(await host.invoke({ path: ["clock"], args: [], caller })).toBe(42);
+    await host.revoke({ path: ["clock"], providedAtOffset, caller });
+    await delivered();
+    expect(await release()).toBe(1);
+    // Released: the host still answers (it reads through a stream of its own), and a new mount works.
+    await host.provide({ path: ["later"], capability: recipe("/later"), caller });
+    expect((await host.describeOwn()).capabilities.map((capability) => capability.path)).toEqual([["later"]]);
   });
 
   test("closing the provider's connection appends capability-disconnected for its mounts only", async () => {
