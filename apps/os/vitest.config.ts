@@ -16,6 +16,7 @@ export default defineConfig({
         ItxEntrypoint: "WorkerEntrypoint",
         EgressEntrypoint: "WorkerEntrypoint",
         RunnerEntrypoint: "WorkerEntrypoint",
+        RunnerCallbackEntrypoint: "WorkerEntrypoint",
         ScopeItxEntrypoint: "WorkerEntrypoint",
         ScopeEgressEntrypoint: "WorkerEntrypoint",
         BundlerEntrypoint: "WorkerEntrypoint",

@@ -79,14 +79,29 @@ export interface InlineRequest {
 /** A response as plain data when its body is small and its length known; the Response itself otherwise. */
 export type EgressAnswer = { inline: { status: number; statusText: string; headers: [string, string][]; body: ArrayBuffer | null } } | { response: Response };
 
+/**
+ * A callback's answer: its value, or the coded refusal it meant to throw. The runner reaches the OS
+ * through the dev registry, and workerd logs every exception thrown across that hop as uncaught
+ * (with a "code had hung" line after it), so an expected refusal (code still running after its
+ * call ended) travels as a value; `unwrapCallback` throws it on the runner's side.
+ */
+export type CallbackAnswer<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
+
 /** The OS's entrypoint the runner calls back through (its OS binding). */
 export interface RunnerCallbacks {
   /** The itx the call's scope acts through. */
-  itx(token: LentToken): unknown;
+  itx(token: LentToken): Promise<CallbackAnswer<unknown>>;
   /** The call's scope's egress: `itx.fetch` of its origin. */
-  egress(token: LentToken, request: Request): Promise<Response>;
+  egress(token: LentToken, request: Request): Promise<CallbackAnswer<Response>>;
   /** The same egress for a request small enough to travel whole; the answer is inline when it is small too. */
-  egressInline(token: LentToken, request: InlineRequest): Promise<EgressAnswer>;
+  egressInline(token: LentToken, request: InlineRequest): Promise<CallbackAnswer<EgressAnswer>>;
+}
+
+/** The value a callback answered, or its refusal thrown as an error whose message starts `[CODE]` (as ItxError's does). */
+export function unwrapCallback<T>(answer: CallbackAnswer<T>): T {
+  if (answer.ok) return answer.value;
+  const { code, message } = answer.error;
+  throw Object.assign(new Error(`[${code}] ${message}`), { name: "ItxError", code });
 }
 
 /**

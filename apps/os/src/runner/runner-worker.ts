@@ -7,7 +7,7 @@
 // modules of their own): import nothing but `cloudflare:workers`, types and import-free modules.
 import { DurableObject, WorkerEntrypoint, exports } from "cloudflare:workers";
 import { DirectEgressVerdicts, sendDirect } from "./direct-egress.ts";
-import type { DirectEgressVerdict, LentToken, RunnerAnswer, RunnerApi, RunnerCall, RunnerCallbacks, RunnerLoad } from "./runner-protocol.ts";
+import { unwrapCallback, type DirectEgressVerdict, type LentToken, type RunnerAnswer, type RunnerApi, type RunnerCall, type RunnerCallbacks, type RunnerLoad } from "./runner-protocol.ts";
 
 interface RunnerEnv {
   /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
@@ -55,7 +55,7 @@ function isolateIdOf(load: RunnerLoad): { id: string; variant: string } {
 
 function tokenOf(id: string): LentToken {
   const token = lent.get(id)?.tokens.keys().next().value;
-  if (token === undefined) throw new Error(`no call is in flight for this isolate (${id.split(":")[0]}): its authority ended with its call`);
+  if (token === undefined) throw Object.assign(new Error(`[PERMISSION_DENIED] no call is in flight for this isolate (${id.split(":")[0]}): its authority ended with its call`), { name: "ItxError", code: "PERMISSION_DENIED" });
   return token;
 }
 
@@ -194,8 +194,8 @@ function callMember(target: unknown, call: RunnerCall): unknown {
 
 /** A loaded isolate's `env.ITX`: `get()` answers the itx its call in flight was lent. */
 export class ScopeItxEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: string }> {
-  get(): unknown {
-    return this.env.OS.itx(tokenOf(this.ctx.props.id));
+  async get(): Promise<unknown> {
+    return unwrapCallback(await this.env.OS.itx(tokenOf(this.ctx.props.id)));
   }
 }
 
@@ -207,7 +207,7 @@ export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: str
     const length = request.body === null ? 0 : Number(request.headers.get("content-length") ?? Number.NaN);
     // A stream pumped across the processes costs round trips of its own: small requests (most of
     // them carry no body) travel as bytes, and small answers come back the same way.
-    if (!(length <= this.env.EGRESS_INLINE_MAX_BYTES)) return this.env.OS.egress(token, request);
+    if (!(length <= this.env.EGRESS_INLINE_MAX_BYTES)) return unwrapCallback(await this.env.OS.egress(token, request));
     const body = request.body === null ? null : await request.arrayBuffer();
     // No shadow to consult and no secret to spend: the request leaves from here (direct-egress.ts).
     const { DIRECT_EGRESS_POLICY: policy, NETWORK: network } = this.env;
@@ -215,7 +215,7 @@ export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: str
       const sent = await sendDirect(network, request, body, policy);
       if (sent) return sent;
     }
-    const answer = await this.env.OS.egressInline(token, { url: request.url, method: request.method, headers: [...request.headers], body, redirect: request.redirect });
+    const answer = unwrapCallback(await this.env.OS.egressInline(token, { url: request.url, method: request.method, headers: [...request.headers], body, redirect: request.redirect }));
     if ("response" in answer) return answer.response;
     const { status, statusText, headers, body: bytes } = answer.inline;
     return new Response(bytes, { status, statusText, headers });

@@ -1,6 +1,7 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import { isolateItx, type ItxRpcTarget } from "../itx/itx-rpc-target.ts";
-import type { EgressAnswer, InlineRequest, LentToken, RunnerCallbacks } from "../runner/runner-protocol.ts";
+import { asCoded } from "../api/coded-result.ts";
+import type { CallbackAnswer, EgressAnswer, InlineRequest, LentToken, RunnerCallbacks } from "../runner/runner-protocol.ts";
 import type { IsolateProps } from "./isolate-props.ts";
 import { borrowed } from "./runner-client.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
@@ -34,25 +35,29 @@ export class EgressEntrypoint extends WorkerEntrypoint<Env, IsolateProps> {
 /**
  * What the runner calls back: the loaded code's `env.ITX.get()` and bare `fetch()`, scoped to the
  * call that lent the token. The same roads an isolate of this Worker takes (ItxEntrypoint, EgressEntrypoint).
+ * Expected refusals (a token whose call has ended, an egress the rules refuse) are answered as
+ * values (`CallbackAnswer`): thrown across the dev registry, each would be logged as uncaught.
  */
 export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements RunnerCallbacks {
-  itx(token: LentToken): unknown {
-    return isolateItx(this.env, borrowed(token));
+  itx(token: LentToken): Promise<CallbackAnswer<unknown>> {
+    return asCoded(() => isolateItx(this.env, borrowed(token)));
   }
 
-  egress(token: LentToken, request: Request): Promise<Response> {
-    return isolateItx(this.env, borrowed(token)).fetch(request);
+  egress(token: LentToken, request: Request): Promise<CallbackAnswer<Response>> {
+    return asCoded(() => isolateItx(this.env, borrowed(token)).fetch(request));
   }
 
-  async egressInline(token: LentToken, input: InlineRequest): Promise<EgressAnswer> {
-    const props = borrowed(token);
-    const request = new Request(input.url, { method: input.method, headers: input.headers, body: input.body, redirect: input.redirect });
-    const response = await isolateItx(this.env, props).fetch(request);
-    // Only an identity-encoded length says how much arrayBuffer() reads (a small gzip body may inflate to anything).
-    const encoded = (response.headers.get("content-encoding") ?? "identity") !== "identity";
-    const length = response.body === null ? 0 : Number(response.headers.get("content-length") ?? Number.NaN);
-    if (encoded || !(length <= UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES)) return { response };
-    const body = response.body === null ? null : await response.arrayBuffer();
-    return { inline: { status: response.status, statusText: response.statusText, headers: [...response.headers], body } };
+  egressInline(token: LentToken, input: InlineRequest): Promise<CallbackAnswer<EgressAnswer>> {
+    return asCoded(async () => {
+      const props = borrowed(token);
+      const request = new Request(input.url, { method: input.method, headers: input.headers, body: input.body, redirect: input.redirect });
+      const response = await isolateItx(this.env, props).fetch(request);
+      // Only an identity-encoded length says how much arrayBuffer() reads (a small gzip body may inflate to anything).
+      const encoded = (response.headers.get("content-encoding") ?? "identity") !== "identity";
+      const length = response.body === null ? 0 : Number(response.headers.get("content-length") ?? Number.NaN);
+      if (encoded || !(length <= UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES)) return { response };
+      const body = response.body === null ? null : await response.arrayBuffer();
+      return { inline: { status: response.status, statusText: response.statusText, headers: [...response.headers], body } };
+    });
   }
 }
