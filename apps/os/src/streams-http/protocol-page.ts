@@ -25,17 +25,34 @@ export function readPage(sql: SqlStorage, path: string, after: number, contentTy
     kept AS (SELECT * FROM page WHERE running <= ?3 OR offset = (SELECT min(offset) FROM page) ORDER BY offset)`;
   const pageLimits = [after, LIMITS.STREAMS_HTTP_READ_PAGE_EVENTS, LIMITS.STREAMS_HTTP_READ_PAGE_BYTES] as const;
   if (isJsonMode(contentType)) {
+    // Usually the event limit ends a page long before its bytes do: one aggregate over the range
+    // (it copies no payload) finds that out, and the page is then built over that plain range.
+    // The running sum over a window copies every row into a scratch table, so only a page whose
+    // events are larger than the byte limit allows pays for it.
+    const whole = sql
+      .exec<{ last: number | null; bytes: number | null }>(
+        "SELECT max(offset) AS last, sum(length(payload)) AS bytes FROM (SELECT offset, payload FROM journal WHERE offset > ?1 AND offset <= ?3 ORDER BY offset LIMIT ?2)",
+        after,
+        LIMITS.STREAMS_HTTP_READ_PAGE_EVENTS,
+        upTo,
+      )
+      .one();
+    if (whole.last === null) return { body: "[]", last: after, count: 0 };
+    const source =
+      (whole.bytes ?? 0) <= LIMITS.STREAMS_HTTP_READ_PAGE_BYTES
+        ? { sql: "WITH kept AS (SELECT offset, type_id, payload, at, source_id FROM journal WHERE offset > ?1 AND offset <= ?5 ORDER BY offset)", bounds: [after, whole.last] }
+        : { sql: window, bounds: undefined };
     // A message is its payload text as stored; only another writer's event needs its names.
     const row = sql
       .exec<{ n: number; last: number | null; body: string | null }>(
-        `${window}
+        `${source.sql}
          SELECT count(*) AS n, max(offset) AS last, group_concat(CASE WHEN type_id = (SELECT id FROM journal_types WHERE type = ?4) THEN payload ELSE
            (SELECT json_object('streamPath', ?6, 'offset', kept.offset, 'type', t.type, 'payload', json(kept.payload), 'createdAt', ${isoTimeSql("kept.at")}, 'source', json(s.source))
             FROM journal_types AS t, journal_sources AS s WHERE t.id = kept.type_id AND s.id = kept.source_id)
          END, ',') AS body FROM kept`,
-        ...pageLimits,
+        ...(source.bounds ? [source.bounds[0], null, null] : pageLimits),
         MESSAGE_APPENDED,
-        upTo,
+        source.bounds ? source.bounds[1] : upTo,
         path,
       )
       .one();
