@@ -2,7 +2,7 @@ import { DurableStream } from "@durable-streams/client";
 import { connectItx } from "iterate/client";
 import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
 import { interleave, report, summarize, time, reportReadRates } from "./stats.ts";
-import type { BenchTarget } from "./target.ts";
+import { measuredAt, type BenchTarget } from "./target.ts";
 
 const SINGLE_APPENDS = 500;
 const WARM = 50;
@@ -125,34 +125,4 @@ export async function measureDurableStreamsHttp(target: BenchTarget): Promise<vo
     session[Symbol.dispose]();
     await peer.stop();
   }
-}
-
-interface Layer {
-  /** The series' name after `via_`. */
-  name: string;
-  url: string;
-  /** What a request through it passes before the OS Worker. */
-  inFront: string;
-}
-
-/**
- * Where our side of the group is measured (the most direct socket the run has) and the layers of
- * local plumbing it bypasses, outermost last.
- */
-function measuredAt(target: Pick<BenchTarget, "baseUrl" | "workerdUrl" | "workerUrl">): { url: string; description: string; bypassed: Layer[] } {
-  const entry: Layer | undefined = target.workerdUrl
-    ? { name: "miniflare_entry", url: target.workerdUrl, inFront: "Miniflare's entry worker and the assets router" }
-    : undefined;
-  const proxy: Layer = { name: "wrangler_proxy", url: target.baseUrl, inFront: "wrangler dev's proxy, Miniflare's entry worker and the assets router" };
-  if (target.workerUrl) {
-    return { url: target.workerUrl, description: "the OS Worker's own socket (decision 0027)", bypassed: [...(entry ? [entry] : []), proxy] };
-  }
-  if (target.workerdUrl) {
-    return {
-      url: target.workerdUrl,
-      description: "its own workerd socket, behind Miniflare's entry worker and the assets router (decision 0025): no socket onto the Worker itself was found (decision 0027)",
-      bypassed: [proxy],
-    };
-  }
-  return { url: target.baseUrl, description: "wrangler dev's public port: neither the Worker's socket (0027) nor workerd's (0025) was found (BASE_URL given, or not Linux)", bypassed: [] };
 }

@@ -1,8 +1,9 @@
+import { newWebSocketRpcSession } from "capnweb";
 import { connectItx, readEvents } from "iterate/client";
 import type { Baselines } from "./baselines.ts";
 import { postBatch, readAll, startDurableStreamsPeer } from "./peer/durable-streams.ts";
 import { interleave, report, summarize, time, reportReadRates } from "./stats.ts";
-import type { BenchTarget } from "./target.ts";
+import { measuredAt, type BenchRoot, type BenchTarget } from "./target.ts";
 
 const SINGLE_APPENDS = 1_000;
 const BATCH = 100;
@@ -17,10 +18,18 @@ const peerItem = (i: number) => JSON.stringify({ i, t: "evt", v: "xxxxxxxx" });
 /**
  * Stream figures beside the baselines and the Durable Streams reference server (file-backed),
  * measured in this run. Series that are compared are interleaved call by call.
+ *
+ * Like `dshttp`, our side is reached at the OS Worker's own socket (decisions 0027, 0029), and so
+ * is the floor (c) interleaved with it: the local plumbing in front of the public port is not part
+ * of a deployment, and there it also compresses every WebSocket message twice (decision 0028).
  */
 export async function measureStreams(target: BenchTarget, baselines: Baselines): Promise<void> {
+  const at = measuredAt(target);
+  console.log(`stream: the OS is measured at ${at.description}`);
   // Node 22 does not parse `using`; dispose by hand.
-  const session = connectItx({ baseUrl: target.baseUrl, auth: { type: "admin-secret", secret: target.adminSecret } });
+  const session = connectItx({ baseUrl: at.url, auth: { type: "admin-secret", secret: target.adminSecret } });
+  const floorRoot = at.url === target.baseUrl ? undefined : newWebSocketRpcSession<BenchRoot>(`${at.url.replace(/^http/, "ws")}/api/bench`);
+  const floorBench = floorRoot ?? target.bench;
   const peer = await startDurableStreamsPeer();
   const run = `${Date.now()}`;
   try {
@@ -30,7 +39,7 @@ export async function measureStreams(target: BenchTarget, baselines: Baselines):
     const doName = `streams-c-${run}`;
     for (let i = 0; i < 50; i++) {
       await ours.append(event(i));
-      await target.bench.doInsertOne(doName);
+      await floorBench.doInsertOne(doName);
       await peerSingle.append(peerItem(i));
     }
     // A fresh random order every round (`interleave`): the peer keeps its file system busy for a
@@ -40,7 +49,7 @@ export async function measureStreams(target: BenchTarget, baselines: Baselines):
     let theirsAt = 0;
     const { mine, floor, theirs } = await interleave(SINGLE_APPENDS, {
       mine: () => ours.append(event(mineAt++)),
-      floor: () => target.bench.doInsertOne(doName),
+      floor: () => floorBench.doInsertOne(doName),
       theirs: () => peerSingle.append(peerItem(theirsAt++)),
     });
     const m = summarize(mine);
@@ -53,7 +62,7 @@ export async function measureStreams(target: BenchTarget, baselines: Baselines):
     report("stream.single_append.ratio_to_c", m.median / c.median, "x (target <= 1.1)");
     report("stream.single_append.peer_durable_streams_file.median", p.median, "ms");
     report("stream.single_append.peer_durable_streams_file.p99", p.p99, "ms");
-    report("stream.single_append.ratio_to_baseline_c_start_of_run", m.median / baselines.doInsert, "x");
+    report("stream.single_append.ratio_to_baseline_c_start_of_run", m.median / baselines.doInsert, `x (informative: that baseline was measured at ${target.baseUrl === at.url ? "the same address" : "the public port"})`);
 
     // Sequential 100-event batches, ours and the peer's alternating batch by batch.
     const batched = session.streams.get(`/bench/${run}/batches`);
@@ -126,6 +135,7 @@ export async function measureStreams(target: BenchTarget, baselines: Baselines):
     }
   } finally {
     session[Symbol.dispose]();
+    floorRoot?.[Symbol.dispose]();
     await peer.stop();
   }
 }
