@@ -1,3 +1,4 @@
+import type { EventInput } from "iterate/types";
 import { LIMITS } from "../limits.ts";
 import { STREAM_LIMITS } from "iterate/stream/events";
 
@@ -13,8 +14,20 @@ export const BYTES_APPENDED = "events.iterate.com/durable-streams/bytes-appended
 /** The payload of a BYTES_APPENDED event: UTF-8 text for text streams, base64 otherwise. */
 export type BytesPayload = { text: string } | { base64: string };
 
-/** A body turned into event inputs, as JSON arrays of at most APPEND_MAX_EVENTS each; or why it is not one. */
-export type BodyEvents = { chunks: string[]; count: number } | { invalid: string };
+/**
+ * A body turned into event inputs, in chunks of at most APPEND_MAX_EVENTS each (JSON mode: arrays
+ * of inputs; byte mode: JSON array text); or why it is not one.
+ */
+export type BodyEvents = { chunks: Array<string | EventInput[]>; count: number } | { invalid: string };
+
+/**
+ * A JSON-mode append body as the Worker sends it to the Stream: decoded, not parsed. The Stream
+ * parses it once (`eventsOfJson`) and checks the messages in place, instead of the Worker parsing
+ * and re-serializing every message for the Stream to parse again.
+ */
+export interface JsonBody {
+  json: string;
+}
 
 /** The media type of a Content-Type value, lowercased, without parameters. */
 export function mediaType(contentType: string | null | undefined): string {
@@ -37,17 +50,24 @@ export function isTextMode(contentType: string): boolean {
  */
 export function eventsOfBody(body: Uint8Array, contentType: string, creating: boolean): BodyEvents {
   if (body.length === 0) return { chunks: [], count: 0 };
-  if (isJsonMode(contentType)) return jsonEvents(body, creating);
-  return chunked(bytesEvents(body, contentType));
+  if (isJsonMode(contentType)) {
+    const decoded = decodeJsonBody(body);
+    return "invalid" in decoded ? decoded : eventsOfJson(decoded.json, creating);
+  }
+  return chunkedText(bytesEvents(body, contentType));
 }
 
-function jsonEvents(body: Uint8Array, creating: boolean): BodyEvents {
-  let text: string;
+/** A JSON-mode body's text, for the Stream to parse (`eventsOfJson`); or why it is not UTF-8. */
+export function decodeJsonBody(body: Uint8Array): JsonBody | { invalid: string } {
   try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body);
+    return { json: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body) };
   } catch {
     return { invalid: "Invalid JSON: the body is not UTF-8" };
   }
+}
+
+/** The events of a JSON-mode body's text: each message one MESSAGE_APPENDED input, its payload the parsed message. */
+export function eventsOfJson(text: string, creating: boolean): BodyEvents {
   if (jsonDepth(text) > LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH + 1) {
     return { invalid: `Invalid JSON: nested deeper than ${LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH} levels (STREAMS_HTTP_JSON_MAX_DEPTH)` };
   }
@@ -59,7 +79,11 @@ function jsonEvents(body: Uint8Array, creating: boolean): BodyEvents {
   }
   const messages = Array.isArray(value) ? value : [value];
   if (messages.length === 0 && !creating) return { invalid: "Empty arrays are not allowed" };
-  return chunked(messages.map((message) => `{"type":"${MESSAGE_APPENDED}","payload":${JSON.stringify(message)}}`));
+  const chunks: EventInput[][] = [];
+  for (let start = 0; start < messages.length; start += STREAM_LIMITS.APPEND_MAX_EVENTS) {
+    chunks.push(messages.slice(start, start + STREAM_LIMITS.APPEND_MAX_EVENTS).map((payload: unknown) => ({ type: MESSAGE_APPENDED, payload })));
+  }
+  return { chunks, count: messages.length };
 }
 
 function bytesEvents(body: Uint8Array, contentType: string): string[] {
@@ -88,7 +112,7 @@ function bytesEvent(payload: BytesPayload): string {
   return `{"type":"${BYTES_APPENDED}","payload":${JSON.stringify(payload)}}`;
 }
 
-function chunked(events: string[]): BodyEvents {
+function chunkedText(events: string[]): BodyEvents {
   const chunks: string[] = [];
   for (let start = 0; start < events.length; start += STREAM_LIMITS.APPEND_MAX_EVENTS) {
     chunks.push(`[${events.slice(start, start + STREAM_LIMITS.APPEND_MAX_EVENTS).join(",")}]`);

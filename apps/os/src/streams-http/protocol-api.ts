@@ -1,5 +1,5 @@
 import type { EventSource } from "iterate/types";
-import type { BodyEvents } from "./message-mapping.ts";
+import type { BodyEvents, JsonBody } from "./message-mapping.ts";
 import type { ReadFrom } from "./offsets.ts";
 import type { ProducerTuple } from "./protocol-state.ts";
 
@@ -36,8 +36,8 @@ export type ProtocolRequest =
       streamSeq?: string;
       producer?: ProducerTuple;
       close: boolean;
-      /** undefined: an empty body (only a close may have one). */
-      body?: BodyEvents;
+      /** undefined: an empty body (only a close may have one). JSON mode: the decoded text, parsed by the Stream. */
+      body?: BodyEvents | JsonBody;
       stamp: EventSource;
     }
   | { op: "head" }

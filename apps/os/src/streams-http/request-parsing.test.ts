@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { LIMITS } from "../limits.ts";
-import { MESSAGE_APPENDED, eventsOfBody, jsonDepth } from "./message-mapping.ts";
+import { STREAM_LIMITS } from "iterate/stream/events";
+import { MESSAGE_APPENDED, decodeJsonBody, eventsOfBody, eventsOfJson, jsonDepth } from "./message-mapping.ts";
 import { Refusal, boundedBody, expiry, header, producerHeaders, readQuery } from "./request-parsing.ts";
 
 const put = (headers: Record<string, string>, body?: BodyInit) => new Request("http://os/streams/p/s", { method: "POST", headers, ...(body !== undefined ? { body } : {}) });
@@ -83,7 +84,7 @@ describe("bodies as events", () => {
   test("a JSON array is a batch of messages; a JSON value one message; an empty array only on create", () => {
     const batch = eventsOfBody(body(`[1, {"a": null}, [2]]`), "application/json; charset=utf-8", false);
     expect(batch).toMatchObject({ count: 3 });
-    expect(JSON.parse((batch as { chunks: string[] }).chunks[0] ?? "")).toEqual([
+    expect((batch as { chunks: unknown[][] }).chunks[0]).toEqual([
       { type: MESSAGE_APPENDED, payload: 1 },
       { type: MESSAGE_APPENDED, payload: { a: null } },
       { type: MESSAGE_APPENDED, payload: [2] },
@@ -91,6 +92,18 @@ describe("bodies as events", () => {
     expect(eventsOfBody(body("[]"), "application/json", false)).toHaveProperty("invalid");
     expect(eventsOfBody(body("[]"), "application/json", true)).toEqual({ chunks: [], count: 0 });
     expect(eventsOfBody(body("{"), "application/json", false)).toHaveProperty("invalid");
+    expect(eventsOfBody(new Uint8Array([0x5b, 0xff, 0x5d]), "application/json", false)).toEqual({ invalid: "Invalid JSON: the body is not UTF-8" });
+  });
+
+  test("an append's JSON body crosses to the Stream decoded but not parsed; the Stream's parse is the same one", () => {
+    const text = `[{"n":1},"two",[3]]`;
+    expect(decodeJsonBody(body(text))).toEqual({ json: text });
+    expect(decodeJsonBody(new Uint8Array([0xff]))).toHaveProperty("invalid");
+    expect(eventsOfJson(text, false)).toEqual(eventsOfBody(body(text), "application/json", false));
+    // More messages than one append holds are cut into appends of APPEND_MAX_EVENTS.
+    const many = eventsOfJson(JSON.stringify(Array.from({ length: STREAM_LIMITS.APPEND_MAX_EVENTS + 1 }, (_, i) => i)), false) as { chunks: unknown[][]; count: number };
+    expect(many.count).toBe(STREAM_LIMITS.APPEND_MAX_EVENTS + 1);
+    expect(many.chunks.map((chunk) => chunk.length)).toEqual([STREAM_LIMITS.APPEND_MAX_EVENTS, 1]);
   });
 
   test("bytes are kept in chunks: text for UTF-8 text streams, base64 otherwise", () => {

@@ -64,4 +64,22 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     });
     expect(await streamStub(env.STREAM, name).head()).toBe(1);
   });
+
+  test("a JSON append body the Worker only decoded is parsed here: messages stored as sent; bad JSON or a deep one is a 400 that writes nothing", async () => {
+    const name = fresh();
+    const stream = streamStub(env.STREAM, name);
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
+    const appended = await http(name, { op: "append", contentType: "application/json", close: false, body: { json: `[{"n":1},"two",null]` }, stamp });
+    expect(appended).toMatchObject({ ok: true, value: { status: 204, headers: { "Stream-Next-Offset": "0000000000000003_0000000000000000" } } });
+    const events: StreamEvent[] = await stream.getEvents({ afterOffset: 0 });
+    expect(events.map((event) => [event.type, event.payload, event.source])).toEqual([
+      [MESSAGE_APPENDED, { n: 1 }, stamp],
+      [MESSAGE_APPENDED, "two", stamp],
+      [MESSAGE_APPENDED, null, stamp],
+    ]);
+    for (const bad of ["{", "[]", `[${"[".repeat(40)}${"]".repeat(40)}]`]) {
+      expect(await http(name, { op: "append", contentType: "application/json", close: false, body: { json: bad }, stamp }), bad).toMatchObject({ ok: true, value: { status: 400 } });
+    }
+    expect(await stream.head()).toBe(3);
+  });
 });

@@ -6,7 +6,7 @@ import { findProject } from "../project/project-directory.ts";
 import { ProjectAccess } from "../project/project-collection.ts";
 import { logUncoded } from "../logging/log-limiter.ts";
 import { HEADERS as H, type ForkSource, type ProtocolAnswer, type ProtocolRequest } from "./protocol-api.ts";
-import { eventsOfBody } from "./message-mapping.ts";
+import { decodeJsonBody, eventsOfBody, isJsonMode } from "./message-mapping.ts";
 import { parseOffset } from "./offsets.ts";
 import { authenticateRequest } from "../auth/request-auth.ts";
 import { Refusal, boundedBody, createContentType, expiry, header, producerHeaders, readQuery, responseCursor } from "./request-parsing.ts";
@@ -82,7 +82,8 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
           op: "append",
           close,
           stamp,
-          ...(contentType !== undefined && body.length > 0 ? { contentType, body: eventsOfBody(body, contentType, false) } : {}),
+          // JSON mode: decoded here, parsed once by the Stream (message-mapping.ts, JsonBody).
+          ...(contentType !== undefined && body.length > 0 ? { contentType, body: isJsonMode(contentType) ? decodeJsonBody(body) : eventsOfBody(body, contentType, false) } : {}),
           ...(streamSeq !== undefined ? { streamSeq } : {}),
           ...(producer ? { producer } : {}),
         }),
