@@ -18,12 +18,12 @@ afterEach(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-async function start(rssMaxMb?: number): Promise<{ lines: string[]; registry: string }> {
+async function start(rssMaxMb?: number, rssRecycleMb?: number): Promise<{ lines: string[]; registry: string }> {
   folder = mkdtempSync(join(tmpdir(), "iterate-watchdog-"));
   const registry = join(folder, "registry");
   mkdirSync(registry);
   const lines: string[] = [];
-  watchdog = await startRunnerWatchdog({ registry, service: "test-runner", osService: "test-os", persistTo: join(folder, "runner-state"), log: (line) => lines.push(line), ...(rssMaxMb === undefined ? {} : { rssMaxMb }) });
+  watchdog = await startRunnerWatchdog({ registry, service: "test-runner", osService: "test-os", persistTo: join(folder, "runner-state"), log: (line) => lines.push(line), ...(rssMaxMb === undefined ? {} : { rssMaxMb }), ...(rssRecycleMb === undefined ? {} : { rssRecycleMb }) });
   return { lines, registry };
 }
 
@@ -69,5 +69,27 @@ describe("the runner watchdog", () => {
     const { lines } = await start(1);
     await expect.poll(() => (watchdog?.restarts ?? 0) >= 1, { timeout: 20_000, interval: 50 }).toBe(true);
     expect(lines.some((line) => /held \d+ MB \(RUNNER_RSS_MAX_MB\)/.test(line))).toBe(true);
+  });
+
+  test("drains a runner past RUNNER_RSS_RECYCLE_MB and then replaces it", { timeout: 60_000 }, async () => {
+    // No runner fits under 1 MB: the first poll asks it to drain. With no call in flight it has
+    // drained at once, fails /health, and is replaced (not killed for its size: that cap is far).
+    const { lines } = await start(undefined, 1);
+    await expect.poll(() => (watchdog?.restarts ?? 0) >= 1, { timeout: 20_000, interval: 50 }).toBe(true);
+    expect(lines.some((line) => /runner held \d+ MB \(RUNNER_RSS_RECYCLE_MB\): draining it for replacement/.test(line))).toBe(true);
+    expect(lines.some((line) => /answered \/health with 503 \(drained: it held \d+ MB \(RUNNER_RSS_RECYCLE_MB\)\)/.test(line))).toBe(true);
+    expect(lines.some((line) => line.includes("RUNNER_RSS_MAX_MB"))).toBe(false);
+  });
+
+  test("POST /drain takes only the watchdog's secret: anyone else who reaches the port is refused and nothing drains", { timeout: 60_000 }, async () => {
+    const { lines } = await start();
+    const url = /runner up at (http:\/\/127\.0\.0\.1:\d+)/.exec(lines.find((line) => line.includes("runner up at")) ?? "")?.[1] ?? "";
+    expect(url).not.toBe("");
+    for (const headers of [{}, { "x-runner-control": "guess" }, { "x-runner-control": "" }]) {
+      const answer = await fetch(`${url}/drain`, { method: "POST", headers, body: "let me in" });
+      expect(answer.status).toBe(403);
+    }
+    expect(await (await fetch(`${url}/health`)).text()).toBe("ok");
+    expect(watchdog?.restarts).toBe(0);
   });
 });

@@ -3,9 +3,12 @@
 // When the runner does not answer /health within RUNNER_HANG_MS (code that never yields, or V8
 // stopped at its heap limit), answers it with a failure (it drained after a missed deadline),
 // holds more than RUNNER_RSS_MAX_MB, or exits, the watchdog kills its process group, drops its
-// dev-registry entry and starts a new one. The OS's calls in flight fail at once and are settled
+// dev-registry entry and starts a new one. Past RUNNER_RSS_RECYCLE_MB it first asks the runner to
+// drain (POST /drain with a secret of this start's own), so a runner that grew is replaced between
+// calls rather than in the middle of one. The OS's calls in flight fail at once and are settled
 // with a code; new calls wait for the new runner (RUNNER_WAIT_MS).
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,6 +34,8 @@ export interface RunnerWatchdogOptions {
   readyTimeoutMs?: number;
   /** The resident-memory cap (default UNTRUSTED_LIMITS.RUNNER_RSS_MAX_MB); tests lower it. */
   rssMaxMb?: number;
+  /** Past this much resident memory the runner drains and is replaced (default UNTRUSTED_LIMITS.RUNNER_RSS_RECYCLE_MB); tests lower it. */
+  rssRecycleMb?: number;
 }
 
 export interface RunnerWatchdog {
@@ -44,8 +49,12 @@ export interface RunnerWatchdog {
 export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promise<RunnerWatchdog> {
   const { registry, service, log } = options;
   const rssMaxMb = options.rssMaxMb ?? UNTRUSTED_LIMITS.RUNNER_RSS_MAX_MB;
+  const rssRecycleMb = options.rssRecycleMb ?? UNTRUSTED_LIMITS.RUNNER_RSS_RECYCLE_MB;
   let child: ChildProcess | undefined;
   let url = "";
+  // The secret of the current runner's POST /drain, and whether it was asked already.
+  let controlToken = "";
+  let drainAsked = false;
   let restarts = 0;
   let stopped = false;
   let replacing = false;
@@ -58,6 +67,8 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
     rmSync(join(registry, service), { force: true });
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
+    controlToken = randomBytes(32).toString("hex");
+    drainAsked = false;
     const started = spawn(process.execPath, [RUNNER_PROCESS], {
       // Its own process group, so a kill takes workerd with it; its temporary files stay in the OS's folder.
       detached: true,
@@ -71,6 +82,7 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
         RUNNER_OS_SERVICE: options.osService,
         RUNNER_PERSIST: options.persistTo,
         RUNNER_EGRESS_ALLOW_PRIVATE_ADDRESSES: options.egressPolicy ?? "",
+        RUNNER_CONTROL_TOKEN: controlToken,
         NODE_NO_WARNINGS: "1",
         MINIFLARE_WORKERD_V8_FLAGS: `--max-old-space-size=${UNTRUSTED_LIMITS.RUNNER_HEAP_MB}`,
       },
@@ -113,6 +125,11 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
       if (stopped) return;
       if (stopped || replacing) continue;
       const rssMb = child?.pid === undefined ? 0 : residentMb(child.pid);
+      if (rssMb > rssRecycleMb && rssMb <= rssMaxMb && !drainAsked) {
+        // Between calls, not mid-call: it drains, /health then fails and it is replaced below.
+        drainAsked = await askDrain(url, controlToken, `it held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB)`);
+        if (drainAsked) log(`[watchdog] runner held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB): draining it for replacement`);
+      }
       const health = rssMb > rssMaxMb ? { ok: false as const, reason: `held ${rssMb} MB (RUNNER_RSS_MAX_MB)` } : await askHealth(url, UNTRUSTED_LIMITS.RUNNER_HANG_MS);
       if (stopped || replacing || health.ok) continue;
       log(`[watchdog] runner ${health.reason}: killing it`);
@@ -158,6 +175,17 @@ function residentMb(pid: number): number {
   };
   visit(pid);
   return Math.round(kb / 1024);
+}
+
+/** Asks the runner to drain; false when it did not agree (it is then watched as before). */
+async function askDrain(url: string, token: string, reason: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/drain`, { method: "POST", headers: { "x-runner-control": token }, body: reason, signal: AbortSignal.timeout(UNTRUSTED_LIMITS.RUNNER_HANG_MS) });
+    await response.arrayBuffer();
+    return response.ok;
+  } catch {
+    return false;
+  }
 }
 
 async function askHealth(url: string, timeoutMs: number): Promise<{ ok: true } | { ok: false; reason: string }> {

@@ -12,6 +12,8 @@ import { unwrapCallback, type DirectEgressVerdict, type LentToken, type RunnerAn
 interface RunnerEnv {
   /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
   DRAIN_MAX_MS: number;
+  /** The watchdog's secret for POST /drain, from runner-process.ts; empty: the route is off. */
+  CONTROL_TOKEN?: string;
   /** UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES, from runner-process.ts. */
   EGRESS_INLINE_MAX_BYTES: number;
   /**
@@ -65,6 +67,8 @@ function tokenOf(id: string): LentToken {
 // /health, so that the watchdog replaces it and the leftover code dies with it.
 let inFlight = 0;
 let drainingSince: number | undefined;
+/** Why this runner drains: what /health says once it has drained. */
+let drainReason = "a call outlived its deadline, and code it left may still run";
 
 function drained(drainMaxMs: number): boolean {
   return drainingSince !== undefined && (inFlight === 0 || Date.now() - drainingSince > drainMaxMs);
@@ -222,12 +226,30 @@ export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: str
   }
 }
 
+/** Compares two strings in time that depends on their lengths only. */
+function sameSecret(given: string, expected: string): boolean {
+  if (given.length !== expected.length) return false;
+  let difference = 0;
+  for (let i = 0; i < given.length; i++) difference |= given.charCodeAt(i) ^ expected.charCodeAt(i);
+  return difference === 0;
+}
+
 export default {
   async fetch(request: Request, env: RunnerEnv): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (pathname === "/health") {
-      if (drained(env.DRAIN_MAX_MS)) return new Response("drained: a call outlived its deadline, and code it left may still run", { status: 503 });
+      if (drained(env.DRAIN_MAX_MS)) return new Response(`drained: ${drainReason}`, { status: 503 });
       return new Response(drainingSince === undefined ? "ok" : "draining");
+    }
+    // The watchdog asks a runner that grew too large to drain before it is replaced (RUNNER_RSS_RECYCLE_MB).
+    if (pathname === "/drain" && request.method === "POST") {
+      const token = env.CONTROL_TOKEN ?? "";
+      if (token === "" || !sameSecret(request.headers.get("x-runner-control") ?? "", token)) return new Response("forbidden", { status: 403 });
+      if (drainingSince === undefined) {
+        drainingSince = Date.now();
+        drainReason = (await request.text()).slice(0, 200) || "the watchdog asked it to drain";
+      }
+      return new Response("draining");
     }
     return new Response("the iterate runner: nothing to see here", { status: 404 });
   },

@@ -55,6 +55,14 @@ export const UNTRUSTED_LIMITS = {
    */
   RUNNER_RSS_MAX_MB: 2_048,
   /**
+   * Resident memory (MB) past which the watchdog asks the runner to drain: it takes no new calls
+   * (the OS waits for the next runner), lets the calls in flight finish (at most
+   * RUNNER_DRAIN_MAX_MS) and is then replaced. Loader isolates are kept for as long as the process
+   * lives (about 1.8 MB per distinct script), so a busy runner grows; this replaces it between calls
+   * instead of killing it mid-call at RUNNER_RSS_MAX_MB.
+   */
+  RUNNER_RSS_RECYCLE_MB: 1_536,
+  /**
    * Bodies up to this size (a request whose content-length says so, a response likewise) cross
    * between the runner and the OS as bytes in one RPC, not as a stream pumped across the processes:
    * the stream costs round trips of its own. Larger or unknown lengths keep streaming.
