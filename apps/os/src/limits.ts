@@ -108,6 +108,13 @@ const PLATFORM_LIMITS = {
    */
   DELIVERY_SESSION_IDLE_MS: 30_000,
   /**
+   * Longest a stream waits for a processor host to answer an offer to end its idle session. Past
+   * it the stream drops the session as if the host were gone (the next event wakes the host from
+   * its checkpoint), so a host that never answers cannot stall that subscription's deliveries,
+   * which wait for a release under way.
+   */
+  DELIVERY_RELEASE_WAIT_MS: 5_000,
+  /**
    * Most rounds a chain of reactions may run: code reacting to code reacting to ... A write stamped
    * with a later round is refused with LOOP_LIMIT, so two agents answering each other (or a handler
    * appending what it handles) stop on their own.

@@ -1,4 +1,5 @@
 import type { StreamEvent } from "iterate/types";
+import { LIMITS } from "../limits.ts";
 
 /** Where a hosted processor lives: a Durable Object namespace binding, the object's name, the slug. */
 export interface ProcessorSubscription {
@@ -92,25 +93,32 @@ export class HostedDelivery {
   /**
    * Ends the session when nothing was sent for `idleMs` and the host agrees, so that neither object
    * keeps the other in memory: "released", "kept" (busy, recently used, or the host refused or
-   * cannot), or "none" (no session). The next pump wakes the host again, from its checkpoint.
+   * cannot), or "none" (no session). The next pump wakes the host again, from its checkpoint. A
+   * host that does not answer within `waitMs` (DELIVERY_RELEASE_WAIT_MS) is treated as gone.
    */
-  release(now: number, idleMs: number): Promise<ReleaseOutcome> {
-    this.#releasing ??= this.#release(now, idleMs).finally(() => {
+  release(now: number, idleMs: number, waitMs: number = LIMITS.DELIVERY_RELEASE_WAIT_MS): Promise<ReleaseOutcome> {
+    this.#releasing ??= this.#release(now, idleMs, waitMs).finally(() => {
       this.#releasing = undefined;
     });
     return this.#releasing;
   }
 
-  async #release(now: number, idleMs: number): Promise<ReleaseOutcome> {
+  async #release(now: number, idleMs: number, waitMs: number): Promise<ReleaseOutcome> {
     const session = this.#session;
     if (!session) return "none";
     if (this.#pumping || !session.release || now - this.#usedAt < idleMs) return "kept";
     let released: boolean;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      released = (await session.release()) === true;
+      const unanswered = new Promise<"unanswered">((settle) => (timer = setTimeout(() => settle("unanswered"), waitMs)));
+      const answer = await Promise.race([session.release(), unanswered]);
+      // Unanswered: the session is dropped like a dead one (pumps wait for this release to settle).
+      released = answer === true || answer === "unanswered";
     } catch {
       // The host is gone (restarted, evicted): the session is dead either way.
       released = true;
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
     }
     if (!released || this.#session !== session) return "kept";
     this.close();
