@@ -68,9 +68,7 @@ export class StreamDurableObject extends DurableObject<Env> {
           this.#append({ events: only, stamp, answer: "receipt" });
           return;
         }
-        ctx.storage.transactionSync(() => {
-          for (const events of chunks) this.#append({ events, stamp, answer: "receipt" });
-        });
+        this.#appendAll(chunks.map((events) => ({ events, stamp, answer: "receipt" })));
       },
       clear: () => this.#clear(),
     });
@@ -154,9 +152,34 @@ export class StreamDurableObject extends DurableObject<Env> {
     this.#core = initialStreamCoreState();
   }
 
-  #append(request: AppendRequest & { answer: "receipt" }): AppendReceipt;
-  #append(request: AppendRequest): StreamEvent[] | AppendReceipt;
-  #append(request: AppendRequest): StreamEvent[] | AppendReceipt {
+  /**
+   * Several appends as one commit, all or none: nobody (waiters, live subscribers, processors)
+   * hears of any of them before all are in, and a refusal of the last one leaves the journal, its
+   * head and the stream's core as they were before the first.
+   */
+  #appendAll(requests: AppendRequest[]): void {
+    const core = this.#core;
+    const deferred = { written: [] as StreamEvent[], ephemeral: [] as StreamEvent[] };
+    try {
+      this.ctx.storage.transactionSync(() => {
+        for (const request of requests) this.#append(request, deferred);
+      });
+    } catch (error) {
+      // Rolled back: what memory holds about the journal and the core is from the undone writes.
+      this.#journal.reset();
+      if (this.#core !== core) {
+        this.#core = core;
+        this.#deliveries.sync(core);
+      }
+      throw error;
+    }
+    this.#afterCommit(deferred.written, deferred.ephemeral, false);
+  }
+
+  #append(request: AppendRequest & { answer: "receipt" }, deferred?: { written: StreamEvent[]; ephemeral: StreamEvent[] }): AppendReceipt;
+  #append(request: AppendRequest, deferred?: { written: StreamEvent[]; ephemeral: StreamEvent[] }): StreamEvent[] | AppendReceipt;
+  /** One append; with `deferred`, part of `#appendAll`: its events are collected there instead of announced. */
+  #append(request: AppendRequest, deferred?: { written: StreamEvent[]; ephemeral: StreamEvent[] }): StreamEvent[] | AppendReceipt {
     const plan = planAppend(
       {
         projectId: this.#projectId,
@@ -196,7 +219,12 @@ export class StreamDurableObject extends DurableObject<Env> {
     }
     const result = answers.map((answer) => (typeof answer === "number" ? (written[answer] as StreamEvent) : answer));
     for (const { event } of ephemeralAt) event.createdAt = new Date().toISOString();
-    this.#afterCommit(written, ephemeralAt.map(({ event }) => event), request.holdDelivery === true);
+    if (deferred) {
+      deferred.written.push(...written);
+      for (const { event } of ephemeralAt) deferred.ephemeral.push(event);
+    } else {
+      this.#afterCommit(written, ephemeralAt.map(({ event }) => event), request.holdDelivery === true);
+    }
     if (request.answer === "receipt") return { offsets: result.map((event) => event.offset), head: this.#journal.head };
     return result;
   }

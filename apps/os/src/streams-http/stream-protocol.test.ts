@@ -82,4 +82,29 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     }
     expect(await stream.head()).toBe(3);
   });
+
+  test("a body of several appends (over APPEND_MAX_EVENTS messages) is one commit: all stored in order, or, when a later one is refused, none and nobody told", async () => {
+    const name = fresh();
+    const stream = streamStub(env.STREAM, name);
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
+    // A waiter for the first message: it must not hear of a write that is then undone.
+    const waited = stream.waitForEvent({ type: MESSAGE_APPENDED, timeoutMs: 1_500 }).then(
+      (event: StreamEvent) => event.offset,
+      () => "timed out",
+    );
+    const refused = [...Array.from({ length: 500 }, (_, i) => i), "x".repeat(300_000)];
+    expect(await http(name, { op: "append", contentType: "application/json", close: false, body: { json: JSON.stringify(refused) }, stamp })).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_ARGUMENT" },
+    });
+    expect(await stream.head()).toBe(0);
+    expect(await stream.getEvents({ afterOffset: 0 })).toEqual([]);
+    expect(await waited).toBe("timed out");
+    // The head did not move: the next message is offset 1, and offsets stay gapless.
+    const next = await http(name, { op: "append", contentType: "application/json", close: false, body: { json: JSON.stringify(Array.from({ length: 600 }, (_, i) => i)) }, stamp });
+    expect(next).toMatchObject({ ok: true, value: { status: 204, headers: { "Stream-Next-Offset": "0000000000000600_0000000000000000" } } });
+    const stored: StreamEvent[] = await stream.getEvents({ afterOffset: 0, limit: 500 });
+    expect(stored.map((event) => event.offset)).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
+    expect(stored.map((event) => event.payload)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+  });
 });
