@@ -96,6 +96,13 @@ const PLATFORM_LIMITS = {
    * statement), and memory stays bounded whatever they do.
    */
   JOURNAL_NAMES_CACHED_MAX: 1024,
+  /**
+   * The newest events a stream's journal keeps in memory, as a read answers them, for whoever reads
+   * right behind the head (processor deliveries and live subscribers after each append): at most
+   * this many events, and at most JOURNAL_RECENT_MAX_BYTES of their payloads' JSON.
+   */
+  JOURNAL_RECENT_MAX_EVENTS: 1_000,
+  JOURNAL_RECENT_MAX_BYTES: 1_048_576,
   /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
   LIVE_SUBSCRIBERS_MAX: 256,
   /** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */

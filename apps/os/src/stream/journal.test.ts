@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import { unpackEvents } from "iterate/client";
 import { Journal, JOURNAL_EVENTS_VIEW, type PendingEvent } from "./journal.ts";
 import { JOURNAL_NAMES_CACHED_MAX } from "./journal-names.ts";
+import { LIMITS } from "../limits.ts";
 
 let counter = 0;
 /** Runs `body` against the SQLite storage of a fresh Durable Object. */
@@ -134,5 +135,48 @@ describe("Journal", () => {
       })),
     );
     expect(result.view.slice(0, 3)).toEqual(legacy);
+  });
+
+  test("answers a read right behind the head from memory, exactly as SQLite would, and falls back past what memory holds", async () => {
+    const result = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      const at = "2026-12-01T08:00:00.123Z";
+      const odd = { type: "demo/odd", payload: { zero: -0, text: "é\u2028", nested: [{ a: null }] }, source: bob, idempotencyKey: "odd" };
+      journal.write([event("demo/a", 1), odd, event("demo/b", 3, alice)], at);
+      const fromMemory = journal.read(0, Number.MAX_SAFE_INTEGER, 10);
+      const again = journal.read(1, 3, 10);
+      const fromSql = JSON.parse(journal.readJson(0, Number.MAX_SAFE_INTEGER, 10)) as unknown[];
+      // Past the bound: the oldest events are read from SQLite again, the newest still from memory.
+      const many = Array.from({ length: LIMITS.JOURNAL_RECENT_MAX_EVENTS + 5 }, (_, i) => event("demo/many", i));
+      journal.write(many, at);
+      const head = journal.head;
+      const oldest = journal.read(0, 6, 5);
+      // Memory answers the same objects to every reader of a range; SQLite new ones each time.
+      const shared = journal.read(head - 2, Number.MAX_SAFE_INTEGER, 1)[0] === journal.read(head - 2, Number.MAX_SAFE_INTEGER, 1)[0];
+      const sqlShared = journal.read(0, 6, 1)[0] === journal.read(0, 6, 1)[0];
+      const newest = journal.read(head - 2, Number.MAX_SAFE_INTEGER, 10);
+      const newestAgain = journal.read(head - 2, Number.MAX_SAFE_INTEGER, 10);
+      // Undone writes leave memory too: after a rollback the next read is SQLite's.
+      try {
+        storage.transactionSync(() => {
+          journal.write([event("demo/undone", 0)], at);
+          throw new Error("abort the transaction");
+        });
+      } catch {
+        journal.reset();
+      }
+      const afterRollback = journal.read(head - 1, Number.MAX_SAFE_INTEGER, 10);
+      return { fromMemory, again, fromSql, oldest, newest, newestAgain, afterRollback, head, shared, sqlShared };
+    });
+    expect(result.fromMemory).toEqual(result.fromSql);
+    expect(Object.is((result.fromMemory[1]?.payload as { zero: number }).zero, 0)).toBe(true);
+    expect(result.fromMemory.map((e) => Object.keys(e))).toEqual((result.fromSql as object[]).map((e) => Object.keys(e)));
+    expect(result.again.map((e) => e.offset)).toEqual([2]);
+    expect(result.oldest.map((e) => e.offset)).toEqual([1, 2, 3, 4, 5]);
+    expect(result.newest.map((e) => e.offset)).toEqual([result.head - 1, result.head]);
+    expect(result.newestAgain).toEqual(result.newest);
+    expect(result.shared).toBe(true);
+    expect(result.sqlShared).toBe(false);
+    expect(result.afterRollback.map((e) => [e.offset, e.type])).toEqual([[result.head, "demo/many"]]);
   });
 });

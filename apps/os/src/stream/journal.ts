@@ -1,4 +1,5 @@
 import type { EventSource, StreamEvent } from "iterate/types";
+import { LIMITS } from "../limits.ts";
 import { JournalNames, migrateLegacyEvents } from "./journal-names.ts";
 
 /** An event ready to be written: validated, stamped, not yet numbered. */
@@ -36,6 +37,8 @@ export class Journal {
   readonly #path: () => string;
   readonly #names: JournalNames;
   #head: number;
+  // The newest events, contiguous up to the head, exactly as `read` would answer them (RecentEvents).
+  readonly #recent = new RecentEvents();
 
   constructor(sql: SqlStorage, path: () => string) {
     this.#sql = sql;
@@ -86,7 +89,8 @@ export class Journal {
         lastType = event.type;
         lastTypeId = this.#names.typeId(event.type);
       }
-      rows.push([offset, lastTypeId, JSON.stringify(payload), lastSourceId, event.idempotencyKey ?? null]);
+      const payloadJson = JSON.stringify(payload);
+      rows.push([offset, lastTypeId, payloadJson, lastSourceId, event.idempotencyKey ?? null]);
       written.push(this.#toEvent(offset, event.type, payload, createdAt, event.source, event.idempotencyKey));
     }
     const [only] = rows;
@@ -101,13 +105,30 @@ export class Journal {
       );
     }
     this.#head += rows.length;
+    this.#remember(written, rows, createdAt);
     return written;
+  }
+
+  // What `read` answers for rows just written: payload and source parsed from the JSON the row
+  // holds (so a value JSON does not keep, like -0, reads the same from here as from SQLite).
+  #remember(written: StreamEvent[], rows: Array<[number, number, string, number, string | null]>, createdAt: string): void {
+    const sources = new Map<EventSource, EventSource>();
+    for (let i = 0; i < written.length; i++) {
+      const event = written[i] as StreamEvent;
+      const payloadJson = (rows[i] as [number, number, string, number, string | null])[2];
+      let source = sources.get(event.source);
+      if (!source) sources.set(event.source, (source = JSON.parse(JSON.stringify(event.source)) as EventSource));
+      const stored: StreamEvent = { streamPath: event.streamPath, offset: event.offset, type: event.type, payload: JSON.parse(payloadJson), createdAt, source };
+      if (event.idempotencyKey !== undefined) stored.idempotencyKey = event.idempotencyKey;
+      this.#recent.add(stored, payloadJson.length);
+    }
   }
 
   /** Deletes every event (a stream deleted over the Durable Streams protocol); offsets start again at 1. */
   clear(): void {
     this.#sql.exec("DELETE FROM journal");
     this.#head = 0;
+    this.#recent.forget();
   }
 
   /**
@@ -116,6 +137,7 @@ export class Journal {
    */
   reset(): void {
     this.#names.forget();
+    this.#recent.forget();
     this.#head = this.#readHead();
   }
 
@@ -124,8 +146,16 @@ export class Journal {
     return row ? this.read(row.offset - 1, row.offset + 1, 1)[0] : undefined;
   }
 
-  /** Events with `after < offset < before`, oldest first, at most `limit`, optionally of `types`. */
+  /**
+   * Events with `after < offset < before`, oldest first, at most `limit`, optionally of `types`.
+   * A read right behind the head is answered from memory (the events just written); the events
+   * are shared with other readers of that range, so callers must not change them.
+   */
   read(after: number, before: number, limit: number, types?: readonly string[]): StreamEvent[] {
+    if (types === undefined || types.length === 0) {
+      const recent = this.#recent.between(after, before, limit, this.#head);
+      if (recent) return recent;
+    }
     return JSON.parse(this.readJson(after, before, limit, types)) as StreamEvent[];
   }
 
@@ -231,5 +261,53 @@ export class Journal {
     const event: StreamEvent = { streamPath: this.#path(), offset, type, payload, createdAt, source };
     if (idempotencyKey !== undefined) event.idempotencyKey = idempotencyKey;
     return event;
+  }
+}
+
+/**
+ * The newest events of a journal, contiguous and ending at its head, bounded by
+ * JOURNAL_RECENT_MAX_EVENTS and JOURNAL_RECENT_MAX_BYTES (oldest dropped first). Emptied when a
+ * transaction is undone or the journal cleared; filled again by the next writes.
+ */
+class RecentEvents {
+  #events: StreamEvent[] = [];
+  #bytes: number[] = [];
+  #start = 0;
+  #total = 0;
+
+  add(event: StreamEvent, bytes: number): void {
+    const last = this.#events.at(-1);
+    // Not contiguous (the first write after a reset, or a restart): start again from this one.
+    if (last !== undefined && last.offset + 1 !== event.offset) this.forget();
+    this.#events.push(event);
+    this.#bytes.push(bytes);
+    this.#total += bytes;
+    while (this.#events.length - this.#start > LIMITS.JOURNAL_RECENT_MAX_EVENTS || (this.#total > LIMITS.JOURNAL_RECENT_MAX_BYTES && this.#events.length - this.#start > 1)) {
+      this.#total -= this.#bytes[this.#start] as number;
+      this.#start += 1;
+    }
+    // Drop what was trimmed now and then, not on every event.
+    if (this.#start > 256 && this.#start * 2 > this.#events.length) {
+      this.#events = this.#events.slice(this.#start);
+      this.#bytes = this.#bytes.slice(this.#start);
+      this.#start = 0;
+    }
+  }
+
+  forget(): void {
+    this.#events = [];
+    this.#bytes = [];
+    this.#start = 0;
+    this.#total = 0;
+  }
+
+  /** The events with `after < offset < before`, at most `limit`, when memory holds all of them; else undefined. */
+  between(after: number, before: number, limit: number, head: number): StreamEvent[] | undefined {
+    const first = this.#events[this.#start];
+    const last = this.#events.at(-1);
+    if (first === undefined || last === undefined || last.offset !== head || after < first.offset - 1 || after >= head) return undefined;
+    const from = this.#start + (after - (first.offset - 1));
+    const until = Math.min(from + Math.max(0, limit), this.#events.length, from + Math.max(0, before - after - 1));
+    return this.#events.slice(from, until);
   }
 }

@@ -88,7 +88,7 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     const stream = streamStub(env.STREAM, name);
     await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
     // A waiter for the first message: it must not hear of a write that is then undone.
-    const waited = stream.waitForEvent({ type: MESSAGE_APPENDED, timeoutMs: 1_500 }).then(
+    const waited = Promise.resolve(stream.waitForEvent({ type: MESSAGE_APPENDED, timeoutMs: 1_500 })).then(
       (event: StreamEvent) => event.offset,
       () => "timed out",
     );
