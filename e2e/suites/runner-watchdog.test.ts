@@ -85,7 +85,7 @@ describe("the runner watchdog", () => {
     const { lines } = await start();
     const url = /runner up at (http:\/\/127\.0\.0\.1:\d+)/.exec(lines.find((line) => line.includes("runner up at")) ?? "")?.[1] ?? "";
     expect(url).not.toBe("");
-    for (const headers of [{}, { "x-runner-control": "guess" }, { "x-runner-control": "" }]) {
+    for (const headers of [{}, { "x-runner-control": "guess" }, { "x-runner-control": "" }] as Array<Record<string, string>>) {
       const answer = await fetch(`${url}/drain`, { method: "POST", headers, body: "let me in" });
       expect(answer.status).toBe(403);
     }

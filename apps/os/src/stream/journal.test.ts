@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
 import { unpackEvents } from "iterate/client";
+import type { StreamEvent } from "iterate/types";
 import { Journal, JOURNAL_EVENTS_VIEW, type PendingEvent } from "./journal.ts";
 import { JOURNAL_NAMES_CACHED_MAX } from "./journal-names.ts";
 import { LIMITS } from "../limits.ts";
@@ -169,7 +170,7 @@ describe("Journal", () => {
       return { fromMemory, again, fromSql, oldest, newest, newestAgain, afterRollback, head, shared, sqlShared };
     });
     expect(result.fromMemory).toEqual(result.fromSql);
-    expect(Object.is((result.fromMemory[1]?.payload as { zero: number }).zero, 0)).toBe(true);
+    expect(Object.is(((result.fromMemory[1] as StreamEvent).payload as { zero: number }).zero, 0)).toBe(true);
     expect(result.fromMemory.map((e) => Object.keys(e))).toEqual((result.fromSql as object[]).map((e) => Object.keys(e)));
     expect(result.again.map((e) => e.offset)).toEqual([2]);
     expect(result.oldest.map((e) => e.offset)).toEqual([1, 2, 3, 4, 5]);
