@@ -4,8 +4,8 @@
 // stopped at its heap limit), answers it with a failure (it drained after a missed deadline),
 // holds more than RUNNER_RSS_MAX_MB, or exits, the watchdog kills its process group, drops its
 // dev-registry entry and starts a new one. Past RUNNER_RSS_RECYCLE_MB it first asks the runner to
-// drain (POST /drain with a secret of this start's own), so a runner that grew is replaced between
-// calls rather than in the middle of one. The OS's calls in flight fail at once and are settled
+// drain once idle (POST /drain with a secret of this start's own), so a runner that grew is
+// replaced between calls rather than in the middle of one. The OS's calls in flight fail at once and are settled
 // with a code; new calls wait for the new runner (RUNNER_WAIT_MS).
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -126,9 +126,14 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
       if (stopped || replacing) continue;
       const rssMb = child?.pid === undefined ? 0 : residentMb(child.pid);
       if (rssMb > rssRecycleMb && rssMb <= rssMaxMb && !drainAsked) {
-        // Between calls, not mid-call: it drains, /health then fails and it is replaced below.
-        drainAsked = await askDrain(url, controlToken, `it held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB)`);
-        if (drainAsked) log(`[watchdog] runner held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB): draining it for replacement`);
+        // Between calls, not mid-call: it drains once idle, /health then fails and it is replaced below.
+        const asked = url;
+        const agreed = await askDrain(asked, controlToken, `it held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB)`);
+        // A runner replaced meanwhile is a new one, not asked yet.
+        if (agreed && url === asked) {
+          drainAsked = true;
+          log(`[watchdog] runner held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB): draining it for replacement once no call is in flight`);
+        }
       }
       const health = rssMb > rssMaxMb ? { ok: false as const, reason: `held ${rssMb} MB (RUNNER_RSS_MAX_MB)` } : await askHealth(url, UNTRUSTED_LIMITS.RUNNER_HANG_MS);
       if (stopped || replacing || health.ok) continue;

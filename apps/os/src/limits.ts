@@ -97,12 +97,12 @@ const PLATFORM_LIMITS = {
    */
   JOURNAL_NAMES_CACHED_MAX: 1024,
   /**
-   * The newest events a stream's journal keeps in memory, as a read answers them, for whoever reads
-   * right behind the head (processor deliveries and live subscribers after each append): at most
-   * this many events, and at most JOURNAL_RECENT_MAX_BYTES of their payloads' JSON.
+   * The newest rows a stream's journal keeps in memory as JSON text, for whoever reads right behind
+   * the head (processor deliveries and live subscribers after each append): at most this many rows,
+   * and at most JOURNAL_RECENT_MAX_CHARS characters of payload JSON (1 or 2 bytes of memory each).
    */
   JOURNAL_RECENT_MAX_EVENTS: 1_000,
-  JOURNAL_RECENT_MAX_BYTES: 1_048_576,
+  JOURNAL_RECENT_MAX_CHARS: 1_048_576,
   /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
   LIVE_SUBSCRIBERS_MAX: 256,
   /** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */

@@ -85,7 +85,7 @@ export type EgressAnswer = { inline: { status: number; statusText: string; heade
  * (with a "code had hung" line after it), so an expected refusal (code still running after its
  * call ended) travels as a value; `unwrapCallback` throws it on the runner's side.
  */
-export type CallbackAnswer<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
+export type CallbackAnswer<T> = { ok: true; value: T } | { ok: false; error: { code: string; message: string; details?: Record<string, unknown> } };
 
 /** The OS's entrypoint the runner calls back through (its OS binding). */
 export interface RunnerCallbacks {
@@ -100,8 +100,8 @@ export interface RunnerCallbacks {
 /** The value a callback answered, or its refusal thrown as an error whose message starts `[CODE]` (as ItxError's does). */
 export function unwrapCallback<T>(answer: CallbackAnswer<T>): T {
   if (answer.ok) return answer.value;
-  const { code, message } = answer.error;
-  throw Object.assign(new Error(`[${code}] ${message}`), { name: "ItxError", code });
+  const { code, message, details } = answer.error;
+  throw Object.assign(new Error(`[${code}] ${message}`), { name: "ItxError", code, ...(details ? { details } : {}) });
 }
 
 /**

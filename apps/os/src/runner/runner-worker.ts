@@ -69,6 +69,16 @@ let inFlight = 0;
 let drainingSince: number | undefined;
 /** Why this runner drains: what /health says once it has drained. */
 let drainReason = "a call outlived its deadline, and code it left may still run";
+// Set by the watchdog's POST /drain (the runner grew past RUNNER_RSS_RECYCLE_MB): the runner
+// keeps taking calls and starts to drain at the first moment none is in flight, so no call is cut
+// short and new calls wait only for the replacement to start.
+let recycleReason: string | undefined;
+
+function drainIfIdleAndRecycling(): void {
+  if (recycleReason === undefined || inFlight > 0 || drainingSince !== undefined) return;
+  drainingSince = Date.now();
+  drainReason = recycleReason;
+}
 
 function drained(drainMaxMs: number): boolean {
   return drainingSince !== undefined && (inFlight === 0 || Date.now() - drainingSince > drainMaxMs);
@@ -111,6 +121,7 @@ async function within(
     return outcome;
   } finally {
     inFlight--;
+    drainIfIdleAndRecycling();
     if (timer !== undefined) clearTimeout(timer);
     tokens.delete(token);
     if (tokens.size === 0) lent.delete(id);
@@ -241,15 +252,13 @@ export default {
       if (drained(env.DRAIN_MAX_MS)) return new Response(`drained: ${drainReason}`, { status: 503 });
       return new Response(drainingSince === undefined ? "ok" : "draining");
     }
-    // The watchdog asks a runner that grew too large to drain before it is replaced (RUNNER_RSS_RECYCLE_MB).
+    // The watchdog asks a runner that grew too large to drain once it is idle, before it is replaced (RUNNER_RSS_RECYCLE_MB).
     if (pathname === "/drain" && request.method === "POST") {
       const token = env.CONTROL_TOKEN ?? "";
       if (token === "" || !sameSecret(request.headers.get("x-runner-control") ?? "", token)) return new Response("forbidden", { status: 403 });
-      if (drainingSince === undefined) {
-        drainingSince = Date.now();
-        drainReason = (await request.text()).slice(0, 200) || "the watchdog asked it to drain";
-      }
-      return new Response("draining");
+      recycleReason ??= (await request.text()).slice(0, 200) || "the watchdog asked it to drain";
+      drainIfIdleAndRecycling();
+      return new Response(drainingSince === undefined ? "draining when idle" : "draining");
     }
     return new Response("the iterate runner: nothing to see here", { status: 404 });
   },

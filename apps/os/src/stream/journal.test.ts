@@ -142,22 +142,17 @@ describe("Journal", () => {
     const result = await withStorage((storage) => {
       const journal = new Journal(storage.sql, () => "/journal");
       const at = "2026-12-01T08:00:00.123Z";
-      const odd = { type: "demo/odd", payload: { zero: -0, text: "é\u2028", nested: [{ a: null }] }, source: bob, idempotencyKey: "odd" };
+      const odd = { type: "demo/odd", payload: { zero: -0, text: "é\u2028", nested: [{ a: null }], "1": 1 }, source: bob, idempotencyKey: "odd" };
       journal.write([event("demo/a", 1), odd, event("demo/b", 3, alice)], at);
       const fromMemory = journal.read(0, Number.MAX_SAFE_INTEGER, 10);
       const again = journal.read(1, 3, 10);
+      const none = journal.read(1, 2, 10);
       const fromSql = JSON.parse(journal.readJson(0, Number.MAX_SAFE_INTEGER, 10)) as unknown[];
-      // Past the bound: the oldest events are read from SQLite again, the newest still from memory.
-      const many = Array.from({ length: LIMITS.JOURNAL_RECENT_MAX_EVENTS + 5 }, (_, i) => event("demo/many", i));
-      journal.write(many, at);
+      // Past the bound on rows: the oldest are read from SQLite again, the newest still from memory.
+      journal.write(Array.from({ length: LIMITS.JOURNAL_RECENT_MAX_EVENTS + 5 }, (_, i) => event("demo/many", i)), at);
       const head = journal.head;
       const oldest = journal.read(0, 6, 5);
-      // Memory answers the same objects to every reader of a range; SQLite new ones each time.
-      const shared = journal.read(head - 2, Number.MAX_SAFE_INTEGER, 1)[0] === journal.read(head - 2, Number.MAX_SAFE_INTEGER, 1)[0];
-      const sqlShared = journal.read(0, 6, 1)[0] === journal.read(0, 6, 1)[0];
-      const newest = journal.read(head - 2, Number.MAX_SAFE_INTEGER, 10);
-      const newestAgain = journal.read(head - 2, Number.MAX_SAFE_INTEGER, 10);
-      // Undone writes leave memory too: after a rollback the next read is SQLite's.
+      // An undone write leaves nothing behind in memory: the next read does not see it.
       try {
         storage.transactionSync(() => {
           journal.write([event("demo/undone", 0)], at);
@@ -167,17 +162,38 @@ describe("Journal", () => {
         journal.reset();
       }
       const afterRollback = journal.read(head - 1, Number.MAX_SAFE_INTEGER, 10);
-      return { fromMemory, again, fromSql, oldest, newest, newestAgain, afterRollback, head, shared, sqlShared };
+      journal.write([event("demo/after", 0)], at);
+      // Rows gone from under the journal show where each read came from: memory still has the
+      // newest, SQLite has nothing.
+      storage.sql.exec("DELETE FROM journal");
+      const newestFromMemory = journal.read(head, Number.MAX_SAFE_INTEGER, 10);
+      const olderFromSql = journal.read(head - LIMITS.JOURNAL_RECENT_MAX_EVENTS - 2, head - LIMITS.JOURNAL_RECENT_MAX_EVENTS + 1, 10);
+      return { fromMemory, again, none, fromSql, oldest, newestFromMemory, olderFromSql, afterRollback, head };
     });
     expect(result.fromMemory).toEqual(result.fromSql);
     expect(Object.is(((result.fromMemory[1] as StreamEvent).payload as { zero: number }).zero, 0)).toBe(true);
     expect(result.fromMemory.map((e) => Object.keys(e))).toEqual((result.fromSql as object[]).map((e) => Object.keys(e)));
+    expect(result.fromMemory.map((e) => Object.keys(e.payload as object))).toEqual((result.fromSql as StreamEvent[]).map((e) => Object.keys(e.payload as object)));
     expect(result.again.map((e) => e.offset)).toEqual([2]);
+    expect(result.none).toEqual([]);
     expect(result.oldest.map((e) => e.offset)).toEqual([1, 2, 3, 4, 5]);
-    expect(result.newest.map((e) => e.offset)).toEqual([result.head - 1, result.head]);
-    expect(result.newestAgain).toEqual(result.newest);
-    expect(result.shared).toBe(true);
-    expect(result.sqlShared).toBe(false);
     expect(result.afterRollback.map((e) => [e.offset, e.type])).toEqual([[result.head, "demo/many"]]);
+    // Memory starts again after the rollback: the one write since is there, older rows are not.
+    expect(result.newestFromMemory.map((e) => [e.offset, e.type])).toEqual([[result.head + 1, "demo/after"]]);
+    expect(result.olderFromSql).toEqual([]);
+  });
+
+  test(`keeps at most JOURNAL_RECENT_MAX_CHARS (${LIMITS.JOURNAL_RECENT_MAX_CHARS}) characters of payload in memory`, async () => {
+    const result = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      const at = new Date().toISOString();
+      const big = "x".repeat(200_000);
+      for (let i = 0; i < 8; i++) journal.write([{ type: "demo/big", payload: { i, big }, source: alice }], at);
+      storage.sql.exec("DELETE FROM journal");
+      // Five payloads of ~200,000 characters fit under the limit, the sixth would not.
+      return [1, 2, 3, 4, 5, 6].map((back) => journal.read(8 - back, Number.MAX_SAFE_INTEGER, 1).length);
+    });
+    const fit = Math.floor(LIMITS.JOURNAL_RECENT_MAX_CHARS / 200_020);
+    expect(result).toEqual([1, 2, 3, 4, 5, 6].map((back) => (back <= fit ? 1 : 0)));
   });
 });

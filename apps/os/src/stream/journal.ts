@@ -109,18 +109,15 @@ export class Journal {
     return written;
   }
 
-  // What `read` answers for rows just written: payload and source parsed from the JSON the row
-  // holds (so a value JSON does not keep, like -0, reads the same from here as from SQLite).
+  // The rows just written, as their JSON text: `read` parses them as it would SQLite's answer.
   #remember(written: StreamEvent[], rows: Array<[number, number, string, number, string | null]>, createdAt: string): void {
-    const sources = new Map<EventSource, EventSource>();
+    const sources = new Map<EventSource, string>();
     for (let i = 0; i < written.length; i++) {
       const event = written[i] as StreamEvent;
-      const payloadJson = (rows[i] as [number, number, string, number, string | null])[2];
       let source = sources.get(event.source);
-      if (!source) sources.set(event.source, (source = JSON.parse(JSON.stringify(event.source)) as EventSource));
-      const stored: StreamEvent = { streamPath: event.streamPath, offset: event.offset, type: event.type, payload: JSON.parse(payloadJson), createdAt, source };
-      if (event.idempotencyKey !== undefined) stored.idempotencyKey = event.idempotencyKey;
-      this.#recent.add(stored, payloadJson.length);
+      if (source === undefined) sources.set(event.source, (source = JSON.stringify(event.source)));
+      const payload = (rows[i] as [number, number, string, number, string | null])[2];
+      this.#recent.add({ offset: event.offset, type: event.type, payload, createdAt, source, idempotencyKey: event.idempotencyKey });
     }
   }
 
@@ -148,12 +145,12 @@ export class Journal {
 
   /**
    * Events with `after < offset < before`, oldest first, at most `limit`, optionally of `types`.
-   * A read right behind the head is answered from memory (the events just written); the events
-   * are shared with other readers of that range, so callers must not change them.
+   * A read right behind the head is answered from memory (the rows just written, parsed here as
+   * SQLite's answer would be), without a statement.
    */
   read(after: number, before: number, limit: number, types?: readonly string[]): StreamEvent[] {
     if (types === undefined || types.length === 0) {
-      const recent = this.#recent.between(after, before, limit, this.#head);
+      const recent = this.#recent.between(after, before, limit, this.#head, this.#path());
       if (recent) return recent;
     }
     return JSON.parse(this.readJson(after, before, limit, types)) as StreamEvent[];
@@ -264,50 +261,66 @@ export class Journal {
   }
 }
 
+/** A row as `RecentEvents` keeps it: its JSON text, parsed only when read. */
+interface RecentRow {
+  offset: number;
+  type: string;
+  payload: string;
+  createdAt: string;
+  source: string;
+  idempotencyKey: string | undefined;
+}
+
 /**
- * The newest events of a journal, contiguous and ending at its head, bounded by
- * JOURNAL_RECENT_MAX_EVENTS and JOURNAL_RECENT_MAX_BYTES (oldest dropped first). Emptied when a
- * transaction is undone or the journal cleared; filled again by the next writes.
+ * The newest rows of a journal, contiguous and ending at its head, as JSON text: at most
+ * JOURNAL_RECENT_MAX_EVENTS rows and JOURNAL_RECENT_MAX_CHARS characters of payload (oldest
+ * dropped first, and let go of at once). Emptied when a transaction is undone or the journal
+ * cleared; filled again by the next writes. Each read parses its own events, as SQLite's answer
+ * is parsed, so no two readers share an object.
  */
 class RecentEvents {
-  #events: StreamEvent[] = [];
-  #bytes: number[] = [];
+  #rows: Array<RecentRow | undefined> = [];
   #start = 0;
-  #total = 0;
+  #chars = 0;
 
-  add(event: StreamEvent, bytes: number): void {
-    const last = this.#events.at(-1);
-    // Not contiguous (the first write after a reset, or a restart): start again from this one.
-    if (last !== undefined && last.offset + 1 !== event.offset) this.forget();
-    this.#events.push(event);
-    this.#bytes.push(bytes);
-    this.#total += bytes;
-    while (this.#events.length - this.#start > LIMITS.JOURNAL_RECENT_MAX_EVENTS || (this.#total > LIMITS.JOURNAL_RECENT_MAX_BYTES && this.#events.length - this.#start > 1)) {
-      this.#total -= this.#bytes[this.#start] as number;
+  add(row: RecentRow): void {
+    const last = this.#rows.at(-1);
+    // Not contiguous (the first write after a reset): start again from this one.
+    if (last !== undefined && last.offset + 1 !== row.offset) this.forget();
+    this.#rows.push(row);
+    this.#chars += row.payload.length;
+    while (this.#rows.length - this.#start > LIMITS.JOURNAL_RECENT_MAX_EVENTS || (this.#chars > LIMITS.JOURNAL_RECENT_MAX_CHARS && this.#rows.length - this.#start > 1)) {
+      this.#chars -= (this.#rows[this.#start] as RecentRow).payload.length;
+      this.#rows[this.#start] = undefined;
       this.#start += 1;
     }
-    // Drop what was trimmed now and then, not on every event.
-    if (this.#start > 256 && this.#start * 2 > this.#events.length) {
-      this.#events = this.#events.slice(this.#start);
-      this.#bytes = this.#bytes.slice(this.#start);
+    // Compact the emptied front now and then, not on every row.
+    if (this.#start > 256 && this.#start * 2 > this.#rows.length) {
+      this.#rows = this.#rows.slice(this.#start);
       this.#start = 0;
     }
   }
 
   forget(): void {
-    this.#events = [];
-    this.#bytes = [];
+    this.#rows = [];
     this.#start = 0;
-    this.#total = 0;
+    this.#chars = 0;
   }
 
-  /** The events with `after < offset < before`, at most `limit`, when memory holds all of them; else undefined. */
-  between(after: number, before: number, limit: number, head: number): StreamEvent[] | undefined {
-    const first = this.#events[this.#start];
-    const last = this.#events.at(-1);
-    if (first === undefined || last === undefined || last.offset !== head || after < first.offset - 1 || after >= head) return undefined;
+  /** The events with `after < offset < before`, at most `limit` (0 or more), when memory holds all of them; else undefined. */
+  between(after: number, before: number, limit: number, head: number, streamPath: string): StreamEvent[] | undefined {
+    const first = this.#rows[this.#start];
+    const last = this.#rows.at(-1);
+    if (first === undefined || last === undefined || last.offset !== head || after < first.offset - 1 || after >= head || !(limit >= 0)) return undefined;
     const from = this.#start + (after - (first.offset - 1));
-    const until = Math.min(from + Math.max(0, limit), this.#events.length, from + Math.max(0, before - after - 1));
-    return this.#events.slice(from, until);
+    const until = Math.min(from + limit, this.#rows.length, from + Math.max(0, before - after - 1));
+    const events: StreamEvent[] = [];
+    for (let i = from; i < until; i++) {
+      const row = this.#rows[i] as RecentRow;
+      const event: StreamEvent = { streamPath, offset: row.offset, type: row.type, payload: JSON.parse(row.payload), createdAt: row.createdAt, source: JSON.parse(row.source) };
+      if (row.idempotencyKey !== undefined) event.idempotencyKey = row.idempotencyKey;
+      events.push(event);
+    }
+    return events;
   }
 }

@@ -191,7 +191,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       },
       request,
     );
-    if (plan.kind === "runaway") this.#refuseRunaway(plan.reaction);
+    if (plan.kind === "runaway") this.#refuseRunaway(plan.reaction, deferred);
     const { pending, answers, ephemeralAt, core } = plan;
 
     let written: StreamEvent[] = [];
@@ -231,7 +231,8 @@ export class StreamDurableObject extends DurableObject<Env> {
 
   // A write from a chain of reactions past its last round: the context records the stop once per
   // chain (keyed by where it began), and the write is refused with LOOP_LIMIT. Reads are untouched.
-  #refuseRunaway(reaction: Reaction): never {
+  // Inside #appendAll (`deferred`) the fact is part of that commit, announced with it or undone with it.
+  #refuseRunaway(reaction: Reaction, deferred?: { written: StreamEvent[]; ephemeral: StreamEvent[] }): never {
     const error = loopLimitError(reaction, this.#path);
     try {
       this.#append({
@@ -243,7 +244,7 @@ export class StreamDurableObject extends DurableObject<Env> {
           },
         ],
         stamp: { platform: "stream" },
-      });
+      }, deferred);
     } catch (recordError) {
       // The same chain stopped here before with another round: its one fact is already recorded.
       if (!(recordError instanceof ItxError && recordError.code === "IDEMPOTENCY_CONFLICT")) throw recordError;

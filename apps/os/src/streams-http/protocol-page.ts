@@ -31,7 +31,9 @@ export function readPage(sql: SqlStorage, path: string, after: number, contentTy
     // events are larger than the byte limit allows pays for it.
     const whole = sql
       .exec<{ last: number | null; bytes: number | null }>(
-        "SELECT max(offset) AS last, sum(length(payload)) AS bytes FROM (SELECT offset, payload FROM journal WHERE offset > ?1 AND offset <= ?3 ORDER BY offset LIMIT ?2)",
+        // octet_length reads a payload's size from its row header without loading its text; bytes
+        // are at least characters, so a range that fits here fits the running sum's test too.
+        "SELECT max(offset) AS last, sum(octet_length(payload)) AS bytes FROM (SELECT offset, payload FROM journal WHERE offset > ?1 AND offset <= ?3 ORDER BY offset LIMIT ?2)",
         after,
         LIMITS.STREAMS_HTTP_READ_PAGE_EVENTS,
         upTo,
@@ -50,6 +52,7 @@ export function readPage(sql: SqlStorage, path: string, after: number, contentTy
            (SELECT json_object('streamPath', ?6, 'offset', kept.offset, 'type', t.type, 'payload', json(kept.payload), 'createdAt', ${isoTimeSql("kept.at")}, 'source', json(s.source))
             FROM journal_types AS t, journal_sources AS s WHERE t.id = kept.type_id AND s.id = kept.source_id)
          END, ',') AS body FROM kept`,
+        // The plain range binds no limits (?2, ?3 unused there): the aggregate found its end.
         ...(source.bounds ? [source.bounds[0], null, null] : pageLimits),
         MESSAGE_APPENDED,
         source.bounds ? source.bounds[1] : upTo,

@@ -55,11 +55,11 @@ export const UNTRUSTED_LIMITS = {
    */
   RUNNER_RSS_MAX_MB: 2_048,
   /**
-   * Resident memory (MB) past which the watchdog asks the runner to drain: it takes no new calls
-   * (the OS waits for the next runner), lets the calls in flight finish (at most
-   * RUNNER_DRAIN_MAX_MS) and is then replaced. Loader isolates are kept for as long as the process
-   * lives (about 1.8 MB per distinct script), so a busy runner grows; this replaces it between calls
-   * instead of killing it mid-call at RUNNER_RSS_MAX_MB.
+   * Resident memory (MB) past which the watchdog asks the runner to drain once idle: it keeps
+   * taking calls, and at the first moment none is in flight it takes no more (the OS waits for the
+   * next runner) and is replaced. Loader isolates are kept for as long as the process lives (about
+   * 1.8 MB per distinct script), so a busy runner grows; this replaces it between calls instead of
+   * killing it mid-call at RUNNER_RSS_MAX_MB, which stays the backstop for a runner never idle.
    */
   RUNNER_RSS_RECYCLE_MB: 1_536,
   /**
