@@ -196,4 +196,37 @@ describe("Journal", () => {
     const fit = Math.floor(LIMITS.JOURNAL_RECENT_MAX_CHARS / 200_020);
     expect(result).toEqual([1, 2, 3, 4, 5, 6].map((back) => (back <= fit ? 1 : 0)));
   });
+
+  test("an idempotency key is unique in the table itself; only events that carry one are indexed, in a new journal and in one made before", async () => {
+    const result = await withStorage((storage) => {
+      const sql = storage.sql;
+      const indexes = () => sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'journal' ORDER BY name").toArray().map((row) => row.name);
+      const journal = new Journal(sql, () => "/journal");
+      const at = new Date().toISOString();
+      journal.write([event("demo/a", 1, alice, "k1"), event("demo/a", 2), event("demo/a", 3)], at);
+      let duplicate = "";
+      try {
+        journal.write([event("demo/a", 4, alice, "k1")], at);
+      } catch (error) {
+        duplicate = String(error);
+        journal.reset();
+      }
+      const fresh = { indexes: indexes(), entries: sql.exec<{ n: number }>("SELECT count(*) AS n FROM journal INDEXED BY journal_idempotency_key WHERE idempotency_key IS NOT NULL").one().n, head: journal.head, duplicate };
+      // A journal made before: its key column was UNIQUE. Opening it adds the partial index beside.
+      sql.exec("DROP INDEX journal_idempotency_key");
+      sql.exec("ALTER TABLE journal RENAME TO journal_new");
+      sql.exec("CREATE TABLE journal(offset INTEGER PRIMARY KEY, type_id INTEGER NOT NULL, payload TEXT NOT NULL, at INTEGER NOT NULL, source_id INTEGER NOT NULL, idempotency_key TEXT UNIQUE)");
+      sql.exec("INSERT INTO journal SELECT * FROM journal_new");
+      sql.exec("DROP TABLE journal_new");
+      const reopened = new Journal(sql, () => "/journal");
+      reopened.write([event("demo/a", 4, bob, "k2")], at);
+      return { fresh, old: { indexes: indexes(), byKey: reopened.byIdempotencyKey("k2")?.offset, head: reopened.head } };
+    });
+    expect(result.fresh.indexes).toEqual(["journal_idempotency_key"]);
+    expect(result.fresh.entries).toBe(1);
+    expect(result.fresh.duplicate).toMatch(/UNIQUE constraint failed/);
+    expect(result.fresh.head).toBe(3);
+    expect(result.old.indexes).toEqual(["journal_idempotency_key", "sqlite_autoindex_journal_1"]);
+    expect(result.old).toMatchObject({ byKey: 4, head: 4 });
+  });
 });

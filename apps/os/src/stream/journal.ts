@@ -43,14 +43,18 @@ export class Journal {
   constructor(sql: SqlStorage, path: () => string) {
     this.#sql = sql;
     this.#path = path;
+    // Idempotency keys are unique, and only the events that carry one (few) are in their index: a
+    // UNIQUE column would also index every NULL, one more B-tree entry per event. A journal made
+    // before keeps its UNIQUE column beside this index; both hold the same rule.
     sql.exec(`CREATE TABLE IF NOT EXISTS journal(
       offset INTEGER PRIMARY KEY,
       type_id INTEGER NOT NULL,
       payload TEXT NOT NULL,
       at INTEGER NOT NULL,
       source_id INTEGER NOT NULL,
-      idempotency_key TEXT UNIQUE
-    )`);
+      idempotency_key TEXT
+    );
+    CREATE UNIQUE INDEX IF NOT EXISTS journal_idempotency_key ON journal(idempotency_key) WHERE idempotency_key IS NOT NULL`);
     this.#names = new JournalNames(sql);
     sql.exec(`CREATE VIEW IF NOT EXISTS ${JOURNAL_EVENTS_VIEW} AS
       SELECT j.offset AS offset, t.type AS type, j.payload AS payload, ${isoTimeSql("j.at")} AS created_at, s.source AS source, j.idempotency_key AS idempotency_key
