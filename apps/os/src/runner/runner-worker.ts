@@ -237,12 +237,10 @@ export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: str
   }
 }
 
-/** Compares two strings in time that depends on their lengths only. */
+/** Whether `given` is the secret, compared in constant time (workerd's `timingSafeEqual`). */
 function sameSecret(given: string, expected: string): boolean {
-  if (given.length !== expected.length) return false;
-  let difference = 0;
-  for (let i = 0; i < given.length; i++) difference |= given.charCodeAt(i) ^ expected.charCodeAt(i);
-  return difference === 0;
+  const [a, b] = [new TextEncoder().encode(given), new TextEncoder().encode(expected)];
+  return a.byteLength === b.byteLength && crypto.subtle.timingSafeEqual(a, b);
 }
 
 export default {

@@ -78,7 +78,10 @@ export class Journal {
     const rows: Array<[number, number, string, number, string | null]> = [];
     const at = Date.parse(createdAt);
     // Events of one append mostly share one source object: it is looked up once.
+    // The same rows as text, for memory once they are in (RecentEvents).
+    const recent: RecentRow[] = [];
     let lastSource: EventSource | undefined;
+    let lastSourceJson = "";
     let lastSourceId = 0;
     let lastType = "";
     let lastTypeId = 0;
@@ -87,7 +90,8 @@ export class Journal {
       const payload = event.payload === undefined ? {} : event.payload;
       if (event.source !== lastSource) {
         lastSource = event.source;
-        lastSourceId = this.#names.sourceId(JSON.stringify(event.source));
+        lastSourceJson = JSON.stringify(event.source);
+        lastSourceId = this.#names.sourceId(lastSourceJson);
       }
       if (event.type !== lastType) {
         lastType = event.type;
@@ -95,6 +99,7 @@ export class Journal {
       }
       const payloadJson = JSON.stringify(payload);
       rows.push([offset, lastTypeId, payloadJson, lastSourceId, event.idempotencyKey ?? null]);
+      recent.push({ offset, type: event.type, payload: payloadJson, createdAt, source: lastSourceJson, idempotencyKey: event.idempotencyKey });
       written.push(this.#toEvent(offset, event.type, payload, createdAt, event.source, event.idempotencyKey));
     }
     const [only] = rows;
@@ -109,20 +114,8 @@ export class Journal {
       );
     }
     this.#head += rows.length;
-    this.#remember(written, rows, createdAt);
+    for (const row of recent) this.#recent.add(row);
     return written;
-  }
-
-  // The rows just written, as their JSON text: `read` parses them as it would SQLite's answer.
-  #remember(written: StreamEvent[], rows: Array<[number, number, string, number, string | null]>, createdAt: string): void {
-    const sources = new Map<EventSource, string>();
-    for (let i = 0; i < written.length; i++) {
-      const event = written[i] as StreamEvent;
-      let source = sources.get(event.source);
-      if (source === undefined) sources.set(event.source, (source = JSON.stringify(event.source)));
-      const payload = (rows[i] as [number, number, string, number, string | null])[2];
-      this.#recent.add({ offset: event.offset, type: event.type, payload, createdAt, source, idempotencyKey: event.idempotencyKey });
-    }
   }
 
   /** Deletes every event (a stream deleted over the Durable Streams protocol); offsets start again at 1. */

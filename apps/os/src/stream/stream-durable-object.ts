@@ -20,6 +20,12 @@ import { LAST_WOKEN_KEY, recordWoken } from "./stream-woken.ts";
 
 const CORE_CHECKPOINT_KEY = "core-checkpoint";
 
+/** Events an append inside `#appendAll` wrote, announced only once the whole commit is in. */
+interface Deferred {
+  written: StreamEvent[];
+  ephemeral: StreamEvent[];
+}
+
 /**
  * One stream: an append-only SQLite journal named by its coordinate `<projectId>:<path>`, live
  * subscriptions, waiters, and delivery to the processors it is subscribed to. Every append is one
@@ -159,7 +165,7 @@ export class StreamDurableObject extends DurableObject<Env> {
    */
   #appendAll(requests: AppendRequest[]): void {
     const core = this.#core;
-    const deferred = { written: [] as StreamEvent[], ephemeral: [] as StreamEvent[] };
+    const deferred: Deferred = { written: [], ephemeral: [] };
     try {
       this.ctx.storage.transactionSync(() => {
         for (const request of requests) this.#append(request, deferred);
@@ -176,10 +182,10 @@ export class StreamDurableObject extends DurableObject<Env> {
     this.#afterCommit(deferred.written, deferred.ephemeral, false);
   }
 
-  #append(request: AppendRequest & { answer: "receipt" }, deferred?: { written: StreamEvent[]; ephemeral: StreamEvent[] }): AppendReceipt;
-  #append(request: AppendRequest, deferred?: { written: StreamEvent[]; ephemeral: StreamEvent[] }): StreamEvent[] | AppendReceipt;
+  #append(request: AppendRequest & { answer: "receipt" }, deferred?: Deferred): AppendReceipt;
+  #append(request: AppendRequest, deferred?: Deferred): StreamEvent[] | AppendReceipt;
   /** One append; with `deferred`, part of `#appendAll`: its events are collected there instead of announced. */
-  #append(request: AppendRequest, deferred?: { written: StreamEvent[]; ephemeral: StreamEvent[] }): StreamEvent[] | AppendReceipt {
+  #append(request: AppendRequest, deferred?: Deferred): StreamEvent[] | AppendReceipt {
     const plan = planAppend(
       {
         projectId: this.#projectId,
@@ -232,7 +238,7 @@ export class StreamDurableObject extends DurableObject<Env> {
   // A write from a chain of reactions past its last round: the context records the stop once per
   // chain (keyed by where it began), and the write is refused with LOOP_LIMIT. Reads are untouched.
   // Inside #appendAll (`deferred`) the fact is part of that commit, announced with it or undone with it.
-  #refuseRunaway(reaction: Reaction, deferred?: { written: StreamEvent[]; ephemeral: StreamEvent[] }): never {
+  #refuseRunaway(reaction: Reaction, deferred?: Deferred): never {
     const error = loopLimitError(reaction, this.#path);
     try {
       this.#append({
