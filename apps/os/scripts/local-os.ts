@@ -100,7 +100,27 @@ export const QUIET_WRANGLER_ENV = {
   X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
 };
 
+/** How many times a local OS whose ports were chosen here is started again when one was taken first. */
+const PORT_RACE_ATTEMPTS = 3;
+
+/**
+ * Starts a local OS and answers once it is ready. Ports the caller did not name are asked of the
+ * kernel just before wrangler binds them, and another process (a parallel e2e suite starting its
+ * own OS) can take one in between: then wrangler exits with "Address already in use", and the OS
+ * is started again on new ports. A port the caller named is never replaced.
+ */
 export async function startLocalOs(options: LocalOsOptions = {}): Promise<LocalOs> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startLocalOsOnce(options);
+    } catch (error) {
+      const lostPortRace = options.port === undefined && /Address already in use/.test(error instanceof Error ? error.message : String(error));
+      if (!lostPortRace || attempt >= PORT_RACE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function startLocalOsOnce(options: LocalOsOptions): Promise<LocalOs> {
   // A port someone else listens on would answer our readiness probe with their OS: refuse it
   // before starting anything, rather than report success and fail later.
   if (options.port !== undefined) await assertPortFree(options.port);
