@@ -56,6 +56,32 @@ describe("Journal", () => {
     ]);
   });
 
+  test("a batch of one type and source sends only its payloads, and stores them as a mixed batch would", async () => {
+    const payloads: unknown[] = [{ quote: 'say "hi"', back: "a\\b", nl: "x\ny" }, "plain text", 42, 1.5e-7, null, true, [1, [2, [3]]], { é: "ü€😀", nested: { deep: { deeper: [] } } }, {}];
+    const uniform = payloads.map((payload): PendingEvent => ({ type: "demo/u", payload, source: alice }));
+    const { raw, view, fresh, head } = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      const at = "2026-12-01T10:00:00.000Z";
+      journal.write([event("demo/first", 0)], at);
+      journal.write(uniform, at);
+      // Not uniform (a key, then another source): the general statement, numbered on from the uniform rows.
+      journal.write([event("demo/u", 1, alice, "k-1"), event("demo/u", 2, bob)], at);
+      return {
+        raw: storage.sql.exec<{ offset: number; payload: string }>("SELECT offset, payload FROM journal ORDER BY offset").toArray(),
+        view: storage.sql.exec<{ type: string; source: string; idempotency_key: string | null }>(`SELECT type, source, idempotency_key FROM ${JOURNAL_EVENTS_VIEW} ORDER BY offset`).toArray(),
+        fresh: new Journal(storage.sql, () => "/journal").read(0, 100, 100),
+        head: journal.head,
+      };
+    });
+    expect(head).toBe(payloads.length + 3);
+    expect(raw.map((row) => row.offset)).toEqual(Array.from({ length: payloads.length + 3 }, (_, i) => i + 1));
+    // Each payload is kept as the text JSON.stringify gave it, whichever statement wrote it.
+    expect(raw.slice(1, -2).map((row) => row.payload)).toEqual(payloads.map((payload) => JSON.stringify(payload)));
+    expect(view.slice(1, -2).every((row) => row.type === "demo/u" && JSON.parse(row.source).principal === "alice" && row.idempotency_key === null)).toBe(true);
+    expect(view.slice(-2).map((row) => [JSON.parse(row.source).principal, row.idempotency_key])).toEqual([["alice", "k-1"], ["bob", null]]);
+    expect(fresh.slice(1, -2).map((e) => e.payload)).toEqual(payloads);
+  });
+
   test("filters by type, and finds an event by its idempotency key", async () => {
     const { filtered, byKey, missing } = await withStorage((storage) => {
       const journal = new Journal(storage.sql, () => "/journal");

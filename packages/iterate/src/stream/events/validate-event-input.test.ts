@@ -126,6 +126,17 @@ describe("validateAppendBatch", () => {
     expect(validateAppendBatch(batch)).toHaveLength(500);
   });
 
+  it("counts the batch's bytes of UTF-8 once characters alone cannot prove it fits", () => {
+    // 80,000 three-byte characters per event: 240,021 bytes each, under EVENT_MAX_BYTES.
+    const euros = { type: "demo/a", payload: "€".repeat(80_000) };
+    const bytes = 80_000 * 3 + JSON.stringify({ type: "demo/a", payload: "" }).length;
+    // Four fit (960,084 bytes); five are 1,200,105 bytes, past APPEND_MAX_BYTES only in bytes.
+    expect(validateAppendBatch([euros, euros, euros, euros])).toHaveLength(4);
+    const error = thrownBy(() => validateAppendBatch([euros, euros, euros, euros, euros]));
+    expect(error.details).toMatchObject({ limit: "APPEND_MAX_BYTES" });
+    expect(error.message).toContain(`got ${5 * bytes}`);
+  });
+
   const big = { type: "demo/a", payload: "x".repeat(200_000) };
   it.each([
     ["not a list", { type: "demo/a" }, {}],

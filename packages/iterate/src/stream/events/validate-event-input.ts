@@ -50,16 +50,20 @@ export function validateAppendBatch(inputs: unknown, options: ValidateOptions = 
       limit: "APPEND_MAX_EVENTS",
     });
   }
-  let totalBytes = 0;
+  let totalUnits = 0;
+  const texts: string[] = [];
   const events = inputs.map((input: unknown, index) => {
     try {
       const checked = checkEventInput(input, options.owned === true);
-      totalBytes += checked.bytes;
+      totalUnits += checked.json.length;
+      texts.push(checked.json);
       return checked.event;
     } catch (error) {
       throw atIndex(error, index);
     }
   });
+  // A UTF-16 unit is at most 3 UTF-8 bytes: bytes are counted only when that bound passes the limit.
+  const totalBytes = totalUnits * 3 <= STREAM_LIMITS.APPEND_MAX_BYTES ? totalUnits : texts.reduce((sum, text) => sum + utf8ByteLength(text), 0);
   if (totalBytes > STREAM_LIMITS.APPEND_MAX_BYTES) {
     throw invalidInput(`an append holds at most ${STREAM_LIMITS.APPEND_MAX_BYTES} bytes of JSON, got ${totalBytes}`, {
       limit: "APPEND_MAX_BYTES",
@@ -68,7 +72,7 @@ export function validateAppendBatch(inputs: unknown, options: ValidateOptions = 
   return events;
 }
 
-function checkEventInput(input: unknown, owned = false): { event: ValidEventInput; bytes: number } {
+function checkEventInput(input: unknown, owned = false): { event: ValidEventInput; json: string } {
   if (!isPlainObject(input)) throw invalidInput("an event input must be a plain object");
   for (const key of Object.keys(input)) {
     if (!INPUT_FIELDS.has(key)) {
@@ -91,13 +95,14 @@ function checkEventInput(input: unknown, owned = false): { event: ValidEventInpu
     event.ephemeral = true;
   }
   if (input.source !== undefined) event.source = checkSource(input.source);
-  const bytes = utf8ByteLength(JSON.stringify(event));
+  const json = JSON.stringify(event);
+  const bytes = json.length * 3 <= STREAM_LIMITS.EVENT_MAX_BYTES ? json.length : utf8ByteLength(json);
   if (bytes > STREAM_LIMITS.EVENT_MAX_BYTES) {
     throw invalidInput(`an event is at most ${STREAM_LIMITS.EVENT_MAX_BYTES} bytes of JSON, got ${bytes}`, {
       limit: "EVENT_MAX_BYTES",
     });
   }
-  return { event, bytes };
+  return { event, json };
 }
 
 function checkIdempotencyKey(key: unknown): string | undefined {
