@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "iterate/types";
 import { errorCode } from "iterate/errors";
-import { planAppend, type AppendContext } from "./append-plan.ts";
+import { CheckedEventInputs, planAppend, type AppendContext } from "./append-plan.ts";
 import { initialStreamCoreState, SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 
 // The append plan is pure: these rows need no Durable Object, only a context to read.
@@ -30,6 +30,17 @@ function refusal(run: () => unknown): string | undefined {
 }
 
 describe("the append plan", () => {
+  test("only a CheckedEventInputs made here skips validation; the same shape as data is checked like any input", () => {
+    const bad = [{ type: "demo/a", payload: Number.POSITIVE_INFINITY }];
+    expect(refusal(() => planAppend(context(), { events: { inputs: bad } as never, stamp: person }))).toBe("INVALID_ARGUMENT");
+    expect(refusal(() => planAppend(context(), { events: bad, stamp: person }))).toBe("INVALID_ARGUMENT");
+    // Made inside the Worker, it is trusted as proven (message-mapping.ts proves before it makes one).
+    expect(planAppend(context(), { events: new CheckedEventInputs([{ type: "demo/a", payload: 1 }]), stamp: person })).toMatchObject({ kind: "commit", pending: [{ type: "demo/a", payload: 1 }] });
+    // Write authority still applies to checked inputs.
+    expect(refusal(() => planAppend(context(), { events: new CheckedEventInputs([{ type: "events.iterate.com/itx/capability-provided", payload: {} }]), stamp: person }))).toBe("PERMISSION_DENIED");
+    expect(() => new CheckedEventInputs([])).toThrow();
+  });
+
   test("ordinary events become pending rows stamped by the platform; a writer's source values are dropped", () => {
     const plan = planAppend(context(), { events: [{ type: "demo/a", source: { origin: "/forged", processor: "agent" } }, { type: "demo/b" }], stamp: person });
     expect(plan).toMatchObject({ kind: "commit", answers: [0, 1], pending: [{ type: "demo/a", source: person }, { type: "demo/b", source: person }] });

@@ -1,6 +1,6 @@
 import type { EventSource, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { STREAM_LIMITS, parseReaction, sameEventBody, validateAppendBatch } from "iterate/stream/events";
+import { STREAM_LIMITS, parseReaction, sameEventBody, validateAppendBatch, type ValidEventInput } from "iterate/stream/events";
 import type { PendingEvent } from "./journal.ts";
 import { isRunaway, mayDeclareReaction } from "./reaction.ts";
 import { STREAM_CORE_TYPES, SUBSCRIPTION_CONFIGURED, opensToWriters, parseSubscriptionConfigured, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
@@ -18,9 +18,23 @@ export interface AppendContext {
   hasBinding(name: string): boolean;
 }
 
+/**
+ * Event inputs that the code which made them inside this Worker proved valid, so an append skips
+ * `validateAppendBatch` (the Durable Streams JSON path: `checkedEventsOfJson`). Nothing from
+ * outside can claim it: an RPC argument arrives as plain data, never as an instance of this class.
+ */
+export class CheckedEventInputs {
+  readonly inputs: readonly ValidEventInput[];
+
+  constructor(inputs: ValidEventInput[]) {
+    if (inputs.length === 0 || inputs.length > STREAM_LIMITS.APPEND_MAX_EVENTS) throw new Error(`checked inputs hold 1 to ${STREAM_LIMITS.APPEND_MAX_EVENTS} events`);
+    this.inputs = inputs;
+  }
+}
+
 /** An append as the Stream receives it. `stamp` is the platform's, never the writer's. */
 export interface AppendInput {
-  events: unknown[] | string;
+  events: unknown[] | string | CheckedEventInputs;
   expectedOffset?: number;
   stamp: EventSource;
 }
@@ -49,7 +63,8 @@ export type AppendPlan =
 export function planAppend(context: AppendContext, request: AppendInput): AppendPlan {
     // Either parsed here or a serialized RPC argument: the Stream holds the only reference, so
     // payloads are checked in place rather than copied.
-    const inputs = validateAppendBatch(typeof request.events === "string" ? parseEventsJson(request.events) : request.events, { owned: true });
+    const events = request.events;
+    const inputs = events instanceof CheckedEventInputs ? events.inputs : validateAppendBatch(typeof events === "string" ? parseEventsJson(events) : events, { owned: true });
     const expected = request.expectedOffset;
     if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
       throw new ItxError("INVALID_ARGUMENT", `expectedOffset must be a non-negative integer, got ${String(expected)}`);

@@ -3,7 +3,7 @@ import type { AppendReceipt, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
-import { planAppend } from "./append-plan.ts";
+import { planAppend, type CheckedEventInputs } from "./append-plan.ts";
 import { ProcessorDeliveries } from "./processor-deliveries.ts";
 import { Journal } from "./journal.ts";
 import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
@@ -19,6 +19,9 @@ import { StreamProtocol } from "../streams-http/stream-protocol.ts";
 import { LAST_WOKEN_KEY, recordWoken } from "./stream-woken.ts";
 
 const CORE_CHECKPOINT_KEY = "core-checkpoint";
+
+/** An append made inside this Worker: an RPC caller's request, or inputs already proven valid. */
+type OwnAppend = Omit<AppendRequest, "events"> & { events: AppendRequest["events"] | CheckedEventInputs };
 
 /** Events an append inside `#appendAll` wrote, announced only once the whole commit is in. */
 interface Deferred {
@@ -163,7 +166,7 @@ export class StreamDurableObject extends DurableObject<Env> {
    * hears of any of them before all are in, and a refusal of the last one leaves the journal, its
    * head and the stream's core as they were before the first.
    */
-  #appendAll(requests: AppendRequest[]): void {
+  #appendAll(requests: OwnAppend[]): void {
     const core = this.#core;
     const deferred: Deferred = { written: [], ephemeral: [] };
     try {
@@ -182,10 +185,10 @@ export class StreamDurableObject extends DurableObject<Env> {
     this.#afterCommit(deferred.written, deferred.ephemeral, false);
   }
 
-  #append(request: AppendRequest & { answer: "receipt" }, deferred?: Deferred): AppendReceipt;
-  #append(request: AppendRequest, deferred?: Deferred): StreamEvent[] | AppendReceipt;
+  #append(request: OwnAppend & { answer: "receipt" }, deferred?: Deferred): AppendReceipt;
+  #append(request: OwnAppend, deferred?: Deferred): StreamEvent[] | AppendReceipt;
   /** One append; with `deferred`, part of `#appendAll`: its events are collected there instead of announced. */
-  #append(request: AppendRequest, deferred?: Deferred): StreamEvent[] | AppendReceipt {
+  #append(request: OwnAppend, deferred?: Deferred): StreamEvent[] | AppendReceipt {
     const plan = planAppend(
       {
         projectId: this.#projectId,

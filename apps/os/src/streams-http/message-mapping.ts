@@ -1,6 +1,7 @@
 import type { EventInput } from "iterate/types";
 import { LIMITS } from "../limits.ts";
 import { STREAM_LIMITS } from "iterate/stream/events";
+import { CheckedEventInputs } from "../stream/append-plan.ts";
 
 /**
  * How Durable Streams messages are kept as events (decision 0013). A JSON-mode message becomes
@@ -18,7 +19,7 @@ export type BytesPayload = { text: string } | { base64: string };
  * A body turned into event inputs, in chunks of at most APPEND_MAX_EVENTS each (JSON mode: arrays
  * of inputs; byte mode: JSON array text); or why it is not one.
  */
-export type BodyEvents = { chunks: Array<string | EventInput[]>; count: number } | { invalid: string };
+export type BodyEvents = { chunks: Array<string | EventInput[] | CheckedEventInputs>; count: number } | { invalid: string };
 
 /**
  * A JSON-mode append body as the Worker sends it to the Stream: decoded, not parsed. The Stream
@@ -68,7 +69,27 @@ export function decodeJsonBody(body: Uint8Array): JsonBody | { invalid: string }
 
 /** The events of a JSON-mode body's text: each message one MESSAGE_APPENDED input, its payload the parsed message. */
 export function eventsOfJson(text: string, creating: boolean): BodyEvents {
-  if (jsonDepth(text) > LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH + 1) {
+  const parsed = parseMessages(text, creating);
+  if ("invalid" in parsed) return parsed;
+  return { chunks: chunksOf(parsed.messages), count: parsed.messages.length };
+}
+
+/**
+ * `eventsOfJson` for the Stream's own append: when the text itself proves that its messages pass
+ * every check of `validateAppendBatch` (`provenValid`), the chunks say so (CheckedEventInputs) and
+ * the append skips those checks; otherwise they are plain inputs, checked as any other.
+ */
+export function checkedEventsOfJson(text: string): BodyEvents {
+  const parsed = parseMessages(text, false);
+  if ("invalid" in parsed) return parsed;
+  const chunks = chunksOf(parsed.messages);
+  const proven = provenValid(text, parsed.depth, parsed.array, parsed.messages.length);
+  return { chunks: proven ? chunks.map((inputs) => new CheckedEventInputs(inputs)) : chunks, count: parsed.messages.length };
+}
+
+function parseMessages(text: string, creating: boolean): { messages: unknown[]; depth: number; array: boolean } | { invalid: string } {
+  const depth = jsonDepth(text);
+  if (depth > LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH + 1) {
     return { invalid: `Invalid JSON: nested deeper than ${LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH} levels (STREAMS_HTTP_JSON_MAX_DEPTH)` };
   }
   let value: unknown;
@@ -77,13 +98,52 @@ export function eventsOfJson(text: string, creating: boolean): BodyEvents {
   } catch {
     return { invalid: "Invalid JSON" };
   }
-  const messages = Array.isArray(value) ? value : [value];
+  const array = Array.isArray(value);
+  const messages: unknown[] = Array.isArray(value) ? value : [value];
   if (messages.length === 0 && !creating) return { invalid: "Empty arrays are not allowed" };
-  const chunks: EventInput[][] = [];
+  return { messages, depth, array };
+}
+
+function chunksOf(messages: unknown[]): Array<Array<EventInput & { payload: unknown }>> {
+  const chunks: Array<Array<EventInput & { payload: unknown }>> = [];
   for (let start = 0; start < messages.length; start += STREAM_LIMITS.APPEND_MAX_EVENTS) {
     chunks.push(messages.slice(start, start + STREAM_LIMITS.APPEND_MAX_EVENTS).map((payload: unknown) => ({ type: MESSAGE_APPENDED, payload })));
   }
-  return { chunks, count: messages.length };
+  return chunks;
+}
+
+// What an event adds around its payload as JSON: {"type":"<MESSAGE_APPENDED>","payload":...}.
+const MESSAGE_EVENT_OVERHEAD = JSON.stringify({ type: MESSAGE_APPENDED, payload: 0 }).length - 1;
+// A message re-serialized is at most this many times its text: only numbers grow ("1e20" is 21
+// characters as JSON.stringify writes it); strings, keys and structure keep or lose characters.
+const SERIALIZED_GROWTH_MAX = 6;
+// An escaped surrogate (\uD800-\uDFFF): the only way JSON text well-formed as UTF-16 parses to a lone one.
+const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
+// Numbers that could parse to ±Infinity: a number is below 10^(its integer digits + its exponent),
+// and only past 10^308 is it infinite, so no run of 100 digits and no exponent of 100 or more prove
+// every number finite.
+const MAYBE_INFINITE = /\d{100}|[eE]\+?0*[1-9]\d{2}/;
+
+/**
+ * Whether every message parsed from `text` passes validateAppendBatch as a MESSAGE_APPENDED input,
+ * shown from the text and what parsing it already measured, without visiting a value:
+ * - strings and keys are well-formed (the text is, and escapes no surrogate);
+ * - numbers are finite (MAYBE_INFINITE);
+ * - payloads nest at most PAYLOAD_MAX_DEPTH (`depth` counts the body's array too);
+ * - each event and each append fit EVENT_MAX_BYTES and APPEND_MAX_BYTES even if every message grew
+ *   SERIALIZED_GROWTH_MAX times and every character took 3 bytes of UTF-8.
+ * Anything it cannot show is left to the full checks: a false answer costs time, never an event.
+ */
+export function provenValid(text: string, depth: number, array: boolean, count: number): boolean {
+  const serializedMax = SERIALIZED_GROWTH_MAX * text.length;
+  return (
+    depth <= STREAM_LIMITS.PAYLOAD_MAX_DEPTH + (array ? 1 : 0) &&
+    3 * (MESSAGE_EVENT_OVERHEAD + serializedMax) <= STREAM_LIMITS.EVENT_MAX_BYTES &&
+    3 * (count * MESSAGE_EVENT_OVERHEAD + serializedMax) <= STREAM_LIMITS.APPEND_MAX_BYTES &&
+    text.isWellFormed() &&
+    !ESCAPED_SURROGATE.test(text) &&
+    !MAYBE_INFINITE.test(text)
+  );
 }
 
 function bytesEvents(body: Uint8Array, contentType: string): string[] {

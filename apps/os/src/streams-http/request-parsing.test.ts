@@ -1,7 +1,9 @@
 import { describe, expect, test } from "vitest";
 import { LIMITS } from "../limits.ts";
 import { STREAM_LIMITS } from "iterate/stream/events";
-import { MESSAGE_APPENDED, decodeJsonBody, eventsOfBody, eventsOfJson, jsonDepth } from "./message-mapping.ts";
+import { MESSAGE_APPENDED, checkedEventsOfJson, decodeJsonBody, eventsOfBody, eventsOfJson, jsonDepth } from "./message-mapping.ts";
+import { CheckedEventInputs } from "../stream/append-plan.ts";
+import { validateAppendBatch } from "iterate/stream/events";
 import { Refusal, boundedBody, expiry, header, producerHeaders, readQuery } from "./request-parsing.ts";
 
 const put = (headers: Record<string, string>, body?: BodyInit) => new Request("http://os/streams/p/s", { method: "POST", headers, ...(body !== undefined ? { body } : {}) });
@@ -55,6 +57,51 @@ describe("request limits", () => {
     expect(eventsOfBody(nested(limit), "application/json", false)).toMatchObject({ count: 1 });
     expect(eventsOfBody(nested(limit + 1), "application/json", false)).toMatchObject({ invalid: expect.stringContaining("STREAMS_HTTP_JSON_MAX_DEPTH") });
     expect(jsonDepth(`{"a":"[[[[\\"[["}`)).toBe(1);
+  });
+
+  test("a JSON body whose text proves its messages valid skips their checks; anything unproven is checked in full", () => {
+    const checked = (text: string) => {
+      const events = checkedEventsOfJson(text);
+      if ("invalid" in events) throw new Error(events.invalid);
+      return events.chunks.every((chunk) => chunk instanceof CheckedEventInputs);
+    };
+    // Checked in full: the answer the proof stands in for.
+    const full = (text: string) => {
+      const events = eventsOfJson(text, false);
+      if ("invalid" in events) return events.invalid;
+      try {
+        for (const chunk of events.chunks) validateAppendBatch(chunk, { owned: true });
+        return "valid";
+      } catch (error) {
+        return (error as { details?: { limit?: string; field?: string } }).details?.limit ?? "refused";
+      }
+    };
+    const deep = (levels: number) => `${"[".repeat(levels)}1${"]".repeat(levels)}`;
+    const deepObject = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+    // Proven: everything a proof accepts is valid in full, numbers that grow when re-serialized included.
+    for (const text of [
+      `[{"n":1},"two",null,true,-0,1e20,1E+99,-5e-324,${"9".repeat(99)},"\\u00e9\\uffff😀",{"\\"k":[]}]`,
+      `[${deep(32)}]`,
+      deepObject(32),
+      `[${Array.from({ length: 500 }, (_, i) => i).join(",")}]`,
+    ]) {
+      expect(checked(text), text.slice(0, 40)).toBe(true);
+      expect(full(text), text.slice(0, 40)).toBe("valid");
+    }
+    // Not proven, each for the reason named: the full checks decide.
+    const unproven: Array<[string, string]> = [
+      [`[{"a":"\\ud800"}]`, "refused"], // an escaped lone surrogate
+      [`["\\ud83d\\ude00"]`, "valid"], // an escaped pair: not proven, yet valid
+      ["[1e400]", "refused"], // Infinity
+      [`[${"9".repeat(310)}]`, "refused"], // Infinity from digits alone
+      [`[${"9".repeat(100)}]`, "valid"],
+      [deepObject(33), "PAYLOAD_MAX_DEPTH"], // one message (not an array of them), 33 levels
+      [JSON.stringify(["x".repeat(20_000)]), "valid"], // too long for the size bound to show
+    ];
+    for (const [text, verdict] of unproven) {
+      expect(checked(text), text.slice(0, 40)).toBe(false);
+      expect(full(text), text.slice(0, 40)).toBe(verdict);
+    }
   });
 
   test("STREAMS_HTTP_TTL_MAX_SECONDS and the TTL grammar", () => {

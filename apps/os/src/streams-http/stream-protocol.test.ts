@@ -80,6 +80,10 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     for (const bad of ["{", "[]", `[${"[".repeat(40)}${"]".repeat(40)}]`]) {
       expect(await http(name, { op: "append", contentType: "application/json", close: false, body: { json: bad }, stamp }), bad).toMatchObject({ ok: true, value: { status: 400 } });
     }
+    // Messages JSON cannot keep faithfully are refused whole, though the text parses (the route answers 400).
+    for (const bad of [`[{"n":3},{"a":"\\udc00"}]`, `[{"n":3},1e400]`, `[{"n":3},-${"9".repeat(400)}]`]) {
+      expect(await http(name, { op: "append", contentType: "application/json", close: false, body: { json: bad }, stamp }), bad).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT" } });
+    }
     expect(await stream.head()).toBe(3);
   });
 

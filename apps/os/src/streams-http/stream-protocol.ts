@@ -1,8 +1,8 @@
-import type { EventInput, EventSource } from "iterate/types";
+import type { EventSource } from "iterate/types";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { LIMITS } from "../limits.ts";
 import { HEADERS as H, type ProtocolAnswer, type ProtocolRequest } from "./protocol-api.ts";
-import { BYTES_APPENDED, MESSAGE_APPENDED, base64, bytesOfPayload, eventsOfJson, isJsonMode, mediaType, type BytesPayload } from "./message-mapping.ts";
+import { BYTES_APPENDED, MESSAGE_APPENDED, base64, bytesOfPayload, checkedEventsOfJson, isJsonMode, mediaType, type BodyEvents, type BytesPayload } from "./message-mapping.ts";
 import { formatOffset } from "./offsets.ts";
 import { eventInputsBetween, readPage } from "./protocol-page.ts";
 import { ProtocolTables, checkProducer, isExpired, type ProducerTuple, type ProtocolMeta } from "./protocol-state.ts";
@@ -16,7 +16,7 @@ export interface ProtocolHost {
    * Appends each JSON array of event inputs through the Stream's normal path (write authority,
    * limits, stamping), all or none; throws coded errors.
    */
-  append(chunks: Array<string | EventInput[]>, stamp: EventSource): void;
+  append(chunks: Extract<BodyEvents, { chunks: unknown }>["chunks"], stamp: EventSource): void;
   /** Deletes every event; throws PERMISSION_DENIED when the stream feeds processors. */
   clear(): void;
 }
@@ -149,7 +149,7 @@ export class StreamProtocol {
     if (request.body && request.streamSeq !== undefined && meta.lastStreamSeq !== undefined && request.streamSeq <= meta.lastStreamSeq) {
       return answer(409, {}, "Sequence conflict");
     }
-    const body = request.body && "json" in request.body ? eventsOfJson(request.body.json, false) : request.body;
+    const body = request.body && "json" in request.body ? checkedEventsOfJson(request.body.json) : request.body;
     if (body && "invalid" in body) return answer(400, {}, body.invalid);
     if (body) this.#host.append(body.chunks, request.stamp);
     if (producer) this.#tables.saveProducer(producer.id, producer.epoch, producer.seq, now);
