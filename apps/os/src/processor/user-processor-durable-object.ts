@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { errorCode, errorMessage, ItxError, type ErrorCode } from "iterate/errors";
+import { errorCode, errorMessage, ItxError } from "iterate/errors";
 import type { StreamEvent, UserProcessorSnapshot } from "iterate/types";
 import { answerCoded, asCoded, throwCoded, type Coded } from "../api/coded-result.ts";
 import { relay } from "../api/relay.ts";
@@ -13,6 +13,7 @@ import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
 import { UNTRUSTED_LIMITS } from "../worker-loader/untrusted-limits.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
 import { parseUserProcessorHostName, processorFacetKey, USER_PROCESSOR_ROW_PREFIX, type UserProcessorAddress } from "./user-processor-address.ts";
+import { raceDeadline } from "../limits/deadline.ts";
 
 /** The fact a halted subscription leaves on its stream (the platform's: see write-authority.ts). */
 export const SUBSCRIPTION_DELIVERY_HALTED = "events.iterate.com/itx/subscription-delivery-halted";
@@ -190,15 +191,8 @@ function offsetOf(answer: unknown, max: number): number {
   return offset;
 }
 
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const code: ErrorCode = "TIMEOUT";
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ItxError(code, `the processor ran past its ${ms} ms deadline`, { details: { timeoutMs: ms } })), ms);
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  return raceDeadline(work, ms, (): never => {
+    throw new ItxError("TIMEOUT", `the processor ran past its ${ms} ms deadline`, { details: { timeoutMs: ms } });
   });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
 }

@@ -38,7 +38,7 @@ describe("the append plan", () => {
     expect(planAppend(context(), { events: new CheckedEventInputs([{ type: "demo/a", payload: 1 }]), stamp: person })).toMatchObject({ kind: "commit", pending: [{ type: "demo/a", payload: 1 }] });
     // Write authority still applies to checked inputs.
     expect(refusal(() => planAppend(context(), { events: new CheckedEventInputs([{ type: "events.iterate.com/itx/capability-provided", payload: {} }]), stamp: person }))).toBe("PERMISSION_DENIED");
-    expect(() => new CheckedEventInputs([])).toThrow();
+    expect(() => new CheckedEventInputs([])).toThrow("checked inputs hold 1 to 500 events");
   });
 
   test("ordinary events become pending rows stamped by the platform; a writer's source values are dropped", () => {

@@ -1,5 +1,6 @@
 import type { StreamEvent } from "iterate/types";
 import { LIMITS } from "../limits.ts";
+import { raceDeadline } from "../limits/deadline.ts";
 
 /** Where a hosted processor lives: a Durable Object namespace binding, the object's name, the slug. */
 export interface ProcessorSubscription {
@@ -108,17 +109,13 @@ export class HostedDelivery {
     if (!session) return "none";
     if (this.#pumping || !session.release || now - this.#usedAt < idleMs) return "kept";
     let released: boolean;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const unanswered = new Promise<"unanswered">((settle) => (timer = setTimeout(() => settle("unanswered"), waitMs)));
-      const answer = await Promise.race([session.release(), unanswered]);
+      const answer = await raceDeadline(session.release(), waitMs, () => "unanswered" as const);
       // Unanswered: the session is dropped like a dead one (pumps wait for this release to settle).
       released = answer === true || answer === "unanswered";
     } catch {
       // The host is gone (restarted, evicted): the session is dead either way.
       released = true;
-    } finally {
-      if (timer !== undefined) clearTimeout(timer);
     }
     if (!released || this.#session !== session) return "kept";
     this.close();

@@ -24,6 +24,28 @@ function declared(length: number, bytes: Uint8Array): Request {
   return new Request("http://os/", { method: "POST", headers: { "content-length": String(length) }, body: bytes });
 }
 
+/** Whether checkedEventsOfJson marks every chunk of `text` as proven. */
+function checked(text: string): boolean {
+  const events = checkedEventsOfJson(text);
+  if ("invalid" in events) throw new Error(events.invalid);
+  return events.chunks.every((chunk) => chunk instanceof CheckedEventInputs);
+}
+
+/** `text` checked in full: the verdict the proof stands in for ("valid", a limit, or "refused"). */
+function full(text: string): string {
+  const events = eventsOfJson(text, false);
+  if ("invalid" in events) return events.invalid;
+  try {
+    for (const chunk of events.chunks) validateAppendBatch(chunk, { owned: true });
+    return "valid";
+  } catch (error) {
+    return (error as { details?: { limit?: string } }).details?.limit ?? "refused";
+  }
+}
+
+const deep = (levels: number) => `${"[".repeat(levels)}1${"]".repeat(levels)}`;
+const deepObject = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+
 describe("request limits", () => {
   test("STREAMS_HTTP_HEADER_MAX_LENGTH: a longer header is refused with 400", () => {
     const limit = LIMITS.STREAMS_HTTP_HEADER_MAX_LENGTH;
@@ -60,24 +82,6 @@ describe("request limits", () => {
   });
 
   test("a JSON body whose text proves its messages valid skips their checks; anything unproven is checked in full", () => {
-    const checked = (text: string) => {
-      const events = checkedEventsOfJson(text);
-      if ("invalid" in events) throw new Error(events.invalid);
-      return events.chunks.every((chunk) => chunk instanceof CheckedEventInputs);
-    };
-    // Checked in full: the answer the proof stands in for.
-    const full = (text: string) => {
-      const events = eventsOfJson(text, false);
-      if ("invalid" in events) return events.invalid;
-      try {
-        for (const chunk of events.chunks) validateAppendBatch(chunk, { owned: true });
-        return "valid";
-      } catch (error) {
-        return (error as { details?: { limit?: string; field?: string } }).details?.limit ?? "refused";
-      }
-    };
-    const deep = (levels: number) => `${"[".repeat(levels)}1${"]".repeat(levels)}`;
-    const deepObject = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
     // Proven: everything a proof accepts is valid in full, numbers that grow when re-serialized included.
     for (const text of [
       `[{"n":1},"two",null,true,-0,1e20,1E+99,-5e-324,${"9".repeat(99)},"\\u00e9\\uffff😀",{"\\"k":[]}]`,

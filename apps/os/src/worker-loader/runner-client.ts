@@ -3,6 +3,7 @@ import type { DirectEgressVerdict, LentToken, RunnerAnswer, RunnerCall, RunnerLo
 import type { RunnerEntrypoint } from "../runner/runner-worker.ts";
 import type { IsolateProps } from "./isolate-props.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
+import { raceDeadline } from "../limits/deadline.ts";
 
 /** The OS's binding to the runner (set only by the local OS: apps/os/scripts/local-os.ts). */
 export type RunnerBinding = Service<RunnerEntrypoint>;
@@ -130,22 +131,12 @@ export function answerError(error: { message: string; code?: string }): Error {
 
 type Outcome = { kind: "answered"; answer: RunnerAnswer } | { kind: "failed"; error: unknown } | { kind: "timeout" };
 
-async function withDeadline(promise: Promise<RunnerAnswer>, ms: number): Promise<Outcome> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<Outcome>((done) => {
-    timer = setTimeout(() => done({ kind: "timeout" }), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([
-      promise.then(
-        (answer): Outcome => ({ kind: "answered", answer }),
-        (error: unknown): Outcome => ({ kind: "failed", error }),
-      ),
-      timeout,
-    ]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
+function withDeadline(promise: Promise<RunnerAnswer>, ms: number): Promise<Outcome> {
+  const settled = promise.then(
+    (answer): Outcome => ({ kind: "answered", answer }),
+    (error: unknown): Outcome => ({ kind: "failed", error }),
+  );
+  return raceDeadline(settled, ms, (): Outcome => ({ kind: "timeout" }));
 }
 
 // A call that never reached a runner (none registered yet, or its address is gone) can wait for
