@@ -34,6 +34,11 @@ export const PROTOCOL_LIMITS = {
   STREAMS_HTTP_AUTH_CACHE_ENTRIES: 1_000,
   /** Events a fork copies from its source: a fork is made in one Durable Object turn. */
   STREAMS_HTTP_FORK_MAX_EVENTS: 50_000,
+  /**
+   * Stored payload bytes a fork copies from its source: the copy travels whole from the source to
+   * the Worker and on to the fork, and one value over RPC is at most 32 MiB (twice this as UTF-16).
+   */
+  STREAMS_HTTP_FORK_MAX_BYTES: 8_388_608,
 
   // ---- MCP and OpenAPI ----
   /** Longest URL a remote client may be pointed at. */

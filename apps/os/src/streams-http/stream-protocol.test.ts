@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "iterate/types";
+import { LIMITS } from "../limits.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import { MESSAGE_APPENDED, eventsOfBody } from "./message-mapping.ts";
@@ -106,5 +107,36 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     const stored: StreamEvent[] = await stream.getEvents({ afterOffset: 0, limit: 500 });
     expect(stored.map((event) => event.offset)).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
     expect(stored.map((event) => event.payload)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  test("a fork copies at most STREAMS_HTTP_FORK_MAX_BYTES of events: a larger one is a 400 that takes no reference on its source", async () => {
+    const name = fresh();
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
+    // Messages of 200,000 characters, four to an append, until the stream holds more than the limit.
+    const message = JSON.stringify("x".repeat(200_000));
+    for (let bytes = 0; bytes <= LIMITS.STREAMS_HTTP_FORK_MAX_BYTES; bytes += 4 * message.length) {
+      await http(name, { op: "append", contentType: "application/json", close: false, body: { json: `[${message},${message},${message},${message}]` }, stamp });
+    }
+    const refused = await http(name, { op: "fork-source" });
+    expect(refused).toMatchObject({ ok: true, value: { status: 400, body: expect.stringContaining("STREAMS_HTTP_FORK_MAX_BYTES") } });
+    // Up to an offset within the limit the same source forks.
+    const within = await http(name, { op: "fork-source", offset: 4 });
+    expect(within).toMatchObject({ ok: true, value: { status: 200 } });
+    await http(name, { op: "release" });
+    // No reference was left behind: the source is erased at once, not kept "gone" for a fork that never was.
+    expect(await http(name, { op: "delete" })).toMatchObject({ ok: true, value: { status: 204 } });
+    expect(await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp })).toMatchObject({ ok: true, value: { status: 201 } });
+  });
+
+  test("a fork's sub-offset counts against STREAMS_HTTP_FORK_MAX_EVENTS: messages past the offset are copied too", async () => {
+    const name = fresh();
+    const max = LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS;
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
+    await http(name, { op: "append", contentType: "application/json", close: false, body: { json: JSON.stringify(Array.from({ length: max + 1 }, (_, i) => i)) }, stamp });
+    for (const [offset, subOffset] of [[0, max + 1], [max - 10, 11], [0, 10 * max]]) {
+      const refused = await http(name, { op: "fork-source", offset, subOffset });
+      expect(refused, `${offset} + ${subOffset}`).toMatchObject({ ok: true, value: { status: 400, body: expect.stringContaining("STREAMS_HTTP_FORK_MAX_EVENTS") } });
+    }
+    expect(await http(name, { op: "fork-source", offset: max - 10, subOffset: 10 })).toMatchObject({ ok: true, value: { status: 200 } });
   });
 });

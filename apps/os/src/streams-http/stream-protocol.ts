@@ -245,9 +245,15 @@ export class StreamProtocol {
     const head = this.#host.head();
     const offset = request.offset ?? head;
     if (offset > head) return answer(400, {}, "Fork offset beyond source stream length");
-    if (offset > LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS) return answer(400, {}, `a fork copies at most ${LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS} events (STREAMS_HTTP_FORK_MAX_EVENTS)`);
-    const events: unknown[] = eventInputsBetween(this.#host.sql, 0, offset, offset);
     const sub = request.subOffset ?? 0;
+    // Checked before anything is read or counted: a JSON fork also copies `sub` messages past the
+    // offset, a byte fork a prefix of the one event after it.
+    const copied = offset + (sub > 0 ? (isJsonMode(meta.contentType) ? sub : 1) : 0);
+    if (copied > LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS) return answer(400, {}, `a fork copies at most ${LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS} events (STREAMS_HTTP_FORK_MAX_EVENTS)`);
+    if (payloadBytes(this.#host.sql, copied) > LIMITS.STREAMS_HTTP_FORK_MAX_BYTES) {
+      return answer(400, {}, `a fork copies at most ${LIMITS.STREAMS_HTTP_FORK_MAX_BYTES} bytes of events (STREAMS_HTTP_FORK_MAX_BYTES)`);
+    }
+    const events: unknown[] = eventInputsBetween(this.#host.sql, 0, offset, offset);
     if (sub > 0) {
       const tail = this.#subOffsetPrefix(offset, sub, meta.contentType);
       if (!tail) return answer(400, {}, "Invalid fork sub-offset");
@@ -295,6 +301,11 @@ export class StreamProtocol {
   #etag(start: string, end: number, closed: boolean): string {
     return `"${btoa(encodeURIComponent(this.#host.path))}:${start}:${formatOffset(end)}${closed ? ":c" : ""}"`;
   }
+}
+
+/** Stored payload bytes of the first `count` events (read from each row's header, not its text). */
+function payloadBytes(sql: SqlStorage, count: number): number {
+  return sql.exec<{ n: number }>("SELECT coalesce(sum(octet_length(payload)), 0) AS n FROM (SELECT payload FROM journal ORDER BY offset LIMIT ?)", count).one().n;
 }
 
 /** Event inputs as JSON arrays that each fit one append (APPEND_MAX_EVENTS, APPEND_MAX_BYTES). */
