@@ -25,6 +25,12 @@ export const PROTOCOL_LIMITS = {
   STREAMS_HTTP_BYTES_CHUNK: 131_072,
   /** Longest Stream-TTL accepted, in seconds (ten years): larger values would overflow date arithmetic. */
   STREAMS_HTTP_TTL_MAX_SECONDS: 315_360_000,
+  /**
+   * Long-poll and SSE readers one stream keeps waiting for news at once (as LIVE_SUBSCRIBERS_MAX
+   * does for Cap'n Web): each holds a request open and is woken, and reads, on every append. One
+   * more is answered 503 with Retry-After.
+   */
+  STREAMS_HTTP_LIVE_WAITERS_MAX: 256,
   /** Idempotent producers remembered per stream; past it the least recently active is forgotten (its next write must start again at seq 0). */
   STREAMS_HTTP_PRODUCERS_MAX: 1_000,
   /**

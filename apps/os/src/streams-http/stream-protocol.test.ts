@@ -139,4 +139,22 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     }
     expect(await http(name, { op: "fork-source", offset: max - 10, subOffset: 10 })).toMatchObject({ ok: true, value: { status: 200 } });
   });
+
+  test("a stream keeps at most STREAMS_HTTP_LIVE_WAITERS_MAX live readers waiting: one more is a 503 with Retry-After, and the waiting ones still wake", async () => {
+    const name = fresh();
+    const max = LIMITS.STREAMS_HTTP_LIVE_WAITERS_MAX;
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
+    const wait = { op: "read", from: { after: 0 }, offsetParam: "-1", live: "long-poll", waitMs: 10_000 } as const;
+    const waiting = Array.from({ length: max }, () => http(name, wait));
+    // Each wait has reached the stream once a later request is answered: the object serves requests in order.
+    await http(name, { op: "head" });
+    const refused = await http(name, wait);
+    expect(refused).toMatchObject({ ok: true, value: { status: 503, headers: { "retry-after": "1" }, body: expect.stringContaining("STREAMS_HTTP_LIVE_WAITERS_MAX") } });
+    await http(name, { op: "append", contentType: "application/json", close: false, body: { json: "1" }, stamp });
+    const woken = await Promise.all(waiting);
+    expect(woken.map((answer) => (answer.ok ? answer.value.status : answer.error.code))).toEqual(Array.from({ length: max }, () => 200));
+    // Once they have been answered there is room again.
+    const again = http(name, { ...wait, from: { after: 1 }, waitMs: 100 });
+    expect(await again).toMatchObject({ ok: true, value: { status: 204 } });
+  });
 });

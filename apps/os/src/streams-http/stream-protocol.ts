@@ -179,6 +179,9 @@ export class StreamProtocol {
     const after = "now" in request.from ? head : request.from.after;
     let page = readPage(this.#host.sql, this.#host.path, after, meta.contentType);
     if (page.count === 0 && after >= head && request.live !== undefined && !meta.closed) {
+      if (this.#waiters.size >= LIMITS.STREAMS_HTTP_LIVE_WAITERS_MAX) {
+        return answer(503, { "retry-after": "1" }, `a stream keeps at most ${LIMITS.STREAMS_HTTP_LIVE_WAITERS_MAX} live readers waiting (STREAMS_HTTP_LIVE_WAITERS_MAX)`);
+      }
       await this.#wait(request.waitMs);
       const current = this.#tables.meta ?? meta;
       if (this.#host.head() === 0 && !this.#tables.meta) return answer(404, {}, "Stream not found");
