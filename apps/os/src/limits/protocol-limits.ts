@@ -15,6 +15,12 @@ export const PROTOCOL_LIMITS = {
    * JSON.parse, so a hostile body cannot make parsing recurse deeply. Same depth as a payload.
    */
   STREAMS_HTTP_JSON_MAX_DEPTH: 32,
+  /**
+   * Messages in one JSON-mode body: each is an event written in the same Durable Object turn (a
+   * body of 512 KiB can hold 262,000 `1`s, which held the Worker's thread for most of a second).
+   * A batch of more is several requests.
+   */
+  STREAMS_HTTP_BODY_MAX_MESSAGES: 10_000,
   /** Characters of any one Durable Streams header or query value (content type, Stream-Seq, producer id, cursor, If-None-Match). */
   STREAMS_HTTP_HEADER_MAX_LENGTH: 256,
   /** Events in one read response: bounds the page the Stream builds; clients read on from Stream-Next-Offset. */

@@ -79,6 +79,9 @@ export function eventsOfJson(text: string, creating: boolean): BodyEvents {
   }
   const messages = Array.isArray(value) ? value : [value];
   if (messages.length === 0 && !creating) return { invalid: "Empty arrays are not allowed" };
+  if (messages.length > LIMITS.STREAMS_HTTP_BODY_MAX_MESSAGES) {
+    return { invalid: `a body holds at most ${LIMITS.STREAMS_HTTP_BODY_MAX_MESSAGES} messages (STREAMS_HTTP_BODY_MAX_MESSAGES)` };
+  }
   const chunks: EventInput[][] = [];
   for (let start = 0; start < messages.length; start += STREAM_LIMITS.APPEND_MAX_EVENTS) {
     chunks.push(messages.slice(start, start + STREAM_LIMITS.APPEND_MAX_EVENTS).map((payload: unknown) => ({ type: MESSAGE_APPENDED, payload })));

@@ -132,7 +132,12 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     const name = fresh();
     const max = LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS;
     await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
-    await http(name, { op: "append", contentType: "application/json", close: false, body: { json: JSON.stringify(Array.from({ length: max + 1 }, (_, i) => i)) }, stamp });
+    const batch = LIMITS.STREAMS_HTTP_BODY_MAX_MESSAGES;
+    for (let start = 0; start <= max; start += batch) {
+      const messages = Array.from({ length: Math.min(batch, max + 1 - start) }, (_, i) => start + i);
+      await http(name, { op: "append", contentType: "application/json", close: false, body: { json: JSON.stringify(messages) }, stamp });
+    }
+    expect(await streamStub(env.STREAM, name).head()).toBe(max + 1);
     for (const [offset, subOffset] of [[0, max + 1], [max - 10, 11], [0, 10 * max]]) {
       const refused = await http(name, { op: "fork-source", offset, subOffset });
       expect(refused, `${offset} + ${subOffset}`).toMatchObject({ ok: true, value: { status: 400, body: expect.stringContaining("STREAMS_HTTP_FORK_MAX_EVENTS") } });
