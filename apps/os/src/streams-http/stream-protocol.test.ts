@@ -155,6 +155,9 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     await http(name, { op: "head" });
     const refused = await http(name, wait);
     expect(refused).toMatchObject({ ok: true, value: { status: 503, headers: { "retry-after": "1" }, body: expect.stringContaining("STREAMS_HTTP_LIVE_WAITERS_MAX") } });
+    // An SSE stream's first step does not wait: it still learns where it stands.
+    const first = await http(name, { op: "read", from: { after: 0 }, offsetParam: "-1", live: "sse", waitMs: 0 });
+    expect(first).toMatchObject({ ok: true, value: { status: 200, sse: { last: 0, upToDate: true, count: 0 } } });
     await http(name, { op: "append", contentType: "application/json", close: false, body: { json: "1" }, stamp });
     const woken = await Promise.all(waiting);
     expect(woken.map((answer) => (answer.ok ? answer.value.status : answer.error.code))).toEqual(Array.from({ length: max }, () => 200));

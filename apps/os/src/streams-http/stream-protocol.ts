@@ -178,7 +178,8 @@ export class StreamProtocol {
     }
     const after = "now" in request.from ? head : request.from.after;
     let page = readPage(this.#host.sql, this.#host.path, after, meta.contentType);
-    if (page.count === 0 && after >= head && request.live !== undefined && !meta.closed) {
+    // An SSE stream's first step (waitMs 0) answers at once: it neither waits nor counts as a waiter.
+    if (page.count === 0 && after >= head && request.live !== undefined && !meta.closed && request.waitMs > 0) {
       if (this.#waiters.size >= LIMITS.STREAMS_HTTP_LIVE_WAITERS_MAX) {
         return answer(503, { "retry-after": "1" }, `a stream keeps at most ${LIMITS.STREAMS_HTTP_LIVE_WAITERS_MAX} live readers waiting (STREAMS_HTTP_LIVE_WAITERS_MAX)`);
       }
