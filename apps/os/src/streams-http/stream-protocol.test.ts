@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "iterate/types";
 import { LIMITS } from "../limits.ts";
@@ -6,6 +7,7 @@ import { streamStub } from "../stream/stream-rpc-target.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import { MESSAGE_APPENDED, eventsOfBody } from "./message-mapping.ts";
 import type { ProtocolAnswer, ProtocolRequest } from "./protocol-api.ts";
+import { StreamProtocol } from "./stream-protocol.ts";
 
 let counter = 0;
 function fresh(): string {
@@ -164,5 +166,29 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     // Once they have been answered there is room again.
     const again = http(name, { ...wait, from: { after: 1 }, waitMs: 100 });
     expect(await again).toMatchObject({ ok: true, value: { status: 204 } });
+  });
+
+  test("a stream no PUT created (a context's) cannot be closed over the protocol: 403, nothing written; one closed before reads as open again", async () => {
+    const name = fresh();
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: [{ type: "demo/context-fact" }], stamp: { principal: "tester", platform: "context" } });
+    const producer = { id: "p", epoch: 0, seq: 0 };
+    for (const body of [undefined, { json: "1" }]) {
+      const closing = await http(name, { op: "append", close: true, ...(body ? { contentType: "application/json", body } : {}), producer, stamp });
+      expect(closing).toMatchObject({ ok: true, value: { status: 403 } });
+    }
+    expect(await stream.head()).toBe(1);
+    const head = await http(name, { op: "head" });
+    expect(head.ok && head.value.headers["Stream-Closed"]).toBeUndefined();
+    // The producer's seq 0 was not taken by the refused writes, and appends go on.
+    expect(await http(name, { op: "append", contentType: "application/json", close: false, body: { json: "2" }, producer, stamp })).toMatchObject({ ok: true, value: { status: 200 } });
+    // A context stream an earlier OS let an HTTP caller close reads as open when its object next loads.
+    const reloaded = await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => {
+      state.storage.sql.exec("UPDATE http_meta SET value = json_set(value, '$.closed', json('true'))");
+      const host = { sql: state.storage.sql, path: "/tallies", head: () => 2, append: () => undefined, clear: () => undefined };
+      return new StreamProtocol(host).handle({ op: "head" });
+    });
+    expect(reloaded.status).toBe(200);
+    expect(reloaded.headers["Stream-Closed"]).toBeUndefined();
   });
 });

@@ -85,7 +85,12 @@ export class StreamProtocol {
       else this.#erase();
       return this.#tables.meta;
     }
-    if (meta) return meta;
+    if (meta) {
+      if (!meta.closed || meta.createdOverHttp) return meta;
+      // Closed over HTTP by an OS that allowed it: a stream no PUT created is open (see #append).
+      const { closedBy: _closedBy, ...open } = meta;
+      return { ...open, closed: false };
+    }
     if (this.#host.head() === 0) return undefined;
     return { contentType: IMPLICIT_CONTENT_TYPE, closed: false, lastAccess: now, createdOverHttp: false, forkRefs: 0, gone: false };
   }
@@ -141,6 +146,8 @@ export class StreamProtocol {
       }
       return answer(409, { [H.closed]: "true", [H.nextOffset]: tail() }, "Stream is closed");
     }
+    // Like DELETE: a context's or another writer's stream is not the protocol's to end.
+    if (request.close && !meta.createdOverHttp) return answer(403, {}, "only streams created over this protocol may be closed over it");
     if (request.body && request.contentType !== undefined && mediaType(request.contentType) !== mediaType(meta.contentType)) {
       return answer(409, {}, "Content-type mismatch");
     }
