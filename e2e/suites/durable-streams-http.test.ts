@@ -114,6 +114,9 @@ describe("/streams is authenticated, confined and bounded", () => {
     expect(events.map((event) => event.type)).toContain("events.iterate.com/itx/created");
     const before = read.headers.get("stream-next-offset");
     expect((await fetch(url("/"), { method: "DELETE", headers: auth })).status).toBe(403);
+    // Nor closed: HTTP readers would stop at the mark while the context goes on writing.
+    expect((await fetch(url("/"), { method: "POST", headers: { ...auth, "Stream-Closed": "true" } })).status).toBe(403);
+    expect((await fetch(url("/"), { method: "HEAD", headers: auth })).headers.get("stream-closed")).toBeNull();
     // Whatever the body says, an HTTP append is a message: it cannot be an itx/capability-provided row.
     const forged = JSON.stringify({ type: "events.iterate.com/itx/capability-provided", payload: { path: ["x"] } });
     const post = await fetch(url("/"), { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: forged });

@@ -15,6 +15,12 @@ export const PROTOCOL_LIMITS = {
    * JSON.parse, so a hostile body cannot make parsing recurse deeply. Same depth as a payload.
    */
   STREAMS_HTTP_JSON_MAX_DEPTH: 32,
+  /**
+   * Messages in one JSON-mode body: each is an event written in the same Durable Object turn (a
+   * body of 512 KiB can hold 262,000 `1`s, which held the Worker's thread for most of a second).
+   * A batch of more is several requests.
+   */
+  STREAMS_HTTP_BODY_MAX_MESSAGES: 10_000,
   /** Characters of any one Durable Streams header or query value (content type, Stream-Seq, producer id, cursor, If-None-Match). */
   STREAMS_HTTP_HEADER_MAX_LENGTH: 256,
   /** Events in one read response: bounds the page the Stream builds; clients read on from Stream-Next-Offset. */
@@ -25,6 +31,12 @@ export const PROTOCOL_LIMITS = {
   STREAMS_HTTP_BYTES_CHUNK: 131_072,
   /** Longest Stream-TTL accepted, in seconds (ten years): larger values would overflow date arithmetic. */
   STREAMS_HTTP_TTL_MAX_SECONDS: 315_360_000,
+  /**
+   * Long-poll and SSE readers one stream keeps waiting for news at once (as LIVE_SUBSCRIBERS_MAX
+   * does for Cap'n Web): each holds a request open and is woken, and reads, on every append. One
+   * more is answered 503 with Retry-After.
+   */
+  STREAMS_HTTP_LIVE_WAITERS_MAX: 256,
   /** Idempotent producers remembered per stream; past it the least recently active is forgotten (its next write must start again at seq 0). */
   STREAMS_HTTP_PRODUCERS_MAX: 1_000,
   /**
@@ -34,6 +46,11 @@ export const PROTOCOL_LIMITS = {
   STREAMS_HTTP_AUTH_CACHE_ENTRIES: 1_000,
   /** Events a fork copies from its source: a fork is made in one Durable Object turn. */
   STREAMS_HTTP_FORK_MAX_EVENTS: 50_000,
+  /**
+   * Stored payload bytes a fork copies from its source: the copy travels whole from the source to
+   * the Worker and on to the fork, and one value over RPC is at most 32 MiB (twice this as UTF-16).
+   */
+  STREAMS_HTTP_FORK_MAX_BYTES: 8_388_608,
 
   // ---- MCP and OpenAPI ----
   /** Longest URL a remote client may be pointed at. */

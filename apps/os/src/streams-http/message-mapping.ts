@@ -101,6 +101,9 @@ function parseMessages(text: string, creating: boolean): { messages: unknown[]; 
   const array = Array.isArray(value);
   const messages: unknown[] = Array.isArray(value) ? value : [value];
   if (messages.length === 0 && !creating) return { invalid: "Empty arrays are not allowed" };
+  if (messages.length > LIMITS.STREAMS_HTTP_BODY_MAX_MESSAGES) {
+    return { invalid: `a body holds at most ${LIMITS.STREAMS_HTTP_BODY_MAX_MESSAGES} messages (STREAMS_HTTP_BODY_MAX_MESSAGES)` };
+  }
   return { messages, depth, array };
 }
 

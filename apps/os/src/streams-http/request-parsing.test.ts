@@ -10,6 +10,7 @@ const put = (headers: Record<string, string>, body?: BodyInit) => new Request("h
 const nested = (depth: number) => new TextEncoder().encode(`[${"[".repeat(depth)}1${"]".repeat(depth)}]`);
 const q = (query: string) => readQuery(new URL(`http://os/streams/p/s?${query}`));
 const body = (text: string) => new TextEncoder().encode(text);
+const ones = (count: number) => `[${Array.from({ length: count }, () => "1").join(",")}]`;
 function refusal(run: () => unknown): number | undefined {
   try {
     run();
@@ -106,6 +107,15 @@ describe("request limits", () => {
       expect(checked(text), text.slice(0, 40)).toBe(false);
       expect(full(text), text.slice(0, 40)).toBe(verdict);
     }
+  });
+
+  test("STREAMS_HTTP_BODY_MAX_MESSAGES: a JSON body of more messages is refused after parsing, before any event is made", () => {
+    const max = LIMITS.STREAMS_HTTP_BODY_MAX_MESSAGES;
+    expect(eventsOfJson(ones(max), false)).toMatchObject({ count: max });
+    expect(eventsOfJson(ones(max + 1), false)).toEqual({ invalid: expect.stringContaining("STREAMS_HTTP_BODY_MAX_MESSAGES") });
+    // The most a body under STREAMS_HTTP_BODY_MAX_BYTES can hold, on create as on append.
+    const most = ones(Math.floor(LIMITS.STREAMS_HTTP_BODY_MAX_BYTES / 2) - 1);
+    expect(eventsOfBody(body(most), "application/json", true)).toEqual({ invalid: expect.stringContaining("STREAMS_HTTP_BODY_MAX_MESSAGES") });
   });
 
   test("STREAMS_HTTP_TTL_MAX_SECONDS and the TTL grammar", () => {

@@ -85,7 +85,12 @@ export class StreamProtocol {
       else this.#erase();
       return this.#tables.meta;
     }
-    if (meta) return meta;
+    if (meta) {
+      if (!meta.closed || meta.createdOverHttp) return meta;
+      // Closed over HTTP by an OS that allowed it: a stream no PUT created is open (see #append).
+      const { closedBy: _closedBy, ...open } = meta;
+      return { ...open, closed: false };
+    }
     if (this.#host.head() === 0) return undefined;
     return { contentType: IMPLICIT_CONTENT_TYPE, closed: false, lastAccess: now, createdOverHttp: false, forkRefs: 0, gone: false };
   }
@@ -141,6 +146,8 @@ export class StreamProtocol {
       }
       return answer(409, { [H.closed]: "true", [H.nextOffset]: tail() }, "Stream is closed");
     }
+    // Like DELETE: a context's or another writer's stream is not the protocol's to end.
+    if (request.close && !meta.createdOverHttp) return answer(403, {}, "only streams created over this protocol may be closed over it");
     if (request.body && request.contentType !== undefined && mediaType(request.contentType) !== mediaType(meta.contentType)) {
       return answer(409, {}, "Content-type mismatch");
     }
@@ -178,7 +185,11 @@ export class StreamProtocol {
     }
     const after = "now" in request.from ? head : request.from.after;
     let page = readPage(this.#host.sql, this.#host.path, after, meta.contentType);
-    if (page.count === 0 && after >= head && request.live !== undefined && !meta.closed) {
+    // An SSE stream's first step (waitMs 0) answers at once: it neither waits nor counts as a waiter.
+    if (page.count === 0 && after >= head && request.live !== undefined && !meta.closed && request.waitMs > 0) {
+      if (this.#waiters.size >= LIMITS.STREAMS_HTTP_LIVE_WAITERS_MAX) {
+        return answer(503, { "retry-after": "1" }, `a stream keeps at most ${LIMITS.STREAMS_HTTP_LIVE_WAITERS_MAX} live readers waiting (STREAMS_HTTP_LIVE_WAITERS_MAX)`);
+      }
       await this.#wait(request.waitMs);
       const current = this.#tables.meta ?? meta;
       if (this.#host.head() === 0 && !this.#tables.meta) return answer(404, {}, "Stream not found");
@@ -245,9 +256,15 @@ export class StreamProtocol {
     const head = this.#host.head();
     const offset = request.offset ?? head;
     if (offset > head) return answer(400, {}, "Fork offset beyond source stream length");
-    if (offset > LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS) return answer(400, {}, `a fork copies at most ${LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS} events (STREAMS_HTTP_FORK_MAX_EVENTS)`);
-    const events: unknown[] = eventInputsBetween(this.#host.sql, 0, offset, offset);
     const sub = request.subOffset ?? 0;
+    // Checked before anything is read or counted: a JSON fork also copies `sub` messages past the
+    // offset, a byte fork a prefix of the one event after it.
+    const copied = offset + (sub > 0 ? (isJsonMode(meta.contentType) ? sub : 1) : 0);
+    if (copied > LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS) return answer(400, {}, `a fork copies at most ${LIMITS.STREAMS_HTTP_FORK_MAX_EVENTS} events (STREAMS_HTTP_FORK_MAX_EVENTS)`);
+    if (payloadBytes(this.#host.sql, copied) > LIMITS.STREAMS_HTTP_FORK_MAX_BYTES) {
+      return answer(400, {}, `a fork copies at most ${LIMITS.STREAMS_HTTP_FORK_MAX_BYTES} bytes of events (STREAMS_HTTP_FORK_MAX_BYTES)`);
+    }
+    const events: unknown[] = eventInputsBetween(this.#host.sql, 0, offset, offset);
     if (sub > 0) {
       const tail = this.#subOffsetPrefix(offset, sub, meta.contentType);
       if (!tail) return answer(400, {}, "Invalid fork sub-offset");
@@ -295,6 +312,11 @@ export class StreamProtocol {
   #etag(start: string, end: number, closed: boolean): string {
     return `"${btoa(encodeURIComponent(this.#host.path))}:${start}:${formatOffset(end)}${closed ? ":c" : ""}"`;
   }
+}
+
+/** Stored payload bytes of the first `count` events (read from each row's header, not its text). */
+function payloadBytes(sql: SqlStorage, count: number): number {
+  return sql.exec<{ n: number }>("SELECT coalesce(sum(octet_length(payload)), 0) AS n FROM (SELECT payload FROM journal ORDER BY offset LIMIT ?)", count).one().n;
 }
 
 /** Event inputs as JSON arrays that each fit one append (APPEND_MAX_EVENTS, APPEND_MAX_BYTES). */

@@ -50,15 +50,16 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
   const url = new URL(request.url);
   const rest = url.pathname.slice(STREAMS_ROUTE_PREFIX.length);
   const slash = rest.indexOf("/");
-  const project = decodeURIComponent(slash < 0 ? rest : rest.slice(0, slash));
   const principal = await authenticateRequest(env, request);
+  // A segment that is not valid percent-encoding names no project: the missing stream's answer.
+  const project = decodeSegment(slash < 0 ? rest : rest.slice(0, slash));
   let path: string;
   try {
     path = parseStreamPath(slash < 0 || slash === rest.length - 1 ? "/" : rest.slice(slash));
   } catch (error) {
     return text(400, errorMessage(error));
   }
-  const record = project.length > 0 && project.length <= 128 ? await projects.get(project, () => findProject(env, project)) : undefined;
+  const record = project !== undefined && project.length > 0 && project.length <= 128 ? await projects.get(project, () => findProject(env, project)) : undefined;
   // Missing and forbidden are one answer, built from nothing but what the caller sent.
   if (!record || !new ProjectAccess(principal).allows(record)) return text(404, "Stream not found");
   const stamp: EventSource = { principal: principal.id, origin: "/" };
@@ -180,6 +181,14 @@ async function forkHeaders(request: Request): Promise<{ from: string; offset?: n
     ...(parsed && "after" in parsed ? { offset: parsed.after, offsetParam: offsetParam as string } : {}),
     ...(subOffset ? { subOffset } : {}),
   };
+}
+
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 function respond(answer: ProtocolAnswer): Response {

@@ -1,0 +1,41 @@
+import { exports } from "cloudflare:workers";
+import { newHttpBatchRpcSession } from "capnweb";
+import { describe, expect, test } from "vitest";
+import type { UnauthenticatedRoot } from "iterate/types";
+
+// The /streams route as a caller meets it: the Worker's own fetch handler, real Durable Objects.
+const ORIGIN = "http://os.test";
+
+/** A fresh project and a bearer token that may reach it. */
+async function projectWithToken(prefix: string): Promise<{ slug: string; token: string }> {
+  const slug = `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+  await adminBatch().projects.create({ slug }).whoami();
+  const { token } = await adminBatch().tokens.issue({ principal: `${prefix}-caller`, projectIds: [slug], ttlSeconds: 600 });
+  return { slug, token };
+}
+
+// One HTTP batch acting as admin (a batch ends with its first awaited answer).
+function adminBatch() {
+  const root = newHttpBatchRpcSession<UnauthenticatedRoot>(new Request(`${ORIGIN}/api`, { fetcher: exports.default } as RequestInit));
+  return root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" });
+}
+
+describe("/streams answers callers who are not allowed, or send nonsense, like a missing stream", () => {
+  test("a project segment that is not valid percent-encoding is 401 without a token and the missing stream's 404 with one, never a 500", async () => {
+    const { slug, token } = await projectWithToken("route-encoding");
+    const auth = { authorization: `Bearer ${token}` };
+    const missing = await exports.default.fetch(`${ORIGIN}/streams/${slug}-missing/x`, { headers: auth });
+    const expected = [missing.status, await missing.text()];
+    expect(expected).toEqual([404, "Stream not found"]);
+    for (const segment of ["%E0%A4%A", "%ZZ", "%", "a%C0%AFb"]) {
+      for (const method of ["GET", "PUT", "POST", "HEAD", "DELETE"]) {
+        const anonymous = await exports.default.fetch(`${ORIGIN}/streams/${segment}/x`, { method });
+        expect(anonymous.status, `${method} ${segment} without a token`).toBe(401);
+        await anonymous.body?.cancel();
+        const init = { method, headers: { ...auth, "content-type": "application/json" }, ...(method === "POST" ? { body: "1" } : {}) };
+        const known = await exports.default.fetch(`${ORIGIN}/streams/${segment}/x`, init);
+        expect([known.status, method === "HEAD" ? expected[1] : await known.text()], `${method} ${segment} with a token`).toEqual(expected);
+      }
+    }
+  });
+});
