@@ -84,6 +84,13 @@ export const PROTOCOL_LIMITS = {
    * walks the expanded tree (about 30 µs a node on a loaded machine).
    */
   REMOTE_SCHEMA_NODES_MAX: 100_000,
+  /**
+   * Characters of an OpenAPI document written as YAML (JSON ones may be REMOTE_RESPONSE_MAX_BYTES).
+   * js-yaml parses in JavaScript and cannot stop partway: a 3.8-million-character flow list held
+   * the Worker's thread about 0.7 s before REMOTE_SCHEMA_NODES_MAX could refuse it, where the
+   * native JSON parser takes a tenth of that. Larger specs can be served as JSON.
+   */
+  OPENAPI_YAML_MAX_CHARS: 1_048_576,
   /** Nesting depth of a remote JSON or YAML document: bounds the parser's and every walker's recursion. */
   REMOTE_JSON_MAX_DEPTH: 128,
   /** Operations one OpenAPI spec may declare. */

@@ -83,6 +83,21 @@ describe("OpenAPI documents", () => {
     expect(await code(parseSpec(lines.join("\n")))).toBe("LIMIT_EXCEEDED");
   });
 
+  test("OPENAPI_YAML_MAX_CHARS: a YAML document past it is refused before js-yaml reads it; JSON of the same size is read", async () => {
+    const head = "openapi: 3.0.3\ninfo: { title: Y, version: '1' }\npaths: {}\nx: ";
+    // At the limit: one long scalar (few nodes).
+    const within = `${head}${"y".repeat(LIMITS.OPENAPI_YAML_MAX_CHARS - head.length)}`;
+    expect(within.length).toBe(LIMITS.OPENAPI_YAML_MAX_CHARS);
+    expect((await parseSpec(within)).title).toBe("Y");
+    // Past it: the flow list that held the thread, refused by its length before any parse.
+    const past = `${head}[${"1,".repeat(LIMITS.OPENAPI_YAML_MAX_CHARS / 2)}1]`;
+    expect(past.length).toBeGreaterThan(LIMITS.OPENAPI_YAML_MAX_CHARS);
+    const refused = await parseSpec(past).catch((error: unknown) => error as { code?: string; details?: { limit?: string } });
+    expect(refused).toMatchObject({ code: "LIMIT_EXCEEDED", details: { limit: "OPENAPI_YAML_MAX_CHARS" } });
+    const json = JSON.stringify({ openapi: "3.0.3", info: { title: "J", version: "1" }, paths: {}, x: "y".repeat(LIMITS.OPENAPI_YAML_MAX_CHARS) });
+    expect((await parseSpec(json)).title).toBe("J");
+  });
+
   test("OPENAPI_OPERATIONS_MAX: a document may declare at most that many operations", async () => {
     expect((await parseSpec({ openapi: "3.0.0", paths: paths(LIMITS.OPENAPI_OPERATIONS_MAX) })).operations.size).toBe(LIMITS.OPENAPI_OPERATIONS_MAX);
     expect(await code(parseSpec({ openapi: "3.0.0", paths: paths(LIMITS.OPENAPI_OPERATIONS_MAX + 1) }))).toBe("LIMIT_EXCEEDED");

@@ -38,6 +38,7 @@ const OPERATION_ID = /^[A-Za-z_$][A-Za-z0-9_$.-]{0,127}$/;
  * Parses an OpenAPI 3.x document (JSON or YAML text, or an object) into its operations. Local
  * `$ref`s are resolved by @apidevtools/json-schema-ref-parser; external ones are not followed
  * (they would be requests that bypass egress). Bounds: REMOTE_JSON_MAX_DEPTH on the text,
+ * OPENAPI_YAML_MAX_CHARS on YAML text,
  * REMOTE_SCHEMA_NODES_MAX on the document and on the operations once references are expanded,
  * OPENAPI_OPERATIONS_MAX operations. Bad documents are INVALID_ARGUMENT.
  */
@@ -78,9 +79,18 @@ function toDocument(source: unknown, loadYaml: (text: string, options: { maxDept
   if (jsonDepth(source, LIMITS.REMOTE_JSON_MAX_DEPTH) > LIMITS.REMOTE_JSON_MAX_DEPTH) {
     throw new ItxError("INVALID_ARGUMENT", `an OpenAPI document nests deeper than ${LIMITS.REMOTE_JSON_MAX_DEPTH}`, { details: limitDetails("REMOTE_JSON_MAX_DEPTH") });
   }
+  if (/^\s*\{/.test(source)) return parsedDocument(() => JSON.parse(source));
+  if (source.length > LIMITS.OPENAPI_YAML_MAX_CHARS) {
+    throw new ItxError("LIMIT_EXCEEDED", `an OpenAPI document in YAML is at most ${LIMITS.OPENAPI_YAML_MAX_CHARS} characters (serve a larger one as JSON)`, {
+      details: limitDetails("OPENAPI_YAML_MAX_CHARS"),
+    });
+  }
+  return parsedDocument(() => loadYaml(source, { maxDepth: LIMITS.REMOTE_JSON_MAX_DEPTH }));
+}
+
+function parsedDocument(parse: () => unknown): unknown {
   try {
-    if (/^\s*\{/.test(source)) return JSON.parse(source);
-    return loadYaml(source, { maxDepth: LIMITS.REMOTE_JSON_MAX_DEPTH });
+    return parse();
   } catch (cause) {
     throw invalid(`the document is neither JSON nor YAML: ${cause instanceof Error ? cause.message.slice(0, 200) : "unknown"}`);
   }
