@@ -21,6 +21,8 @@ export const PROTOCOL_LIMITS = {
    * A batch of more is several requests.
    */
   STREAMS_HTTP_BODY_MAX_MESSAGES: 10_000,
+  /** How long a /streams request body may take to arrive (a client trickling bytes gets 408, as MCP's 30 s). */
+  STREAMS_HTTP_BODY_READ_TIMEOUT_MS: 30_000,
   /** Characters of any one Durable Streams header or query value (content type, Stream-Seq, producer id, cursor, If-None-Match). */
   STREAMS_HTTP_HEADER_MAX_LENGTH: 256,
   /** Events in one read response: bounds the page the Stream builds; clients read on from Stream-Next-Offset. */

@@ -68,6 +68,23 @@ describe("request limits", () => {
     await expect(boundedBody(new Request("http://os/", { method: "POST", body: streamed, duplex: "half" } as RequestInit))).rejects.toMatchObject({ status: 413 });
   });
 
+  test("STREAMS_HTTP_BODY_READ_TIMEOUT_MS: a body still arriving at the deadline is 408, read whole or in chunks", async () => {
+    expect(LIMITS.STREAMS_HTTP_BODY_READ_TIMEOUT_MS).toBe(30_000);
+    const trickle = () =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array([91]));
+          // Never closed: the rest never comes.
+        },
+      });
+    const chunked = new Request("http://os/", { method: "POST", body: trickle(), duplex: "half" } as RequestInit);
+    await expect(boundedBody(chunked, 50)).rejects.toMatchObject({ status: 408 });
+    const framed = new Request("http://os/", { method: "POST", headers: { "content-length": "10" }, body: trickle(), duplex: "half" } as RequestInit);
+    await expect(boundedBody(framed, 50)).rejects.toMatchObject({ status: 408 });
+    // A body that arrives in time is read as before.
+    expect(await boundedBody(put({}, "[1]"), 50)).toEqual(body("[1]"));
+  });
+
   test("STREAMS_HTTP_BODY_MAX_BYTES: a body read whole by its declared length is still measured", async () => {
     const limit = LIMITS.STREAMS_HTTP_BODY_MAX_BYTES;
     expect(await boundedBody(declared(3, new Uint8Array([1, 2, 3])))).toEqual(new Uint8Array([1, 2, 3]));

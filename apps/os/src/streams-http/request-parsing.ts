@@ -1,3 +1,4 @@
+import { raceDeadline } from "../limits/deadline.ts";
 import { LIMITS } from "../limits.ts";
 import { HEADERS as H } from "./protocol-api.ts";
 import { parseOffset, type ReadFrom } from "./offsets.ts";
@@ -85,18 +86,25 @@ export function readQuery(url: URL): { from: ReadFrom; offsetParam: string; live
 
 /**
  * The request body, read up to STREAMS_HTTP_BODY_MAX_BYTES: a declared or actual larger body is
- * refused with 413 without reading the rest.
+ * refused with 413 without reading the rest, and one still arriving after
+ * STREAMS_HTTP_BODY_READ_TIMEOUT_MS (`timeoutMs`) with 408, so a client that trickles bytes does
+ * not hold its request open.
  */
-export async function boundedBody(request: Request): Promise<Uint8Array> {
+export async function boundedBody(request: Request, timeoutMs: number = LIMITS.STREAMS_HTTP_BODY_READ_TIMEOUT_MS): Promise<Uint8Array> {
   const max = LIMITS.STREAMS_HTTP_BODY_MAX_BYTES;
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > max) throw new Refusal(413, `a request body is at most ${max} bytes (STREAMS_HTTP_BODY_MAX_BYTES)`);
   if (!request.body) return new Uint8Array(0);
+  const started = Date.now();
+  const inTime = <T>(read: Promise<T>) =>
+    raceDeadline(read, timeoutMs - (Date.now() - started), (): never => {
+      throw new Refusal(408, `a request body must arrive within ${timeoutMs} ms (STREAMS_HTTP_BODY_READ_TIMEOUT_MS)`);
+    });
   // A body framed by its declared length (no chunked transfer) is read in one native call: the
   // HTTP layer delivers exactly that many bytes, and the length was checked above.
   const lengthOnly = request.headers.has("content-length") && !request.headers.has("transfer-encoding") && Number.isSafeInteger(declared) && declared >= 0;
   if (lengthOnly) {
-    const body = new Uint8Array(await request.arrayBuffer());
+    const body = new Uint8Array(await inTime(request.arrayBuffer()));
     if (body.byteLength > max) throw new Refusal(413, `a request body is at most ${max} bytes (STREAMS_HTTP_BODY_MAX_BYTES)`);
     return body;
   }
@@ -104,7 +112,14 @@ export async function boundedBody(request: Request): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let step: ReadableStreamReadResult<Uint8Array>;
+    try {
+      step = await inTime(reader.read());
+    } catch (error) {
+      void reader.cancel().catch(() => undefined);
+      throw error;
+    }
+    const { done, value } = step;
     if (done) break;
     size += value.byteLength;
     if (size > max) {
