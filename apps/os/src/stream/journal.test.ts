@@ -82,6 +82,21 @@ describe("Journal", () => {
     expect(fresh.slice(1, -2).map((e) => e.payload)).toEqual(payloads);
   });
 
+  test("an unfiltered read (unpacked from the packed page) answers exactly what the JSON page does", async () => {
+    const reacting = { principal: "carol", origin: "/c", reaction: { began: "x:1", round: 2 } };
+    const { packed, json, again } = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      journal.write([event("demo/a", 1), event("demo/b", 2, bob, "k-2"), event("demo/a", 3, reacting)], "2026-12-01T10:00:00.001Z");
+      journal.write([{ type: "demo/c", payload: ["x", { y: null }], source: alice }, { type: "demo/c", payload: "text", source: alice }], "2026-12-01T10:00:01.999Z");
+      // A new Journal holds no recent rows: both answers come from SQLite.
+      const fresh = new Journal(storage.sql, () => "/journal");
+      return { packed: fresh.read(0, 100, 100), json: JSON.parse(fresh.readJson(0, 100, 100)) as StreamEvent[], again: fresh.read(1, 4, 2) };
+    });
+    expect(packed).toHaveLength(5);
+    expect(packed).toEqual(json);
+    expect(again.map((e) => e.offset)).toEqual([2, 3]);
+  });
+
   test("filters by type, and finds an event by its idempotency key", async () => {
     const { filtered, byKey, missing } = await withStorage((storage) => {
       const journal = new Journal(storage.sql, () => "/journal");

@@ -1,4 +1,5 @@
 import type { EventSource, StreamEvent } from "iterate/types";
+import { unpackEvents } from "iterate/stream/events";
 import { LIMITS } from "../limits.ts";
 import { JournalNames, migrateLegacyEvents } from "./journal-names.ts";
 
@@ -167,6 +168,9 @@ export class Journal {
       const recent = this.#recent.between(after, before, limit, this.#head, this.#path());
       if (recent) return recent;
     }
+    // Unfiltered, the page is the packed one SQLite concatenates from the stored text (it parses no
+    // payload, where json_object() would re-parse each), unpacked here into events.
+    if (types === undefined || types.length === 0) return unpackEvents(this.readPacked2(after, before, limit));
     return JSON.parse(this.readJson(after, before, limit, types)) as StreamEvent[];
   }
 

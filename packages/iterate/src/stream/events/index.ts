@@ -27,3 +27,4 @@ export {
 export { isPlainObject, matchesPayload, sameEventBody, stableJson, utf8ByteLength, utf8FitsIn, type EventBody } from "./json.ts";
 export { copyJsonValue } from "./json-value.ts";
 export { REACTION_BEGAN_MAX_LENGTH, parseReaction, reactionTo } from "./reaction.ts";
+export { unpackEvents } from "./packed-page.ts";
