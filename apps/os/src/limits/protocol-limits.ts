@@ -88,11 +88,12 @@ export const PROTOCOL_LIMITS = {
   REMOTE_SCHEMA_NODES_MAX: 100_000,
   /**
    * Characters of an OpenAPI document written as YAML (JSON ones may be REMOTE_RESPONSE_MAX_BYTES).
-   * js-yaml parses in JavaScript and cannot stop partway: a 3.8-million-character flow list held
-   * the Worker's thread about 0.7 s before REMOTE_SCHEMA_NODES_MAX could refuse it, where the
-   * native JSON parser takes a tenth of that. Larger specs can be served as JSON.
+   * js-yaml parses in JavaScript and cannot stop partway: on a 2-core machine 1 MiB of a flow list
+   * (`x: [1,1,…]`) took it 560-720 ms, merge keys 340-660 ms, aliases 250-380 ms, each holding the
+   * Worker's thread, where the native JSON parser takes a fraction of that. A quarter of a MiB
+   * bounds the stall to a quarter of those; larger specs can be served as JSON.
    */
-  OPENAPI_YAML_MAX_CHARS: 1_048_576,
+  OPENAPI_YAML_MAX_CHARS: 262_144,
   /** Nesting depth of a remote JSON or YAML document: bounds the parser's and every walker's recursion. */
   REMOTE_JSON_MAX_DEPTH: 128,
   /** Operations one OpenAPI spec may declare. */

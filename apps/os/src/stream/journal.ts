@@ -169,8 +169,10 @@ export class Journal {
       if (recent) return recent;
     }
     // Unfiltered, the page is the packed one SQLite concatenates from the stored text (it parses no
-    // payload, where json_object() would re-parse each), unpacked here into events.
-    if (types === undefined || types.length === 0) return unpackEvents(this.readPacked2(after, before, limit));
+    // payload, where json_object() would re-parse each), unpacked here into events. It numbers rows
+    // from `after`, so only whole, non-negative bounds take it.
+    const whole = Number.isSafeInteger(after) && after >= 0 && Number.isSafeInteger(limit) && limit >= 0;
+    if ((types === undefined || types.length === 0) && whole) return unpackEvents(this.readPacked2(after, before, limit));
     return JSON.parse(this.readJson(after, before, limit, types)) as StreamEvent[];
   }
 

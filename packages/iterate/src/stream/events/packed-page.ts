@@ -38,7 +38,7 @@ export function unpackEvents(text: string): StreamEvent[] {
       type,
       payload,
       createdAt: times[time] as string,
-      source: { ...sources[source] },
+      source: copySource(sources[source] as StreamEvent["source"]),
     };
     if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
     events.push(event);
@@ -57,9 +57,14 @@ function unpackFormat2({ streamPath, from, types, sources, rows }: PackedPage2):
       lastAt = at;
       createdAt = new Date(at).toISOString();
     }
-    const event: StreamEvent = { streamPath, offset: from + i, type: types[typeId] as string, payload, createdAt, source: { ...sources[sourceId] } };
+    const event: StreamEvent = { streamPath, offset: from + i, type: types[typeId] as string, payload, createdAt, source: copySource(sources[sourceId] as StreamEvent["source"]) };
     if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
     events.push(event);
   }
   return events;
+}
+
+// Each event gets its own source (its reaction too): no two events of a page share an object.
+function copySource(source: StreamEvent["source"]): StreamEvent["source"] {
+  return source.reaction ? { ...source, reaction: { ...source.reaction } } : { ...source };
 }
