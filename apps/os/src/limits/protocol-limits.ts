@@ -39,6 +39,12 @@ export const PROTOCOL_LIMITS = {
    * more is answered 503 with Retry-After.
    */
   STREAMS_HTTP_LIVE_WAITERS_MAX: 256,
+  /**
+   * Long-polls and SSE responses one Worker isolate holds open across all streams (each stream
+   * has its own STREAMS_HTTP_LIVE_WAITERS_MAX; spread over many streams they would be unbounded,
+   * and the isolate serves every project). One more is answered 503 with Retry-After.
+   */
+  STREAMS_HTTP_LIVE_REQUESTS_MAX: 10_000,
   /** Idempotent producers remembered per stream; past it the least recently active is forgotten (its next write must start again at seq 0). */
   STREAMS_HTTP_PRODUCERS_MAX: 1_000,
   /**

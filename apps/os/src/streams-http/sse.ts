@@ -15,6 +15,7 @@ function frame(event: string, data: string): string {
  * The SSE live mode: each page of events is one `data` event (a JSON array in JSON mode, text for
  * text streams, base64 otherwise) followed by a `control` event with the next offset, so every
  * data event can be parsed alone. Ends after the control event that reports the stream closed.
+ * `onEnd` is called once, when the response has ended (or was never an event stream).
  */
 export async function serveSse(
   ctx: ExecutionContext,
@@ -22,9 +23,17 @@ export async function serveSse(
   query: { from: ReadFrom; cursor?: string },
   read: (operation: ProtocolRequest) => Promise<ProtocolAnswer>,
   waitMs: number,
+  onEnd: () => void = () => undefined,
 ): Promise<Response> {
   // The first step runs before answering, so a missing stream is a 404 and not an empty event stream.
-  const head = await read({ op: "head" });
+  let head: ProtocolAnswer;
+  try {
+    head = await read({ op: "head" });
+  } catch (error) {
+    onEnd();
+    throw error;
+  }
+  if (head.status !== 200) onEnd();
   if (head.status !== 200) return new Response(typeof head.body === "string" ? head.body : null, { status: head.status, headers: { "content-type": "text/plain" } });
   const contentType = head.headers["content-type"] ?? "application/json";
   const text = isTextMode(contentType);
@@ -65,6 +74,7 @@ export async function serveSse(
       // The client went away (the write failed) or the stream did: end the response.
     }
     await writer.close().catch(() => undefined);
+    onEnd();
   };
   ctx.waitUntil(pump());
   const headers: Record<string, string> = { "content-type": "text/event-stream", "cache-control": "no-cache" };

@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import { newHttpBatchRpcSession } from "capnweb";
 import { describe, expect, test } from "vitest";
 import type { UnauthenticatedRoot } from "iterate/types";
+import { LIVE_REQUESTS } from "./live-requests.ts";
 
 // The /streams route as a caller meets it: the Worker's own fetch handler, real Durable Objects.
 const ORIGIN = "http://os.test";
@@ -37,5 +38,25 @@ describe("/streams answers callers who are not allowed, or send nonsense, like a
         expect([known.status, method === "HEAD" ? expected[1] : await known.text()], `${method} ${segment} with a token`).toEqual(expected);
       }
     }
+  });
+
+  test("a long-poll holds one of the isolate's live slots (STREAMS_HTTP_LIVE_REQUESTS_MAX) while it waits and gives it back when answered", async () => {
+    const { slug, token } = await projectWithToken("route-live");
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const url = `${ORIGIN}/streams/${slug}/live`;
+    expect((await exports.default.fetch(url, { method: "PUT", headers })).status).toBe(201);
+    const before = LIVE_REQUESTS.open;
+    const waiting = exports.default.fetch(`${url}?offset=-1&live=long-poll`, { headers });
+    await expect.poll(() => LIVE_REQUESTS.open, { timeout: 5_000 }).toBe(before + 1);
+    expect((await exports.default.fetch(url, { method: "POST", headers, body: "[1]" })).status).toBe(204);
+    const answered = await waiting;
+    expect(answered.status).toBe(200);
+    await answered.body?.cancel();
+    expect(LIVE_REQUESTS.open).toBe(before);
+    // An SSE read of a missing stream is a 404 that holds nothing.
+    const missing = await exports.default.fetch(`${ORIGIN}/streams/${slug}/absent?offset=-1&live=sse`, { headers });
+    expect(missing.status).toBe(404);
+    await missing.body?.cancel();
+    expect(LIVE_REQUESTS.open).toBe(before);
   });
 });

@@ -11,6 +11,8 @@ import { parseOffset } from "./offsets.ts";
 import { authenticateRequest } from "../auth/request-auth.ts";
 import { Refusal, boundedBody, createContentType, expiry, header, producerHeaders, readQuery, responseCursor } from "./request-parsing.ts";
 import { serveSse } from "./sse.ts";
+import { LIVE_REQUESTS } from "./live-requests.ts";
+import { LIMITS } from "../limits.ts";
 import { corsHeaders, corsPreflight, withCors } from "./cors.ts";
 import { ShortCache } from "../auth/request-cache.ts";
 
@@ -96,8 +98,19 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
     }
     case "GET": {
       const query = readQuery(url);
-      if (query.live === "sse") return serveSse(ctx, request, query, (operation) => stream(operation), liveWaitMs(env));
-      const answer = await stream({ op: "read", from: query.from, offsetParam: query.offsetParam, waitMs: liveWaitMs(env), ...(query.live ? { live: query.live } : {}) });
+      if (query.live !== undefined && !LIVE_REQUESTS.enter()) {
+        return new Response(`this isolate holds ${LIMITS.STREAMS_HTTP_LIVE_REQUESTS_MAX} live reads already (STREAMS_HTTP_LIVE_REQUESTS_MAX)`, {
+          status: 503,
+          headers: corsHeaders({ "content-type": "text/plain", "retry-after": "1" }),
+        });
+      }
+      if (query.live === "sse") return serveSse(ctx, request, query, (operation) => stream(operation), liveWaitMs(env), () => LIVE_REQUESTS.leave());
+      let answer: ProtocolAnswer;
+      try {
+        answer = await stream({ op: "read", from: query.from, offsetParam: query.offsetParam, waitMs: liveWaitMs(env), ...(query.live ? { live: query.live } : {}) });
+      } finally {
+        if (query.live !== undefined) LIVE_REQUESTS.leave();
+      }
       if (query.live === "long-poll" && answer.status < 300) answer.headers[H.cursor] = responseCursor(query.cursor);
       const etag = answer.headers.etag;
       if (etag !== undefined && answer.status === 200 && request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: corsHeaders({ etag }) });
