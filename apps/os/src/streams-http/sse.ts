@@ -33,8 +33,10 @@ export async function serveSse(
     onEnd();
     throw error;
   }
-  if (head.status !== 200) onEnd();
-  if (head.status !== 200) return new Response(typeof head.body === "string" ? head.body : null, { status: head.status, headers: { "content-type": "text/plain" } });
+  if (head.status !== 200) {
+    onEnd();
+    return new Response(typeof head.body === "string" ? head.body : null, { status: head.status, headers: { "content-type": "text/plain" } });
+  }
   const contentType = head.headers["content-type"] ?? "application/json";
   const text = isTextMode(contentType);
   const tail = parseOffset(head.headers[H.nextOffset] ?? "");

@@ -99,10 +99,9 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
     case "GET": {
       const query = readQuery(url);
       if (query.live !== undefined && !LIVE_REQUESTS.enter()) {
-        return new Response(`this isolate holds ${LIMITS.STREAMS_HTTP_LIVE_REQUESTS_MAX} live reads already (STREAMS_HTTP_LIVE_REQUESTS_MAX)`, {
-          status: 503,
-          headers: corsHeaders({ "content-type": "text/plain", "retry-after": "1" }),
-        });
+        const busy = text(503, `this isolate holds ${LIMITS.STREAMS_HTTP_LIVE_REQUESTS_MAX} live reads already (STREAMS_HTTP_LIVE_REQUESTS_MAX)`);
+        busy.headers.set("retry-after", "1");
+        return busy;
       }
       if (query.live === "sse") return serveSse(ctx, request, query, (operation) => stream(operation), liveWaitMs(env), () => LIVE_REQUESTS.leave());
       let answer: ProtocolAnswer;
