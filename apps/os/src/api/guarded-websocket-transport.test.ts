@@ -95,4 +95,33 @@ describe("the WebSocket message guard", () => {
       expect(fresh.admit(JSON.stringify(["release", i, 1]))).toBeUndefined();
     }
   });
+
+  test("take answers the message as parsed, so capnweb gets it without a second parse; a refusal is the coded error", () => {
+    const budget = new MessageBudget(() => true);
+    const frame = JSON.stringify(["push", ["pipeline", 0, ["append"], [{ type: "demo/x", payload: { text: 'a "quoted" line' } }]]]);
+    expect(budget.take(frame)).toEqual(JSON.parse(frame));
+    const refused = budget.take('["launch"]');
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as { code?: string }).code).toBe("INVALID_ARGUMENT");
+  });
+
+  test("the wire is capnweb's JSON text both ways: a value capnweb encodes arrives decoded, answers come back as JSON frames", async () => {
+    const { socket } = await openSocket();
+    const frames: string[] = [];
+    socket.addEventListener("message", (event) => {
+      frames.push(event.data as string);
+    });
+    const root: any = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
+    const session = root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" });
+    const stream = session.streams.get("/wire/encoding");
+    // The Stream refuses these payloads, but only after capnweb on the OS side decoded them: the
+    // coded error names what it received.
+    const refusal = await stream.append({ type: "demo/x", payload: { at: new Date(0) } }).catch((error: Error) => error.message);
+    expect(refusal).toMatch(/INVALID_ARGUMENT.*Date/);
+    const [event] = await stream.append({ type: "demo/x", payload: { n: 1, s: "line\n\"quoted\"" } });
+    expect(event.payload).toEqual({ n: 1, s: "line\n\"quoted\"" });
+    expect(frames.length).toBeGreaterThan(0);
+    for (const frame of frames) expect(Array.isArray(JSON.parse(frame))).toBe(true);
+    root[Symbol.dispose]();
+  });
 });

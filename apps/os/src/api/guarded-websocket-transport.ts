@@ -1,4 +1,4 @@
-import type { RpcTransport } from "capnweb";
+import type { RpcTransportWithCustomEncoding } from "capnweb";
 import { ItxError } from "iterate/errors";
 import { MessageBudget } from "./message-guard.ts";
 
@@ -12,12 +12,18 @@ const CLOSE_TOO_BIG = 1009;
  * authentication and relaxes after). A refused frame closes the socket with the coded reason.
  * The peer going away is an ordinary end: the transport rejects with a coded UNAVAILABLE, which
  * the OS does not log as an error.
+ *
+ * The gate has to parse each frame to check it, so the transport works at capnweb's
+ * "jsonCompatible" level: it hands capnweb the parsed message, and writes capnweb's outgoing
+ * messages as JSON itself. The wire is the same as capnweb's own WebSocket transport; each
+ * incoming message is parsed once instead of twice.
  */
-export class GuardedWebSocketTransport implements RpcTransport {
+export class GuardedWebSocketTransport implements RpcTransportWithCustomEncoding {
+  readonly encodingLevel = "jsonCompatible";
   readonly #webSocket: WebSocket;
   readonly #budget: MessageBudget;
-  readonly #queue: string[] = [];
-  #waiting: { resolve: (message: string) => void; reject: (error: unknown) => void } | undefined;
+  readonly #queue: unknown[][] = [];
+  #waiting: { resolve: (message: unknown[]) => void; reject: (error: unknown) => void } | undefined;
   #error: unknown;
 
   constructor(webSocket: WebSocket, authenticated: () => boolean) {
@@ -32,12 +38,15 @@ export class GuardedWebSocketTransport implements RpcTransport {
     });
   }
 
-  send(message: string): void {
-    if (this.#error !== undefined) return;
-    this.#webSocket.send(message);
+  /** Writes one message; answers its length in characters, as capnweb counts a string transport's. */
+  send(message: unknown): number {
+    if (this.#error !== undefined) return 0;
+    const text = JSON.stringify(message);
+    this.#webSocket.send(text);
+    return text.length;
   }
 
-  receive(): Promise<string> {
+  receive(): Promise<unknown[]> {
     const next = this.#queue.shift();
     if (next !== undefined) return Promise.resolve(next);
     if (this.#error !== undefined) return Promise.reject(this.#error);
@@ -53,15 +62,15 @@ export class GuardedWebSocketTransport implements RpcTransport {
 
   #receive(data: unknown): void {
     if (this.#error !== undefined) return;
-    const refused = this.#budget.admit(data);
-    if (refused) {
+    const message = this.#budget.take(data);
+    if (message instanceof ItxError) {
+      const refused = message;
       // 1009 for what was too large; 1008 for anything else past a budget (a count, bad shape).
       const tooBig = refused.details?.limit === "API_MESSAGE_MAX_CHARS" || refused.details?.limit === "API_UNAUTHENTICATED_CHARS_MAX";
       this.#fail(refused);
       this.#close(tooBig ? CLOSE_TOO_BIG : CLOSE_POLICY, refused.message);
       return;
     }
-    const message = data as string;
     if (this.#waiting) {
       this.#waiting.resolve(message);
       this.#waiting = undefined;

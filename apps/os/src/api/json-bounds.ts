@@ -2,34 +2,6 @@ import { ItxError } from "iterate/errors";
 import { limitDetails, type LimitName } from "../limits.ts";
 
 /**
- * The deepest nesting of objects and arrays in JSON text, found by scanning (strings skipped)
- * without parsing: a body can be refused for depth before the parser, or anything walking the
- * result, recurses into it. Stops scanning as soon as `max` is passed and answers `max + 1`.
- */
-export function jsonDepth(text: string, max: number): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const char = text.charCodeAt(index);
-    if (inString) {
-      if (char === 0x5c) index++; // a backslash escapes the next character
-      else if (char === 0x22) inString = false;
-      continue;
-    }
-    if (char === 0x22) inString = true;
-    else if (char === 0x7b || char === 0x5b) {
-      depth++;
-      if (depth > deepest) {
-        deepest = depth;
-        if (deepest > max) return deepest;
-      }
-    } else if (char === 0x7d || char === 0x5d) depth--;
-  }
-  return deepest;
-}
-
-/**
  * A plain copy of `value` as a tree: shared references (a dereferenced `$ref`, a YAML alias) are
  * copied out, cycles become `{ $ref: "#circular" }`, and the copy stops with LIMIT_EXCEEDED once
  * it would hold more than `maxNodes` nodes. A small document whose references stand for an

@@ -26,6 +26,15 @@ export class MessageBudget {
    * undefined when the message may go on to capnweb.
    */
   admit(message: unknown): ItxError<"INVALID_ARGUMENT" | "RESOURCE_EXHAUSTED"> | undefined {
+    const taken = this.take(message);
+    return taken instanceof ItxError ? taken : undefined;
+  }
+
+  /**
+   * `admit` that also answers the message as parsed, for a transport that hands capnweb parsed
+   * messages (its "jsonCompatible" encoding level), so each message is parsed once.
+   */
+  take(message: unknown): unknown[] | ItxError<"INVALID_ARGUMENT" | "RESOURCE_EXHAUSTED"> {
     if (typeof message !== "string") return refusal("a Cap'n Web message is a text frame");
     if (message.length > LIMITS.API_MESSAGE_MAX_CHARS) {
       return refusal(`a message is at most ${LIMITS.API_MESSAGE_MAX_CHARS} characters, got ${message.length}`, "API_MESSAGE_MAX_CHARS");
@@ -42,7 +51,7 @@ export class MessageBudget {
     }
     const parsed = parse(message);
     if (parsed instanceof ItxError) return parsed;
-    return this.#count(parsed);
+    return this.#count(parsed) ?? parsed;
   }
 
   // Keeps the count of calls the client holds open: a push or pipe adds one export on the OS's
@@ -64,8 +73,8 @@ export class MessageBudget {
   }
 }
 
-// A message is a JSON array whose first element names its kind. (Parsed once more by capnweb:
-// the price of never handing its parser text that would throw an uncoded error.)
+// A message is a JSON array whose first element names its kind. The WebSocket transport hands
+// this parse to capnweb (`take`); the HTTP batch route passes the lines on, and capnweb parses them again.
 function parse(message: string): unknown[] | ItxError<"INVALID_ARGUMENT"> {
   let parsed: unknown;
   try {

@@ -1,6 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { errorCode } from "iterate/errors";
-import { jsonDepth } from "../api/json-bounds.ts";
+import { jsonDepth } from "iterate/stream/events";
 import { readBounded } from "../egress/bounded-response.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { LIMITS } from "../limits.ts";

@@ -1,6 +1,6 @@
 import { RpcTarget } from "cloudflare:workers";
 import { ItxError } from "iterate/errors";
-import { jsonDepth } from "../api/json-bounds.ts";
+import { jsonDepth } from "iterate/stream/events";
 import { readBounded } from "../egress/bounded-response.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import { LIMITS } from "../limits.ts";

@@ -1,5 +1,6 @@
 import { ItxError } from "iterate/errors";
-import { boundedTree, jsonDepth } from "../api/json-bounds.ts";
+import { jsonDepth } from "iterate/stream/events";
+import { boundedTree } from "../api/json-bounds.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { assertExpandedSize } from "./reference-size.ts";
 

@@ -1,6 +1,6 @@
 import type { EventSource, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
-import { STREAM_LIMITS, parseReaction, sameEventBody, validateAppendBatch, type ValidEventInput } from "iterate/stream/events";
+import { STREAM_LIMITS, parseReaction, sameEventBody, validateAppendBatch, validateAppendText, type ValidEventInput } from "iterate/stream/events";
 import type { PendingEvent } from "./journal.ts";
 import { isRunaway, mayDeclareReaction } from "./reaction.ts";
 import { STREAM_CORE_TYPES, SUBSCRIPTION_CONFIGURED, opensToWriters, parseSubscriptionConfigured, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
@@ -62,9 +62,11 @@ export type AppendPlan =
  */
 export function planAppend(context: AppendContext, request: AppendInput): AppendPlan {
     // Either parsed here or a serialized RPC argument: the Stream holds the only reference, so
-    // payloads are checked in place rather than copied.
+    // payloads are checked in place rather than copied (or not walked at all when their text
+    // proves them valid: validateAppendText).
     const events = request.events;
-    const inputs = events instanceof CheckedEventInputs ? events.inputs : validateAppendBatch(typeof events === "string" ? parseEventsJson(events) : events, { owned: true });
+    const inputs =
+      events instanceof CheckedEventInputs ? events.inputs : typeof events === "string" ? validateAppendText(events) : validateAppendBatch(events, { owned: true });
     const expected = request.expectedOffset;
     if (expected !== undefined && (!Number.isSafeInteger(expected) || expected < 0)) {
       throw new ItxError("INVALID_ARGUMENT", `expectedOffset must be a non-negative integer, got ${String(expected)}`);
@@ -166,19 +168,6 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
     }
 
     return { kind: "commit", pending, answers, ephemeralAt, core };
-}
-
-function parseEventsJson(text: string): unknown {
-  if (text.length > STREAM_LIMITS.APPEND_MAX_BYTES) {
-    throw new ItxError("INVALID_ARGUMENT", `an append is at most ${STREAM_LIMITS.APPEND_MAX_BYTES} bytes of JSON`, {
-      details: limitDetails("APPEND_MAX_BYTES"),
-    });
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ItxError("INVALID_ARGUMENT", "events is a string but not a JSON array of event inputs");
-  }
 }
 
 /** Keeps exactly the known fields of a stamp, so nothing else rides along. */

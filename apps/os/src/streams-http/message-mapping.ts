@@ -1,6 +1,6 @@
 import type { EventInput } from "iterate/types";
 import { LIMITS } from "../limits.ts";
-import { STREAM_LIMITS } from "iterate/stream/events";
+import { SERIALIZED_GROWTH_MAX, STREAM_LIMITS, holdsOnlyPayloadValues, jsonDepth } from "iterate/stream/events";
 import { CheckedEventInputs } from "../stream/append-plan.ts";
 
 /**
@@ -88,7 +88,7 @@ export function checkedEventsOfJson(text: string): BodyEvents {
 }
 
 function parseMessages(text: string, creating: boolean): { messages: unknown[]; depth: number; array: boolean } | { invalid: string } {
-  const depth = jsonDepth(text);
+  const depth = jsonDepth(text, LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH + 1);
   if (depth > LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH + 1) {
     return { invalid: `Invalid JSON: nested deeper than ${LIMITS.STREAMS_HTTP_JSON_MAX_DEPTH} levels (STREAMS_HTTP_JSON_MAX_DEPTH)` };
   }
@@ -117,21 +117,11 @@ function chunksOf(messages: unknown[]): Array<Array<EventInput & { payload: unkn
 
 // What an event adds around its payload as JSON: {"type":"<MESSAGE_APPENDED>","payload":...}.
 const MESSAGE_EVENT_OVERHEAD = JSON.stringify({ type: MESSAGE_APPENDED, payload: 0 }).length - 1;
-// A message re-serialized is at most this many times its text: only numbers grow ("1e20" is 21
-// characters as JSON.stringify writes it); strings, keys and structure keep or lose characters.
-const SERIALIZED_GROWTH_MAX = 6;
-// An escaped surrogate (\uD800-\uDFFF): the only way JSON text well-formed as UTF-16 parses to a lone one.
-const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
-// Numbers that could parse to ±Infinity: a number is below 10^(its integer digits + its exponent),
-// and only past 10^308 is it infinite, so no run of 100 digits and no exponent of 100 or more prove
-// every number finite.
-const MAYBE_INFINITE = /\d{100}|[eE]\+?0*[1-9]\d{2}/;
 
 /**
  * Whether every message parsed from `text` passes validateAppendBatch as a MESSAGE_APPENDED input,
  * shown from the text and what parsing it already measured, without visiting a value:
- * - strings and keys are well-formed (the text is, and escapes no surrogate);
- * - numbers are finite (MAYBE_INFINITE);
+ * - strings, keys and numbers are ones a payload may hold (`holdsOnlyPayloadValues`);
  * - payloads nest at most PAYLOAD_MAX_DEPTH (`depth` counts the body's array too);
  * - each event and each append fit EVENT_MAX_BYTES and APPEND_MAX_BYTES even if every message grew
  *   SERIALIZED_GROWTH_MAX times and every character took 3 bytes of UTF-8.
@@ -143,9 +133,7 @@ export function provenValid(text: string, depth: number, array: boolean, count: 
     depth <= STREAM_LIMITS.PAYLOAD_MAX_DEPTH + (array ? 1 : 0) &&
     3 * (MESSAGE_EVENT_OVERHEAD + serializedMax) <= STREAM_LIMITS.EVENT_MAX_BYTES &&
     3 * (count * MESSAGE_EVENT_OVERHEAD + serializedMax) <= STREAM_LIMITS.APPEND_MAX_BYTES &&
-    text.isWellFormed() &&
-    !ESCAPED_SURROGATE.test(text) &&
-    !MAYBE_INFINITE.test(text)
+    holdsOnlyPayloadValues(text)
   );
 }
 
@@ -183,22 +171,6 @@ function chunkedText(events: string[]): BodyEvents {
   return { chunks, count: events.length };
 }
 
-/** Deepest nesting of `[` / `{` outside strings: a linear scan, so depth is known before parsing. */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i++;
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth);
-    else if (c === 93 || c === 125) depth--;
-  }
-  return deepest;
-}
 
 /** The bytes a BYTES_APPENDED payload holds. */
 export function bytesOfPayload(payload: BytesPayload): Uint8Array {

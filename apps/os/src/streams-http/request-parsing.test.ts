@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { LIMITS } from "../limits.ts";
 import { STREAM_LIMITS } from "iterate/stream/events";
-import { MESSAGE_APPENDED, checkedEventsOfJson, decodeJsonBody, eventsOfBody, eventsOfJson, jsonDepth } from "./message-mapping.ts";
+import { jsonDepth } from "iterate/stream/events";
+import { MESSAGE_APPENDED, checkedEventsOfJson, decodeJsonBody, eventsOfBody, eventsOfJson } from "./message-mapping.ts";
 import { CheckedEventInputs } from "../stream/append-plan.ts";
 import { validateAppendBatch } from "iterate/stream/events";
 import { Refusal, boundedBody, expiry, header, producerHeaders, readQuery } from "./request-parsing.ts";

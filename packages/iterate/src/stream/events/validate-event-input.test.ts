@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { errorCode } from "../../errors/index.ts";
 import { STREAM_LIMITS } from "./limits.ts";
-import { validateAppendBatch, validateEventInput } from "./validate-event-input.ts";
+import { validateAppendBatch, validateAppendText, validateEventInput } from "./validate-event-input.ts";
 
 function thrownBy(run: () => unknown): { code: unknown; message: string; details: Record<string, unknown> } {
   try {
@@ -211,5 +211,90 @@ describe("event types are checked every time", () => {
     for (let i = 0; i < 1_100; i++) validateEventInput({ type: `demo/t${i}` });
     expect(validateEventInput({ type: "demo/t0" }).type).toBe("demo/t0");
     for (let i = 0; i < 2; i++) expect(thrownBy(() => validateEventInput({ type: "events.iterate.com/a/b/c" })).code).toBe("INVALID_ARGUMENT"); // invalid on purpose
+  });
+});
+
+describe("validateAppendText: an append written as JSON text", () => {
+  // The verdict of the whole checks on the same inputs: what validateAppendText must answer.
+  const verdict = (run: () => unknown): unknown => {
+    try {
+      return { ok: run() };
+    } catch (error) {
+      const { message, details } = error as { message: string; details?: unknown };
+      return { code: errorCode(error), message, details };
+    }
+  };
+  const sameAsFull = (text: string) => expect(verdict(() => validateAppendText(text)), text).toEqual(verdict(() => validateAppendBatch(JSON.parse(text), { owned: true })));
+
+  it("answers what the full checks answer when the text proves its payloads (every field of an input still checked)", () => {
+    for (const text of [
+      '[{"type":"demo/ping"},{"type":"demo/pong","payload":{"n":1,"s":"a \\"quoted\\" line","l":[1e20,-0,null,true]}}]',
+      '[{"type":"demo/k","payload":1,"idempotencyKey":"k-1"},{"type":"demo/e","ephemeral":true},{"type":"demo/f","ephemeral":false}]',
+      '[{"type":"demo/s","source":{"processor":"p","reaction":{"began":"x","round":1}}}]',
+      '[{"type":"demo/p","payload":{"__proto__":{"polluted":true}}}]',
+      `[{"type":"demo/deep","payload":${"[".repeat(STREAM_LIMITS.PAYLOAD_MAX_DEPTH)}${"]".repeat(STREAM_LIMITS.PAYLOAD_MAX_DEPTH)}}]`,
+      // Refused for what the proof does not cover: fields, types, keys, sources, counts.
+      '[{"type":"demo/x","colour":"red"}]',
+      '[{"type":"Not A Type"}]',
+      '[{"type":"demo/k","idempotencyKey":""}]',
+      '[{"type":"demo/k","ephemeral":true,"idempotencyKey":"k"}]',
+      '[{"type":"demo/k","ephemeral":"yes"}]',
+      '[{"type":"demo/s","source":{"who":"me"}}]',
+      '[{"type":"demo/s","source":{"reaction":{"began":1}}}]',
+      "[]",
+      '{"type":"demo/not-a-list"}',
+      "[1]",
+      `[${Array.from({ length: STREAM_LIMITS.APPEND_MAX_EVENTS + 1 }, () => '{"type":"demo/x"}').join(",")}]`,
+    ]) {
+      sameAsFull(text);
+    }
+    expect(validateAppendText('[{"type":"demo/ping"}]')).toEqual([{ type: "demo/ping", payload: {} }]);
+  });
+
+  it("falls back to the full checks for each reason the text cannot prove, with their verdict", () => {
+    const big = "x".repeat(Math.ceil(STREAM_LIMITS.EVENT_MAX_BYTES / 18));
+    for (const text of [
+      '[{"type":"demo/x","payload":"\\ud800"}]',
+      '[{"type":"demo/x","payload":"\\ud83d\\ude00"}]',
+      '[{"type":"demo/x","payload":1e400}]',
+      `[{"type":"demo/x","payload":${"9".repeat(310)}}]`,
+      `[{"type":"demo/x","payload":${"[".repeat(STREAM_LIMITS.PAYLOAD_MAX_DEPTH + 1)}${"]".repeat(STREAM_LIMITS.PAYLOAD_MAX_DEPTH + 1)}}]`,
+      // Too long to prove by the bound, valid in full; and one event past EVENT_MAX_BYTES.
+      `[{"type":"demo/x","payload":"${big}"}]`,
+      `[{"type":"demo/x","payload":"${"y".repeat(STREAM_LIMITS.EVENT_MAX_BYTES)}"}]`,
+    ]) {
+      sameAsFull(text);
+    }
+    expect(validateAppendText(`[{"type":"demo/x","payload":"${big}"}]`)).toHaveLength(1);
+  });
+
+  it(`refuses text over APPEND_MAX_BYTES (${STREAM_LIMITS.APPEND_MAX_BYTES}) before parsing it, and text that is not JSON`, () => {
+    expect(thrownBy(() => validateAppendText(" ".repeat(STREAM_LIMITS.APPEND_MAX_BYTES + 1))).details).toEqual({ limit: "APPEND_MAX_BYTES" });
+    expect(thrownBy(() => validateAppendText("[{")).message).toContain("not a JSON array of event inputs");
+  });
+
+  it("agrees with the full checks on random appends", () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)] as T;
+    const atoms = ["1", "-2.5", "1e20", "1e308", "1e309", "0.1e-400", '"a"', '"\\u00e9"', '"\\udc00"', "true", "null", '"\\n"'];
+    const value = (depth: number): string =>
+      depth > 34 || random() < 0.4 ? pick(atoms) : random() < 0.5 ? `[${value(depth + 1)},${value(depth + 1)}]` : `{"k${Math.floor(random() * 3)}":${value(depth + 1)}}`;
+    const outcomes = { ok: 0, refused: 0 };
+    for (let round = 0; round < 400; round++) {
+      const inputs = Array.from({ length: 1 + Math.floor(random() * 4) }, () => {
+        const fields = [`"type":"${pick(["demo/x", "demo/y", "Bad Type"])}"`];
+        if (random() < 0.8) fields.push(`"payload":${value(random() < 0.1 ? 30 : 0)}`);
+        if (random() < 0.1) fields.push(`"idempotencyKey":${pick(['"k"', '""', "1"])}`);
+        if (random() < 0.1) fields.push(`"ephemeral":${pick(["true", "false", "1"])}`);
+        return `{${fields.join(",")}}`;
+      });
+      const text = `[${inputs.join(",")}]`;
+      sameAsFull(text);
+      outcomes[Object.hasOwn(verdict(() => validateAppendText(text)) as object, "ok") ? "ok" : "refused"] += 1;
+    }
+    // Both verdicts are exercised, not one of them 400 times.
+    expect(outcomes.ok).toBeGreaterThan(40);
+    expect(outcomes.refused).toBeGreaterThan(40);
   });
 });

@@ -3,6 +3,7 @@ import { validateEventType } from "./event-type.ts";
 import { atIndex, invalidInput } from "./invalid-argument.ts";
 import { assertWellFormed, checkJsonValue, copyJsonValue } from "./json-value.ts";
 import { isPlainObject, utf8ByteLength } from "./json.ts";
+import { SERIALIZED_GROWTH_MAX, holdsOnlyPayloadValues, jsonDepth } from "./json-text.ts";
 import { STREAM_LIMITS } from "./limits.ts";
 import { parseReaction } from "./reaction.ts";
 
@@ -23,7 +24,7 @@ export type ValidEventInput = EventInput & { payload: unknown };
  * validateEventInput({ type: "demo/ping", colour: "red" }); // throws: unknown field "colour"
  */
 export function validateEventInput(input: unknown): ValidEventInput {
-  return checkEventInput(input).event;
+  return checkEventInput(input, "copy").event;
 }
 
 /** How a batch is checked. */
@@ -43,6 +44,49 @@ export interface ValidateOptions {
  * validateAppendBatch([{ type: "demo/ping" }, { type: "demo/pong", payload: { n: 1 } }]);
  */
 export function validateAppendBatch(inputs: unknown, options: ValidateOptions = {}): ValidEventInput[] {
+  return checkBatch(inputs, options.owned === true ? "check" : "copy");
+}
+
+// What an input's event can add around the text it came from: `,"payload":{}` when it has none.
+const OMITTED_PAYLOAD_CHARS = ',"payload":{}'.length;
+
+/**
+ * `validateAppendBatch` for an append written as JSON text (one array of event inputs), parsed
+ * here. When the text itself shows that every payload is valid and every event and the append
+ * fit their byte limits (below), payloads are not walked and events are not serialized to be
+ * measured; each input's fields, type, key and source are checked as always. Otherwise the
+ * parsed inputs get every check. Either way the verdict is `validateAppendBatch`'s.
+ *
+ * What the text shows: strings, keys and numbers a payload may hold (`holdsOnlyPayloadValues`);
+ * nesting at most PAYLOAD_MAX_DEPTH below the array and the input object; and sizes even if
+ * every value grew SERIALIZED_GROWTH_MAX times, every input gained an omitted payload and every
+ * character took 3 bytes of UTF-8.
+ *
+ * @example
+ * validateAppendText('[{"type":"demo/ping"},{"type":"demo/pong","payload":{"n":1}}]');
+ */
+export function validateAppendText(text: string): ValidEventInput[] {
+  if (text.length > STREAM_LIMITS.APPEND_MAX_BYTES) {
+    throw invalidInput(`an append is at most ${STREAM_LIMITS.APPEND_MAX_BYTES} bytes of JSON`, { limit: "APPEND_MAX_BYTES" });
+  }
+  const depth = jsonDepth(text, STREAM_LIMITS.PAYLOAD_MAX_DEPTH + 2);
+  let inputs: unknown;
+  try {
+    inputs = JSON.parse(text);
+  } catch {
+    throw invalidInput("events is a string but not a JSON array of event inputs");
+  }
+  const count = Array.isArray(inputs) ? inputs.length : 0;
+  const grown = SERIALIZED_GROWTH_MAX * text.length;
+  const proven =
+    depth <= STREAM_LIMITS.PAYLOAD_MAX_DEPTH + 2 &&
+    3 * (grown + OMITTED_PAYLOAD_CHARS) <= STREAM_LIMITS.EVENT_MAX_BYTES &&
+    3 * (grown + count * OMITTED_PAYLOAD_CHARS) <= STREAM_LIMITS.APPEND_MAX_BYTES &&
+    holdsOnlyPayloadValues(text);
+  return checkBatch(inputs, proven ? "proven" : "check");
+}
+
+function checkBatch(inputs: unknown, payloads: PayloadCheck): ValidEventInput[] {
   if (!Array.isArray(inputs)) throw invalidInput("an append takes a list of event inputs");
   if (inputs.length === 0) throw invalidInput("an append needs at least one event");
   if (inputs.length > STREAM_LIMITS.APPEND_MAX_EVENTS) {
@@ -54,9 +98,11 @@ export function validateAppendBatch(inputs: unknown, options: ValidateOptions = 
   const texts: string[] = [];
   const events = inputs.map((input: unknown, index) => {
     try {
-      const checked = checkEventInput(input, options.owned === true);
-      totalUnits += checked.json.length;
-      texts.push(checked.json);
+      const checked = checkEventInput(input, payloads);
+      if (checked.json !== undefined) {
+        totalUnits += checked.json.length;
+        texts.push(checked.json);
+      }
       return checked.event;
     } catch (error) {
       throw atIndex(error, index);
@@ -72,7 +118,14 @@ export function validateAppendBatch(inputs: unknown, options: ValidateOptions = 
   return events;
 }
 
-function checkEventInput(input: unknown, owned = false): { event: ValidEventInput; json: string } {
+/**
+ * How payloads are checked: copied (the caller may still hold them), checked in place (nobody
+ * else does), or not at all, with the event's size unmeasured (the text they were parsed from
+ * proved both: `validateAppendText`).
+ */
+type PayloadCheck = "copy" | "check" | "proven";
+
+function checkEventInput(input: unknown, payloads: PayloadCheck): { event: ValidEventInput; json: string | undefined } {
   if (!isPlainObject(input)) throw invalidInput("an event input must be a plain object");
   for (const key of Object.keys(input)) {
     if (!INPUT_FIELDS.has(key)) {
@@ -82,7 +135,7 @@ function checkEventInput(input: unknown, owned = false): { event: ValidEventInpu
   validateEventType(input.type);
   const event: ValidEventInput = {
     type: input.type,
-    payload: input.payload === undefined ? {} : owned ? checkJsonValue(input.payload, "payload") : copyJsonValue(input.payload, "payload"),
+    payload: input.payload === undefined ? {} : payloads === "proven" ? input.payload : payloads === "check" ? checkJsonValue(input.payload, "payload") : copyJsonValue(input.payload, "payload"),
   };
   const key = checkIdempotencyKey(input.idempotencyKey);
   if (key !== undefined) event.idempotencyKey = key;
@@ -95,6 +148,7 @@ function checkEventInput(input: unknown, owned = false): { event: ValidEventInpu
     event.ephemeral = true;
   }
   if (input.source !== undefined) event.source = checkSource(input.source);
+  if (payloads === "proven") return { event, json: undefined };
   const json = JSON.stringify(event);
   const bytes = json.length * 3 <= STREAM_LIMITS.EVENT_MAX_BYTES ? json.length : utf8ByteLength(json);
   if (bytes > STREAM_LIMITS.EVENT_MAX_BYTES) {
