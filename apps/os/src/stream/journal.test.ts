@@ -84,14 +84,14 @@ describe("Journal", () => {
 
   test("an unfiltered read (unpacked from the packed page) answers exactly what the JSON page does", async () => {
     const reacting = { principal: "carol", origin: "/c", reaction: { began: "x:1", round: 2 } };
-    const { packed, json, again, odd } = await withStorage((storage) => {
+    const { packed, json, again, oddBounds } = await withStorage((storage) => {
       const journal = new Journal(storage.sql, () => "/journal");
       journal.write([event("demo/a", 1), event("demo/b", 2, bob, "k-2"), event("demo/a", 3, reacting), event("demo/a", 4, reacting)], "2026-12-01T10:00:00.001Z");
       journal.write([{ type: "demo/c", payload: ["x", { y: null }], source: alice }, { type: "demo/c", payload: "text", source: alice }], "2026-12-01T10:00:01.999Z");
       // A new Journal holds no recent rows: both answers come from SQLite.
       const fresh = new Journal(storage.sql, () => "/journal");
-      const odd = [[-5, 100, 3], [1.5, 100, 3], [0, 100, -1]].map(([after, before, limit]) => [fresh.read(after as number, before as number, limit as number), JSON.parse(fresh.readJson(after as number, before as number, limit as number))]);
-      return { packed: fresh.read(0, 100, 100), json: JSON.parse(fresh.readJson(0, 100, 100)) as StreamEvent[], again: fresh.read(1, 4, 2), odd };
+      const bounds = [[-5, 100, 3], [1.5, 100, 3], [0, 100, -1]].map(([after, before, limit]) => [fresh.read(after as number, before as number, limit as number), JSON.parse(fresh.readJson(after as number, before as number, limit as number))]);
+      return { packed: fresh.read(0, 100, 100), json: JSON.parse(fresh.readJson(0, 100, 100)) as StreamEvent[], again: fresh.read(1, 4, 2), oddBounds: bounds };
     });
     expect(packed).toHaveLength(6);
     expect(packed).toEqual(json);
@@ -100,7 +100,7 @@ describe("Journal", () => {
     expect(packed[2]?.source.reaction).toEqual(packed[3]?.source.reaction);
     expect(packed[2]?.source.reaction).not.toBe(packed[3]?.source.reaction);
     // Bounds that are not whole numbers take the JSON page, which numbers rows from the rows themselves.
-    for (const [read, page] of odd) expect(read).toEqual(page);
+    for (const [read, page] of oddBounds) expect(read).toEqual(page);
   });
 
   test("filters by type, and finds an event by its idempotency key", async () => {

@@ -71,13 +71,6 @@ describe("request limits", () => {
 
   test("STREAMS_HTTP_BODY_READ_TIMEOUT_MS: a body still arriving at the deadline is 408, read whole or in chunks", async () => {
     expect(LIMITS.STREAMS_HTTP_BODY_READ_TIMEOUT_MS).toBe(30_000);
-    const trickle = () =>
-      new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new Uint8Array([91]));
-          // Never closed: the rest never comes.
-        },
-      });
     const chunked = new Request("http://os/", { method: "POST", body: trickle(), duplex: "half" } as RequestInit);
     await expect(boundedBody(chunked, 50)).rejects.toMatchObject({ status: 408 });
     const framed = new Request("http://os/", { method: "POST", headers: { "content-length": "10" }, body: trickle(), duplex: "half" } as RequestInit);
@@ -192,3 +185,12 @@ describe("bodies as events", () => {
     expect(JSON.parse(text.chunks[0] ?? "")[0].payload).toEqual({ text: "héllo" });
   });
 });
+
+/** A body whose first byte arrives and whose rest never comes. */
+function trickle(): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new Uint8Array([91]));
+    },
+  });
+}

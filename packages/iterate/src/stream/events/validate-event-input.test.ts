@@ -214,17 +214,22 @@ describe("event types are checked every time", () => {
   });
 });
 
+/** What a check answers: its value, or its error's code, message and details. */
+function verdict(run: () => unknown): unknown {
+  try {
+    return { ok: run() };
+  } catch (error) {
+    const { message, details } = error as { message: string; details?: unknown };
+    return { code: errorCode(error), message, details };
+  }
+}
+
+/** validateAppendText must answer what the whole checks answer on the same inputs. */
+function sameAsFull(text: string): void {
+  expect(verdict(() => validateAppendText(text)), text).toEqual(verdict(() => validateAppendBatch(JSON.parse(text), { owned: true })));
+}
+
 describe("validateAppendText: an append written as JSON text", () => {
-  // The verdict of the whole checks on the same inputs: what validateAppendText must answer.
-  const verdict = (run: () => unknown): unknown => {
-    try {
-      return { ok: run() };
-    } catch (error) {
-      const { message, details } = error as { message: string; details?: unknown };
-      return { code: errorCode(error), message, details };
-    }
-  };
-  const sameAsFull = (text: string) => expect(verdict(() => validateAppendText(text)), text).toEqual(verdict(() => validateAppendBatch(JSON.parse(text), { owned: true })));
 
   it("answers what the full checks answer when the text proves its payloads (every field of an input still checked)", () => {
     for (const text of [
