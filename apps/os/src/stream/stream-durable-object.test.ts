@@ -156,6 +156,8 @@ describe("reads", () => {
     await stream.append({ events: [{ type: "demo/a", payload: { text: 'quote " and \\ slash', n: [1, { x: null }] }, idempotencyKey: "k" }, { type: "demo/b" }], stamp });
     expect(unpackEvents(await stream.getEventsPacked({}))).toEqual(await stream.getEvents({}));
     expect(unpackEvents(await stream.getEventsPacked({ format: 2 }))).toEqual(await stream.getEvents({}));
+    expect(unpackEvents(await stream.getEventsPacked({ format: 3 }))).toEqual(await stream.getEvents({}));
+    await expectCode(stream.getEventsPacked({ format: 4 }), "INVALID_ARGUMENT");
   });
 
   test("getEventsPacked pages by offset bounds and limit like getEvents, across sources and commit times", async () => {
@@ -168,6 +170,7 @@ describe("reads", () => {
       const events = await stream.getEvents(input);
       expect(unpackEvents(await stream.getEventsPacked(input)), JSON.stringify(input)).toEqual(events);
       expect(unpackEvents(await stream.getEventsPacked({ ...input, format: 2 })), `format 2 ${JSON.stringify(input)}`).toEqual(events);
+      expect(unpackEvents(await stream.getEventsPacked({ ...input, format: 3 })), `format 3 ${JSON.stringify(input)}`).toEqual(events);
     }
     expect(unpackEvents(await stream.getEventsPacked({ afterOffset: 1, limit: 2 })).map((event) => event.offset)).toEqual([2, 3]);
     // Format 2 rows carry no offset: row i is `from + i`. It names only the types and sources its page uses.
@@ -177,6 +180,27 @@ describe("reads", () => {
     const page = JSON.parse(await stream.getEventsPacked({ afterOffset: 2, limit: 1, format: 2 })) as { types: Record<string, string>; sources: Record<string, unknown> };
     expect(Object.values(page.types)).toEqual(["demo/c"]);
     expect(Object.values(page.sources)).toEqual([{ principal: "other", origin: "/elsewhere" }]);
+    // Format 3: one run per change of type, source or commit (a page's first event starts one too),
+    // keys by offset, the payloads as stored.
+    const runs = JSON.parse(await stream.getEventsPacked({ afterOffset: 1, format: 3 })) as { from: number; runs: number[]; keys: Record<string, string>; payloads: unknown[] };
+    expect(runs.from).toBe(2);
+    expect(runs.runs.filter((_, i) => i % 4 === 0)).toEqual([2, 3, 4, 5]);
+    expect(runs.keys).toEqual({ "5": "last" });
+    expect(runs.payloads).toEqual([{}, { n: 3 }, {}, {}]);
+  });
+
+  test("a packed format 3 page runs events together while type, source and commit time stay the same", async () => {
+    const stream = freshStream();
+    await stream.append({ events: Array.from({ length: 5 }, (_, i) => ({ type: "demo/a", payload: { i } })), stamp });
+    await stream.append({ events: [{ type: "demo/a", payload: { i: 5 } }, { type: "demo/b", payload: { i: 6 } }, { type: "demo/a", payload: { i: 7 } }], stamp });
+    const page = JSON.parse(await stream.getEventsPacked({ format: 3 })) as { runs: number[]; payloads: unknown[] };
+    // The second commit starts a run at 6 (a new time), then 7 (a new type) and 8 (the type again).
+    expect(page.runs.filter((_, i) => i % 4 === 0)).toEqual([1, 6, 7, 8]);
+    expect(page.payloads).toHaveLength(8);
+    const events = unpackEvents(JSON.stringify(page));
+    expect(events).toEqual(await stream.getEvents({}));
+    // No two events share a source object.
+    expect(events[0]?.source).not.toBe(events[1]?.source);
   });
 
   test("waitForEvent finds history, waits for the future, and times out with TIMEOUT", async () => {
@@ -283,7 +307,7 @@ describe("bulk JSON reads", () => {
     await stream.append({ events: [{ type: "demo/a" }], stamp });
     await expectCode(stream.getEventsPacked({ limit: 10_001 }), "INVALID_ARGUMENT");
     await expectCode(stream.getEventsPacked({ types: ["demo/a"] }), "INVALID_ARGUMENT");
-    await expectCode(stream.getEventsPacked({ format: 3 }), "INVALID_ARGUMENT");
+    await expectCode(stream.getEventsPacked({ format: 4 }), "INVALID_ARGUMENT");
     await expectCode(stream.getEventsPacked({ format: "2" }), "INVALID_ARGUMENT");
     await expectCode(stream.getEventsPacked({ afterOffset: -3 }), "INVALID_ARGUMENT");
     expect(unpackEvents(await stream.getEventsPacked({ limit: 10_000 }))).toHaveLength(1);

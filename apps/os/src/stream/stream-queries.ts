@@ -74,11 +74,12 @@ export function readEventsPage(journal: Journal, input: unknown): StreamEvent[] 
 
 /**
  * A `getEventsPacked` page: every type, up to READ_JSON_MAX_LIMIT events, in packed format 1
- * (`Journal.readPacked`) or, when the reader names it, format 2 (`Journal.readPacked2`).
+ * (`Journal.readPacked`) or, when the reader names it, format 2 or 3 (`Journal.readPacked2`,
+ * `Journal.readPacked3`).
  */
 export function readPackedPage(journal: Journal, input: unknown): string {
   const { limit, format, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
-  if (format !== undefined && format !== 1 && format !== 2) throw new ItxError("INVALID_ARGUMENT", "format is 1 or 2");
+  if (format !== undefined && format !== 1 && format !== 2 && format !== 3) throw new ItxError("INVALID_ARGUMENT", "format is 1, 2 or 3");
   if (limit !== undefined && (!Number.isSafeInteger(limit) || (limit as number) < 1 || (limit as number) > LIMITS.READ_JSON_MAX_LIMIT)) {
     throw new ItxError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${LIMITS.READ_JSON_MAX_LIMIT}`, {
       details: limitDetails("READ_JSON_MAX_LIMIT"),
@@ -86,7 +87,7 @@ export function readPackedPage(journal: Journal, input: unknown): string {
   }
   if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsPacked reads every type; use getEvents to filter");
   const query = validateGetEventsInput(rest);
-  const read = format === 2 ? journal.readPacked2.bind(journal) : journal.readPacked.bind(journal);
+  const read = format === 3 ? journal.readPacked3.bind(journal) : format === 2 ? journal.readPacked2.bind(journal) : journal.readPacked.bind(journal);
   return read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
 }
 

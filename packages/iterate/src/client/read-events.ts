@@ -6,7 +6,7 @@ export { unpackEvents };
 /** The part of a Stream handle the reader needs. */
 export interface ReadableStream {
   head(): PromiseLike<number>;
-  getEventsPacked(input: { afterOffset?: number; beforeOffset?: number; limit?: number; format?: 1 | 2 }): PromiseLike<string>;
+  getEventsPacked(input: { afterOffset?: number; beforeOffset?: number; limit?: number; format?: 1 | 2 | 3 }): PromiseLike<string>;
 }
 
 export interface ReadEventsOptions {
@@ -37,7 +37,7 @@ export async function* readEvents(stream: ReadableStream, options: ReadEventsOpt
   let next = start;
   const request = (afterOffset: number): number => {
     const until = Math.min(head, afterOffset + pageSize);
-    inFlight.push(stream.getEventsPacked({ afterOffset, beforeOffset: until + 1, limit: pageSize, format: 2 }));
+    inFlight.push(stream.getEventsPacked({ afterOffset, beforeOffset: until + 1, limit: pageSize, format: 3 }));
     return until;
   };
   for (let pages = 0; pages <= prefetch && next < head; pages++) next = request(next);

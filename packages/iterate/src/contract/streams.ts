@@ -122,9 +122,11 @@ export interface Stream {
    * Format 1 (the default): `{ streamPath, sources, times, rows: [[offset, type, payload, timeIndex, sourceIndex, idempotencyKey | null], ...] }`.
    * Format 2 (`format: 2`): `{ format: 2, streamPath, from, types: { id: type }, sources: { id: source }, rows: [[typeId, payload, sourceId, idempotencyKey | null, createdAtMs], ...] }`:
    * row i is offset `from + i`.
-   * `unpackEvents` and `readEvents` from iterate/client turn either into events.
+   * Format 3 (`format: 3`): `{ format: 3, streamPath, from, types, sources, keys: { offset: idempotencyKey }, runs: [offset, typeId, sourceId, createdAtMs, ...], payloads: [...] }`:
+   * payload i is offset `from + i`; a run says what the events from its offset to the next run's share.
+   * `unpackEvents` and `readEvents` from iterate/client turn any of them into events.
    */
-  getEventsPacked(input?: Omit<GetEventsInput, "types"> & { format?: 1 | 2 }): string;
+  getEventsPacked(input?: Omit<GetEventsInput, "types"> & { format?: 1 | 2 | 3 }): string;
   waitForEvent(input: WaitForEventInput): StreamEvent;
   /** The durable event stored under an idempotency key, or null. */
   getByIdempotencyKey(key: string): StreamEvent | null;

@@ -72,7 +72,7 @@ export const ITX_TYPES: string = [
   "  appendBatch(input: { events: EventInput[] | string } & AppendOptions): AppendReceipt;",
   "  getEvents(input?: GetEventsInput): StreamEvent[];",
   "  readEvents(input?: { afterOffset?: number; limit?: number }): EventPage;",
-  "  getEventsPacked(input?: Omit<GetEventsInput, \"types\"> & { format?: 1 | 2 }): string;",
+  "  getEventsPacked(input?: Omit<GetEventsInput, \"types\"> & { format?: 1 | 2 | 3 }): string;",
   "  waitForEvent(input: WaitForEventInput): StreamEvent;",
   "  getByIdempotencyKey(key: string): StreamEvent | null;",
   "  subscribe(",

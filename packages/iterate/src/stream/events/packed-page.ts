@@ -1,9 +1,10 @@
 import type { StreamEvent } from "../../types.ts";
 
 // The packed page a Stream answers `getEventsPacked` with: built by SQLite by concatenating the
-// stored JSON text, so no payload is parsed twice. Format 2 numbers rows from `from` (offsets are
-// gapless) and names each type and source once per page. Read by the client (`readEvents`) and by
-// the Stream itself (`Journal.read`).
+// stored JSON text, so no payload is parsed twice. Formats 2 and 3 number events from `from`
+// (offsets are gapless) and name each type and source once per page; format 3 also says once per
+// run what consecutive events share (type, source, commit time). Read by the client (`readEvents`)
+// and by the Stream itself (`Journal.read`), both in format 3.
 
 type PackedRow = [offset: number, type: string, payload: unknown, time: number, source: number, idempotencyKey: string | null];
 
@@ -24,9 +25,24 @@ interface PackedPage2 {
   rows: Array<[typeId: number, payload: unknown, sourceId: number, idempotencyKey: string | null, createdAtMs: number]>;
 }
 
-/** Turns a `getEventsPacked` page (format 1 or 2) back into events. */
+interface PackedPage3 {
+  format: 3;
+  streamPath: string;
+  /** The offset of the first payload; payload i is `from + i` (offsets are gapless). */
+  from: number;
+  types: Record<string, string>;
+  sources: Record<string, StreamEvent["source"]>;
+  /** Idempotency keys by offset. */
+  keys: Record<string, string>;
+  /** `[offset, typeId, sourceId, createdAtMs]` per run, flattened; a run lasts until the next one's offset. */
+  runs: number[];
+  payloads: unknown[];
+}
+
+/** Turns a `getEventsPacked` page (format 1, 2 or 3) back into events. */
 export function unpackEvents(text: string): StreamEvent[] {
-  const page = JSON.parse(text) as PackedPage | PackedPage2;
+  const page = JSON.parse(text) as PackedPage | PackedPage2 | PackedPage3;
+  if ("format" in page && page.format === 3) return unpackFormat3(page);
   if ("format" in page && page.format === 2) return unpackFormat2(page);
   const { streamPath, sources, times, rows } = page as PackedPage;
   const events: StreamEvent[] = [];
@@ -60,6 +76,24 @@ function unpackFormat2({ streamPath, from, types, sources, rows }: PackedPage2):
     const event: StreamEvent = { streamPath, offset: from + i, type: types[typeId] as string, payload, createdAt, source: copySource(sources[sourceId] as StreamEvent["source"]) };
     if (idempotencyKey !== null) event.idempotencyKey = idempotencyKey;
     events.push(event);
+  }
+  return events;
+}
+
+function unpackFormat3({ streamPath, from, types, sources, keys, runs, payloads }: PackedPage3): StreamEvent[] {
+  const events: StreamEvent[] = [];
+  for (let run = 0; run < runs.length; run += 4) {
+    const type = types[runs[run + 1] as number] as string;
+    const source = sources[runs[run + 2] as number] as StreamEvent["source"];
+    const createdAt = new Date(runs[run + 3] as number).toISOString();
+    const end = run + 4 < runs.length ? (runs[run + 4] as number) - from : payloads.length;
+    for (let i = (runs[run] as number) - from; i < end; i++) {
+      const offset = from + i;
+      const event: StreamEvent = { streamPath, offset, type, payload: payloads[i], createdAt, source: copySource(source) };
+      const key = keys[offset];
+      if (key !== undefined) event.idempotencyKey = key;
+      events.push(event);
+    }
   }
   return events;
 }
