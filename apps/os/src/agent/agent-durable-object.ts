@@ -1,6 +1,7 @@
 import type { EventInput, Reaction, StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
+import { raceDeadline } from "../limits/deadline.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
@@ -100,13 +101,6 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
       source: { processor: "agent" },
     });
     const frames = new FrameSender(async (delta, index) => this.#stream().append({ events: [frame(delta, index)], stamp: { origin: this.#path, platform: "agent" } }));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new ItxError("TIMEOUT", `the model did not finish within ${LIMITS.LLM_TIMEOUT_MS} ms (LLM_TIMEOUT_MS)`)),
-        LIMITS.LLM_TIMEOUT_MS,
-      );
-    });
     try {
       const answer = complete({
         config: state.system.llm ?? defaultLlm(this.env),
@@ -115,13 +109,14 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
         ...(this.env.AI ? { ai: this.env.AI } : {}),
         onDelta: (delta) => frames.push(delta),
       });
-      const reply = await Promise.race([answer, deadline]);
+      const reply = await raceDeadline(answer, LIMITS.LLM_TIMEOUT_MS, (): never => {
+        throw new ItxError("TIMEOUT", `the model did not finish within ${LIMITS.LLM_TIMEOUT_MS} ms (LLM_TIMEOUT_MS)`);
+      });
       // The reply's last frame rides in the append of the reply's facts, ahead of them: one
       // round trip fewer on the turn, and live viewers still see it before the reply settles.
       const rest = await frames.takeRest();
       return rest ? { ...reply, finalFrame: frame(rest.delta, rest.index) } : reply;
     } finally {
-      if (timer !== undefined) clearTimeout(timer);
       await frames.close();
     }
   }

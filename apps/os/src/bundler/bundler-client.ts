@@ -2,6 +2,7 @@
 // bundler's answer checked before anything trusts it (the bundler parses untrusted source).
 import { env } from "cloudflare:workers";
 import { ItxError, errorMessage } from "iterate/errors";
+import { raceDeadline } from "../limits/deadline.ts";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import type { Bundle, BundleAnswer, BundleRequest } from "./bundler-protocol.ts";
@@ -13,17 +14,11 @@ import type { Bundle, BundleAnswer, BundleRequest } from "./bundler-protocol.ts"
  */
 export async function bundleRemotely(request: BundleRequest): Promise<Bundle> {
   const bundler = env.BUNDLER;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<"timeout">((done) => {
-    timer = setTimeout(() => done("timeout"), LIMITS.BUNDLE_WAIT_MS);
-  });
   let answer: BundleAnswer | "timeout";
   try {
-    answer = await Promise.race([bundler.bundle(request), deadline]);
+    answer = await raceDeadline(Promise.resolve(bundler.bundle(request)), LIMITS.BUNDLE_WAIT_MS, () => "timeout" as const);
   } catch (error) {
     throw new ItxError("UNAVAILABLE", `the bundler did not answer: ${errorMessage(error).slice(0, 200)}`, { details: { reason: "bundler-unreachable" } });
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
   }
   if (answer === "timeout") {
     throw new ItxError("TIMEOUT", `the bundler did not answer within ${LIMITS.BUNDLE_WAIT_MS} ms`, { details: { ...limitDetails("BUNDLE_WAIT_MS"), timeoutMs: LIMITS.BUNDLE_WAIT_MS } });

@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
+import { raceDeadline } from "../limits/deadline.ts";
 import { directEgressVerdict, stillValid } from "../egress/direct-egress-verdict.ts";
 import { watchMaterials, type MaterialWatch } from "../egress/materials-in-use.ts";
 import type { DirectEgressVerdict } from "../runner/runner-protocol.ts";
@@ -181,15 +182,9 @@ async function inProcess(env: Env, id: string, module: string, props: IsolatePro
     await gate;
     await loaded;
   }
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ItxError("TIMEOUT", `the script ran past its ${timeoutMs} ms deadline`)), timeoutMs);
+  return raceDeadline(Promise.resolve(entry.run(itx)), timeoutMs, (): never => {
+    throw new ItxError("TIMEOUT", `the script ran past its ${timeoutMs} ms deadline`);
   });
-  try {
-    return await Promise.race([entry.run(itx), deadline]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
 }
 
 function failed(code: FailureCode, message: string): ScriptOutcome {
