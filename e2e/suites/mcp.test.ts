@@ -272,6 +272,18 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     const get = await fetch(`${os.baseUrl}/mcp/${slug}`, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
     expect(get.status).toBe(405);
 
+    // Malformed params are the protocol's invalid params (-32602), not an internal error.
+    for (const [method, params] of [
+      ["tools/call", { name: 5 }],
+      ["tools/call", { arguments: {} }],
+      ["tools/call", { name: "append", arguments: "x" }],
+      ["tools/call", { name: "append", arguments: [{ type: "note/added" }] }],
+      ["tools/list", { cursor: 5 }],
+    ] as const) {
+      const response = await post(slug, token, JSON.stringify({ jsonrpc: "2.0", id: 9, method, params }));
+      expect((await response.json()).error, `${method} ${JSON.stringify(params)}`).toMatchObject({ code: -32602, message: expect.stringContaining(`Invalid ${method} request`) });
+    }
+
     expect(await notes()).toBe(before);
   });
 });

@@ -1,4 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { CallToolRequest } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { errorCode } from "iterate/errors";
 import { jsonDepth } from "iterate/stream/events";
 import { readBounded } from "../egress/bounded-response.ts";
@@ -71,8 +73,15 @@ export async function serveProjectMcp(request: Request, env: Env): Promise<Respo
   }
 }
 
+// The SDK checks a request against its handler's schema before the handler runs and answers a
+// mismatch as an internal error (-32603). Registered under schemas that only name the method, a
+// request whose params are malformed reaches the checks that answer it as invalid params
+// (-32602): the SDK's own for tools/call (its Server checks CallToolRequestSchema), ours for tools/list.
+const CALL_TOOL = z.looseObject({ method: z.literal("tools/call") });
+const LIST_TOOLS = z.looseObject({ method: z.literal("tools/list") });
+
 function projectServer(sdk: McpSdk, itx: ItxRpcTarget, slug: string): Server {
-  const { CallToolRequestSchema, CfWorkerJsonSchemaValidator, ListToolsRequestSchema, McpError } = sdk;
+  const { CfWorkerJsonSchemaValidator, ListToolsRequestSchema, McpError } = sdk;
   const server = new sdk.Server(
     { name: `iterate project ${slug}`, version: "1" },
     {
@@ -81,14 +90,18 @@ function projectServer(sdk: McpSdk, itx: ItxRpcTarget, slug: string): Server {
       instructions: `The capabilities of the iterate project "${slug}": its mounts (call with { args: [...] }) and a few built-ins.`,
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
+  server.setRequestHandler(LIST_TOOLS, async (request) => {
+    const checked = ListToolsRequestSchema.safeParse(request);
+    if (!checked.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/list request: ${checked.error.message}`);
     const { builtIns, mounts } = await projectTools(itx);
     // A mount whose provider is gone is not offered; a client that listed it earlier gets its error.
     return { tools: [...builtIns, ...mounts.filter((mount) => mount.connected).map(({ path: _path, connected: _connected, ...tool }) => tool)] };
   });
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const name = request.params.name;
-    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+  server.setRequestHandler(CALL_TOOL, async (request) => {
+    // Checked against CallToolRequestSchema by the SDK before this runs.
+    const params = request.params as CallToolRequest["params"];
+    const name = params.name;
+    const args = (params.arguments ?? {}) as Record<string, unknown>;
     const builtIn = Object.hasOwn(MCP_BUILT_IN_TOOLS, name) ? MCP_BUILT_IN_TOOLS[name as keyof typeof MCP_BUILT_IN_TOOLS] : undefined;
     if (builtIn) return toolResult(() => builtIn.call(itx, args));
     // A mount's tool name is its path joined by ".": the call goes straight to the path, with no
