@@ -276,6 +276,10 @@ describe("validateAppendText: an append written as JSON text", () => {
   it(`refuses text over APPEND_MAX_BYTES (${STREAM_LIMITS.APPEND_MAX_BYTES}) before parsing it, and text that is not JSON`, () => {
     expect(thrownBy(() => validateAppendText(" ".repeat(STREAM_LIMITS.APPEND_MAX_BYTES + 1))).details).toEqual({ limit: "APPEND_MAX_BYTES" });
     expect(thrownBy(() => validateAppendText("[{")).message).toContain("not a JSON array of event inputs");
+    // The one place the verdict differs from the full checks: those measure the events, not the text.
+    const padded = `[{"type":"demo/x"}${" ".repeat(STREAM_LIMITS.APPEND_MAX_BYTES)}]`;
+    expect(thrownBy(() => validateAppendText(padded)).details).toEqual({ limit: "APPEND_MAX_BYTES" });
+    expect(validateAppendBatch(JSON.parse(padded), { owned: true })).toEqual([{ type: "demo/x", payload: {} }]);
   });
 
   it("agrees with the full checks on random appends", () => {

@@ -55,7 +55,9 @@ const OMITTED_PAYLOAD_CHARS = ',"payload":{}'.length;
  * here. When the text itself shows that every payload is valid and every event and the append
  * fit their byte limits (below), payloads are not walked and events are not serialized to be
  * measured; each input's fields, type, key and source are checked as always. Otherwise the
- * parsed inputs get every check. Either way the verdict is `validateAppendBatch`'s.
+ * parsed inputs get every check. Either way the verdict is `validateAppendBatch`'s, for text of
+ * at most APPEND_MAX_BYTES characters: longer text is refused before it is parsed, even when its
+ * events would fit once its whitespace and escapes are gone (as `validateAppendBatch` measures).
  *
  * What the text shows: strings, keys and numbers a payload may hold (`holdsOnlyPayloadValues`);
  * nesting at most PAYLOAD_MAX_DEPTH below the array and the input object; and sizes even if
