@@ -103,6 +103,59 @@ describe("Journal", () => {
     for (const [read, page] of oddBounds) expect(read).toEqual(page);
   });
 
+  test("an unfiltered read answers what the JSON page does for every bound (random commits: runs, keys, shared commit times, a clear()), and no two events share an object", async () => {
+    const mismatches = await withStorage((storage) => {
+      let seed = 99;
+      const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+      const pick = <T,>(items: T[]): T => items[Math.floor(random() * items.length)] as T;
+      const reacting = { principal: "carol", origin: "/c", reaction: { began: "x:1", round: 2 } };
+      const sources = [alice, bob, reacting];
+      const journal = new Journal(storage.sql, () => "/journal");
+      const found: string[] = [];
+      let keyCounter = 0;
+      const check = () => {
+        const fresh = new Journal(storage.sql, () => "/journal");
+        const head = fresh.head;
+        for (let after = 0; after <= head + 2; after++) {
+          for (const before of [after - 1, after, after + 1, after + 2, after + 5, head, head + 1, Number.MAX_SAFE_INTEGER]) {
+            for (const limit of [0, 1, 2, 3, 7, 1000]) {
+              const read = fresh.read(after, before, limit);
+              const json = JSON.parse(fresh.readJson(after, before, limit)) as StreamEvent[];
+              if (JSON.stringify(read) !== JSON.stringify(json)) found.push(`${head} ${after} ${before} ${limit}: ${JSON.stringify(read)} vs ${JSON.stringify(json)}`);
+              const objects = new Set<unknown>();
+              for (const e of read) {
+                for (const o of [e.payload, e.source, e.source.reaction]) {
+                  if (typeof o === "object" && o !== null) {
+                    if (objects.has(o)) found.push(`shared object at ${after} ${before} ${limit}`);
+                    objects.add(o);
+                  }
+                }
+              }
+            }
+          }
+        }
+      };
+      const times = ["2026-12-01T10:00:00.001Z", "2026-12-01T10:00:00.002Z", "2026-12-01T10:00:01.000Z"];
+      for (let round = 0; round < 3; round++) {
+        for (let commit = 0; commit < 8; commit++) {
+          const n = 1 + Math.floor(random() * 4);
+          const source = pick(sources);
+          const events = Array.from({ length: n }, (_, i): PendingEvent => ({
+            type: pick(["demo/a", "demo/a", "demo/b", "demo/c"]),
+            payload: pick([{ i }, [i, { x: null }], "text", 0, null, {}]),
+            source: random() < 0.8 ? source : pick(sources),
+            ...(random() < 0.2 ? { idempotencyKey: `k-${keyCounter++}` } : {}),
+          }));
+          journal.write(events, pick(times));
+        }
+        check();
+        if (round === 1) journal.clear();
+      }
+      return found;
+    });
+    expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
   test("filters by type, and finds an event by its idempotency key", async () => {
     const { filtered, byKey, missing } = await withStorage((storage) => {
       const journal = new Journal(storage.sql, () => "/journal");

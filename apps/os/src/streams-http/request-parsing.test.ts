@@ -194,3 +194,35 @@ function trickle(): ReadableStream<Uint8Array> {
     },
   });
 }
+
+describe("the JSON-mode proof on random bodies", () => {
+  test("whatever checkedEventsOfJson proves is valid in full", () => {
+    let seed = Number(1234);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const pick = <T,>(items: T[]): T => items[Math.floor(random() * items.length)] as T;
+    const nums = ["1e20", "9e20", "-1e20", "5e-324", "-0", "0", "1e308", "1e309", "1e-400", "1.7976931348623159e308", "1e-7", "1e0100", "1e099", `${"9".repeat(99)}`, `${"9".repeat(100)}`, `${"9".repeat(99)}e99`];
+    const strs = ['"a"', '"\\ud83d\\ude00"', '"\\ud800"', '"\\\\ud800"', '"€"', '"😀"', '"\\"[[[["', '"\\u005b"'];
+    const keys = ['"k"', '"__proto__"', '""', '"k"', '"\\ud800"'];
+    const value = (depth: number, max: number): string => {
+      if (depth >= max || random() < 0.35) return random() < 0.5 ? pick(nums) : random() < 0.8 ? pick(strs) : pick(["true", "null"]);
+      const items = Array.from({ length: random() < 0.7 ? 1 : 2 }, () => value(depth + 1, max));
+      return random() < 0.5 ? `[${items.join(",")}]` : `{${items.map((item) => `${pick(keys)}:${item}`).join(",")}}`;
+    };
+    const chain = (levels: number, leaf: string): string => {
+      let text = leaf;
+      for (let i = 0; i < levels; i++) text = random() < 0.5 ? `[${text}]` : `{${pick(keys)}:${text}}`;
+      return text;
+    };
+    const message = () => (random() < 0.3 ? chain(29 + Math.floor(random() * 6), value(0, 1)) : random() < 0.1 ? `"${pick(["x", "€"]).repeat(Math.floor(random() * 20000))}"` : value(0, 5));
+    let proven = 0;
+    for (let round = 0; round < 3000; round++) {
+      const text = random() < 0.7 ? `[${Array.from({ length: 1 + Math.floor(random() * 3) }, message).join(",")}]` : message();
+      const parsed = eventsOfJson(text, false);
+      if ("invalid" in parsed) continue;
+      if (!checked(text)) continue;
+      proven++;
+      expect(full(text), text).toBe("valid");
+    }
+    expect(proven).toBeGreaterThan(300);
+  });
+});
