@@ -124,4 +124,23 @@ describe("the WebSocket message guard", () => {
     for (const frame of frames) expect(Array.isArray(JSON.parse(frame))).toBe(true);
     root[Symbol.dispose]();
   });
+  test("every value capnweb encodes in JSON arrives decoded on the OS side (bigint, Infinity, NaN, bytes, undefined, -0), and an abort from the client ends the session", async () => {
+    const { socket, closed } = await openSocket();
+    const root: any = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
+    const session = root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" });
+    const stream = session.streams.get("/wire/values");
+    const refused = async (payload: unknown) => stream.append({ type: "demo/x", payload: { v: payload } }).then(() => "stored", (error: Error) => error.message);
+    expect(await refused(10n)).toMatch(/INVALID_ARGUMENT.*bigint/);
+    expect(await refused(Number.POSITIVE_INFINITY)).toMatch(/INVALID_ARGUMENT.*Infinity/);
+    expect(await refused(Number.NEGATIVE_INFINITY)).toMatch(/INVALID_ARGUMENT.*-Infinity/);
+    expect(await refused(Number.NaN)).toMatch(/INVALID_ARGUMENT.*NaN/);
+    expect(await refused(new Uint8Array([1, 2, 3]))).toMatch(/INVALID_ARGUMENT.*Uint8Array/);
+    expect(await refused([undefined])).toMatch(/INVALID_ARGUMENT.*undefined/);
+    const [event] = await stream.append({ type: "demo/x", payload: { gone: undefined, zero: -0, date: "2026-12-01" } });
+    expect(event.payload).toEqual({ zero: 0, date: "2026-12-01" });
+    // A client's abort: the OS ends the session and closes the socket.
+    socket.send(JSON.stringify(["abort", ["error", "Error", "client is done"]]));
+    const { code } = await closed;
+    expect(code).toBe(3000);
+  });
 });
