@@ -3,6 +3,7 @@ import { newWebSocketRpcSession } from "capnweb";
 import { describe, expect, test } from "vitest";
 import type { UnauthenticatedRoot } from "iterate/types";
 import { LIMITS } from "../limits.ts";
+import { GuardedWebSocketTransport } from "./guarded-websocket-transport.ts";
 import { MessageBudget } from "./message-guard.ts";
 
 // oxlint-disable typescript/no-explicit-any -- the session is driven by raw frames and dynamic stubs
@@ -142,5 +143,58 @@ describe("the WebSocket message guard", () => {
     socket.send(JSON.stringify(["abort", ["error", "Error", "client is done"]]));
     const { code } = await closed;
     expect(code).toBe(3000);
+  });
+
+  test("stream calls count as outstanding until the OS answers them (capnweb releases them itself): unanswered ones are held to API_SESSION_OUTSTANDING_CALLS_MAX", () => {
+    const stream = JSON.stringify(["stream", ["pipeline", 0, ["whoami"], []]]);
+    const push = JSON.stringify(["push", ["pipeline", 0, ["whoami"], []]]);
+    const held = new MessageBudget(() => true);
+    for (let i = 0; i < LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX; i++) expect(held.admit(stream)).toBeUndefined();
+    expect(held.admit(stream)?.details).toEqual({ limit: "API_SESSION_OUTSTANDING_CALLS_MAX" });
+    // Answered as they come: never past the bound.
+    const answered = new MessageBudget(() => true);
+    for (let id = 1; id <= LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX * 2; id++) {
+      expect(answered.admit(stream)).toBeUndefined();
+      answered.answered(id);
+    }
+    // Ids follow arrival order across kinds: answering a push frees nothing (it counts until released).
+    const mixed = new MessageBudget(() => true);
+    expect(mixed.admit(push)).toBeUndefined(); // id 1
+    for (let i = 1; i < LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX; i++) expect(mixed.admit(stream)).toBeUndefined(); // ids 2..MAX
+    mixed.answered(1);
+    expect(mixed.admit(stream)?.code).toBe("RESOURCE_EXHAUSTED");
+    const freed = new MessageBudget(() => true);
+    expect(freed.admit(push)).toBeUndefined();
+    for (let i = 1; i < LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX; i++) expect(freed.admit(stream)).toBeUndefined();
+    freed.answered(2);
+    expect(freed.admit(stream)).toBeUndefined();
+    // A stream call the client released itself is not taken away twice.
+    const released = new MessageBudget(() => true);
+    expect(released.admit(stream)).toBeUndefined(); // id 1
+    expect(released.admit('["release",1,1]')).toBeUndefined();
+    released.answered(1);
+    for (let i = 0; i < LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX; i++) expect(released.admit(stream)).toBeUndefined();
+    expect(released.admit(stream)?.code).toBe("RESOURCE_EXHAUSTED");
+  });
+
+  test("the transport tells the budget when it sends an answer: a socket full of stream calls takes more once one is answered", async () => {
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket & { accept(): void }, WebSocket & { accept(): void }];
+    server.accept();
+    client.accept();
+    let closed = false;
+    client.addEventListener("close", () => {
+      closed = true;
+    });
+    const transport = new GuardedWebSocketTransport(server, () => true);
+    const stream = JSON.stringify(["stream", ["pipeline", 0, ["whoami"], []]]);
+    for (let i = 0; i < LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX; i++) client.send(stream);
+    for (let i = 0; i < LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX; i++) await transport.receive();
+    transport.send(["resolve", 7, "answered"]);
+    client.send(stream);
+    expect(await transport.receive()).toEqual(JSON.parse(stream));
+    client.send(stream);
+    await expect(transport.receive()).rejects.toMatchObject({ code: "RESOURCE_EXHAUSTED" });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(closed).toBe(true);
   });
 });

@@ -41,6 +41,7 @@ export class GuardedWebSocketTransport implements RpcTransportWithCustomEncoding
   /** Writes one message; answers its length in characters, as capnweb counts a string transport's. */
   send(message: unknown): number {
     if (this.#error !== undefined) return 0;
+    if (Array.isArray(message) && (message[0] === "resolve" || message[0] === "reject") && typeof message[1] === "number") this.#budget.answered(message[1]);
     const text = JSON.stringify(message);
     this.#webSocket.send(text);
     return text.length;

@@ -1,10 +1,11 @@
 import { ItxError } from "iterate/errors";
 import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
 
-// Every Cap'n Web message from a client passes here before capnweb parses it: a frame that is too
+// Every Cap'n Web message from a client passes here before capnweb sees it: a frame that is too
 // large, past the budget of a session that has not authenticated, or not a Cap'n Web message at
 // all ends the session with INVALID_ARGUMENT instead of reaching capnweb's parser (whose failures
-// are uncoded and would be logged as the OS's own bugs).
+// are uncoded and would be logged as the OS's own bugs). Over the WebSocket, capnweb then takes
+// the message as parsed here (`take`).
 
 /** The message kinds of Cap'n Web 0.12 (capnweb's readLoop). */
 const MESSAGE_KINDS: ReadonlySet<string> = new Set(["push", "stream", "pipe", "pull", "resolve", "reject", "release", "abort"]);
@@ -13,8 +14,15 @@ const MESSAGE_KINDS: ReadonlySet<string> = new Set(["push", "stream", "pipe", "p
 export class MessageBudget {
   #messages = 0;
   #chars = 0;
-  /** Pushes and pipes the client has made whose results it has not released (capnweb's exports, by positive id). */
+  /**
+   * Calls the client has made whose results the OS still holds (capnweb's exports, by positive
+   * id): pushes and pipes until the client releases them, streams until the OS answers them.
+   */
   #outstanding = 0;
+  /** The positive id capnweb gives the next push, stream or pipe: they are numbered in arrival order from 1. */
+  #nextExport = 1;
+  /** Stream calls not answered yet: capnweb releases each by itself once its answer is sent (`answered`). */
+  readonly #streams = new Set<number>();
   readonly #authenticated: () => boolean;
 
   constructor(authenticated: () => boolean) {
@@ -54,13 +62,28 @@ export class MessageBudget {
     return this.#count(parsed) ?? parsed;
   }
 
-  // Keeps the count of calls the client holds open: a push or pipe adds one export on the OS's
-  // side, a release of an export the client created (a positive id) takes its refcount away.
+  /**
+   * The OS sent its answer (resolve or reject) to the client's call `id`. A stream call is
+   * released by capnweb itself once answered, so it stops counting here; a push or pipe counts
+   * until the client releases it.
+   */
+  answered(id: number): void {
+    if (this.#streams.delete(id)) this.#outstanding = Math.max(0, this.#outstanding - 1);
+  }
+
+  // Keeps the count of calls the client holds open: a push, stream or pipe adds one export on the
+  // OS's side; a release of an export the client created (a positive id) takes its refcount away,
+  // and a stream call's answer takes it away by itself (`answered`).
   #count(parsed: unknown[]): ItxError<"RESOURCE_EXHAUSTED"> | undefined {
     const [kind, id, refcount] = parsed;
-    if (kind === "push" || kind === "pipe") this.#outstanding += 1;
-    else if (kind === "release" && typeof id === "number" && id > 0 && typeof refcount === "number") {
-      this.#outstanding = Math.max(0, this.#outstanding - refcount);
+    if (kind === "push" || kind === "pipe" || kind === "stream") {
+      if (kind === "stream") this.#streams.add(this.#nextExport);
+      this.#nextExport += 1;
+      this.#outstanding += 1;
+    } else if (kind === "release" && typeof id === "number" && id > 0 && typeof refcount === "number") {
+      // A stream call the client releases itself is not answered-and-released again.
+      if (this.#streams.delete(id)) this.#outstanding = Math.max(0, this.#outstanding - 1);
+      else this.#outstanding = Math.max(0, this.#outstanding - refcount);
     }
     if (this.#outstanding > LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX) {
       return new ItxError(
