@@ -1,4 +1,5 @@
 import type { StreamEvent } from "../types.ts";
+import { errorCode, errorMessage } from "../errors/index.ts";
 import { unpackEvents } from "../stream/events/packed-page.ts";
 
 export { unpackEvents };
@@ -21,7 +22,8 @@ export interface ReadEventsOptions {
 /**
  * Reads a stream from `afterOffset` to the head it has when reading starts, page by page.
  * Durable offsets are gapless, so page boundaries are known in advance and the next pages are
- * requested while the current one is consumed.
+ * requested while the current one is consumed. Pages come in packed format 3; an OS that does
+ * not know it yet (it refuses the format) is read in format 2.
  *
  * @example
  * for await (const page of readEvents(session.streams.get("/orders"))) {
@@ -33,18 +35,43 @@ export async function* readEvents(stream: ReadableStream, options: ReadEventsOpt
   const pageSize = options.pageSize ?? 5_000;
   const prefetch = Math.max(0, options.prefetch ?? 2);
   const head = await stream.head();
-  const inFlight: Array<PromiseLike<string>> = [];
+  let format: 2 | 3 = 3;
+  const inFlight: Array<{ afterOffset: number; page: Promise<string> }> = [];
   let next = start;
   const request = (afterOffset: number): number => {
     const until = Math.min(head, afterOffset + pageSize);
-    inFlight.push(stream.getEventsPacked({ afterOffset, beforeOffset: until + 1, limit: pageSize, format: 3 }));
+    // One native promise per page (an RPC promise is awaited once). A page requested ahead may be
+    // refused while an earlier one is awaited: its rejection is observed when its turn comes, or
+    // dropped with the rest after a fallback.
+    const page = Promise.resolve(stream.getEventsPacked({ afterOffset, beforeOffset: until + 1, limit: pageSize, format }));
+    page.catch(() => undefined);
+    inFlight.push({ afterOffset, page });
     return until;
   };
-  for (let pages = 0; pages <= prefetch && next < head; pages++) next = request(next);
+  const fill = () => {
+    while (inFlight.length <= prefetch && next < head) next = request(next);
+  };
+  fill();
   while (inFlight.length > 0) {
-    const text = await (inFlight.shift() as PromiseLike<string>);
-    if (next < head) next = request(next);
-    const page = unpackEvents(text);
-    if (page.length > 0) yield page;
+    const { afterOffset, page } = inFlight.shift() as (typeof inFlight)[number];
+    let text: string;
+    try {
+      text = await page;
+    } catch (error) {
+      if (format !== 3 || !refusesFormat(error)) throw error;
+      // An older OS: the pages asked for since are refused too; ask again from here in format 2.
+      format = 2;
+      inFlight.length = 0;
+      next = afterOffset;
+      fill();
+      continue;
+    }
+    fill();
+    const events = unpackEvents(text);
+    if (events.length > 0) yield events;
   }
+}
+
+function refusesFormat(error: unknown): boolean {
+  return errorCode(error) === "INVALID_ARGUMENT" && /\bformat\b/.test(errorMessage(error));
 }
