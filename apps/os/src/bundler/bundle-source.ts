@@ -11,11 +11,23 @@ import { NpmBudget, withNpmBudget } from "./npm-guard.ts";
  * Bundles `request` with @cloudflare/worker-bundler (esbuild in wasm). Throws INVALID_ARGUMENT
  * for input that crosses a limit or does not build (naming file, line and column), and
  * RESOURCE_EXHAUSTED for a bundle bigger than BUNDLE_OUTPUT_MAX_CHARS or npm dependencies past
- * their limits (`npm`, see npm-guard.ts; tests pass smaller ones).
+ * their limits (`budget`, see npm-guard.ts; tests pass smaller ones). With `request.npm` false no
+ * package may be fetched at all: a build that tries is INVALID_ARGUMENT (`reason: "npm-off"`).
  */
-export async function bundleSource(request: BundleRequest, npm: NpmBudget = new NpmBudget()): Promise<Bundle> {
-  if (typeof request !== "object" || request === null) throw new ItxError("INVALID_ARGUMENT", "a bundle request is { files, entryPoint?, virtualModules }");
-  const { virtualModules, ...rest } = request;
+export async function bundleSource(request: BundleRequest, budget: NpmBudget = new NpmBudget()): Promise<Bundle> {
+  if (typeof request !== "object" || request === null) throw new ItxError("INVALID_ARGUMENT", "a bundle request is { files, entryPoint?, virtualModules, npm? }");
+  const { virtualModules, npm: allowed, ...rest } = request;
+  if (allowed !== undefined && typeof allowed !== "boolean") throw new ItxError("INVALID_ARGUMENT", "npm is true or false");
+  // Off: the guard refuses the first package, before any fetch (a budget of none).
+  const npm = allowed === false ? new NpmBudget({ BUNDLE_NPM_PACKAGES_MAX: 0 }) : budget;
+  const checkNpm = () => {
+    if (allowed === false && npm.exceeded !== undefined) {
+      throw new ItxError("INVALID_ARGUMENT", "this deployment installs no npm packages (BUNDLER_NPM is off): include the dependency's code among the files instead", {
+        details: { reason: "npm-off" },
+      });
+    }
+    npm.check();
+  };
   const source = parseWorkerSource(rest);
   const modules = parseVirtualModules(virtualModules);
   const { createWorker } = await import("@cloudflare/worker-bundler");
@@ -30,11 +42,11 @@ export async function bundleSource(request: BundleRequest, npm: NpmBudget = new 
       }),
     );
   } catch (error) {
-    npm.check();
+    checkNpm();
     throw new ItxError("INVALID_ARGUMENT", `the worker did not build: ${describeBuildError(error)}`, { details: { reason: "build-failed" } });
   }
   // The library turns a refused install into a warning; the limit it crossed is the answer.
-  npm.check();
+  checkNpm();
   const out: Record<string, string> = {};
   let chars = built.mainModule.length;
   for (const [name, module] of Object.entries(built.modules)) {

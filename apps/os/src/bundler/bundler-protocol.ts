@@ -8,6 +8,11 @@ export interface BundleRequest {
   entryPoint?: string;
   /** Exact specifiers resolved before the files and node_modules (the deployment's own SDK). */
   virtualModules: Record<string, string>;
+  /**
+   * False when the deployment installs no npm packages (the OS's `BUNDLER_NPM` is "off"): a build
+   * that would fetch one is refused (INVALID_ARGUMENT, `details.reason: "npm-off"`).
+   */
+  npm?: boolean;
 }
 
 /** A bundle: the main module's name and every module's text. */

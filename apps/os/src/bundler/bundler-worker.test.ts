@@ -81,4 +81,17 @@ describe("the OS checks what the bundler answers", () => {
     const error = await expectCode(bundleSource({ files, virtualModules: {} }, new NpmBudget({ BUNDLE_NPM_PACKAGES_MAX: 0 })), "RESOURCE_EXHAUSTED");
     expect(error.details).toMatchObject({ limit: "BUNDLE_NPM_PACKAGES_MAX" });
   });
+
+  test("with npm off (the OS's BUNDLER_NPM), a dependency is INVALID_ARGUMENT npm-off before any fetch; a build that needs none still builds", { timeout: 180_000 }, async () => {
+    const files = {
+      "index.ts": `import leftPad from "left-pad";\nexport default { fetch: () => new Response(leftPad("x", 3)) };`,
+      "package.json": JSON.stringify({ dependencies: { "left-pad": "1.3.0" } }),
+    };
+    const refused = await expectCode(bundleSource({ files, virtualModules: {}, npm: false }), "INVALID_ARGUMENT");
+    expect(refused.details).toEqual({ reason: "npm-off" });
+    expect(refused.message).toContain("BUNDLER_NPM");
+    const plain = await bundleSource({ files: { "index.ts": "export default { fetch: () => new Response('ok') };" }, virtualModules: {}, npm: false });
+    expect(plain.modules[plain.mainModule]).toContain("ok");
+    await expectCode(bundleSource({ files: { "index.ts": "export default {};" }, virtualModules: {}, npm: "no" as unknown as boolean }), "INVALID_ARGUMENT");
+  });
 });

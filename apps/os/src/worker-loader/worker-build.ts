@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { ITERATE_WORKER_MODULE } from "iterate/sdk";
 import { contentHash } from "./content-hash.ts";
 import { LIMITS } from "../limits.ts";
@@ -114,7 +115,7 @@ export function buildWorker(source: WorkerSource): Promise<BuiltWorker> {
 }
 
 async function bundle(source: WorkerSource, hash: string): Promise<BuiltWorker> {
-  const built = await bundleRemotely({ ...source, virtualModules: { ...PLATFORM_MODULES } });
+  const built = await bundleRemotely({ ...source, virtualModules: { ...PLATFORM_MODULES }, npm: env.BUNDLER_NPM !== "off" });
   return { ...built, hash };
 }
 
