@@ -1,7 +1,7 @@
 import { SPOKEN, runTurn, type AgentUnderTest, type Segments, type Turn } from "./agent-turn.ts";
 import { scriptReply, startLoopbackModelServer, type LoopbackModelServer } from "./peer/loopback-model.ts";
 import { interleave, report, reportTail, summarize } from "./stats.ts";
-import { openProject, type BenchTarget } from "./target.ts";
+import { measuredAt, openProject, type BenchTarget } from "./target.ts";
 import { LIMITS } from "@iterate/os/limits";
 
 /** Warm turns per series (two series). */
@@ -34,7 +34,10 @@ export async function measureAgents(target: BenchTarget): Promise<void> {
 }
 
 async function measureWith(target: BenchTarget, model: LoopbackModelServer): Promise<void> {
-  const { itx } = await openProject(target, "bench-agents");
+  // At the OS Worker's own socket when the run has it (decision 0030).
+  const at = measuredAt(target);
+  console.log(`agents: the OS is measured at ${at.description}`);
+  const { itx } = await openProject(target, "bench-agents", at.url);
   const newAgent = async (name: string): Promise<AgentUnderTest> => {
     const path = `/agents/${name}`;
     const agent = itx.agents.get(path);

@@ -1,7 +1,7 @@
 import { newWebSocketRpcSession } from "capnweb";
 import { connectItx } from "iterate/client";
 import { interleave, report, reportTail, summarize, time } from "./stats.ts";
-import type { BenchRoot, BenchTarget } from "./target.ts";
+import { benchRootAt, measuredAt, type BenchRoot, type BenchTarget } from "./target.ts";
 
 // oxlint-disable typescript/no-explicit-any -- capability paths are dynamic by design
 
@@ -17,7 +17,12 @@ const CALLS_PER_SESSION = 20;
  */
 export async function measureCapabilities(target: BenchTarget): Promise<void> {
   const auth = { type: "admin-secret" as const, secret: target.adminSecret };
-  const open = (): any => connectItx({ baseUrl: target.baseUrl, auth });
+  // Sessions and the floors beside them at the OS Worker's own socket when the run has it (decision 0030).
+  const at = measuredAt(target);
+  console.log(`capability: the OS is measured at ${at.description}`);
+  const floors = benchRootAt(target, at.url);
+  const bench = floors.bench;
+  const open = (): any => connectItx({ baseUrl: at.url, auth });
   const session = open();
   const provider = open();
   const caller = open();
@@ -28,7 +33,7 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     await providerItx.provideCapability({ name: "echo", capability: (value: number) => value });
     const itx = caller.projects.get(projectId);
     // The raw floor under any live capability, with no platform code on the path.
-    const rawProvider = newWebSocketRpcSession<BenchRoot>(`${target.baseUrl.replace(/^http/, "ws")}/api/bench`);
+    const rawProvider = newWebSocketRpcSession<BenchRoot>(`${at.url.replace(/^http/, "ws")}/api/bench`);
     const floorName = `floor-${Date.now()}`;
     await rawProvider.keepCallback(floorName, (value: number) => value);
     await itx.provideCapability({ name: "whoAmI", capability: { type: "itx-expression", steps: [{ path: ["whoami"] }] } });
@@ -43,16 +48,16 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     }
     for (let i = 0; i < 50; i++) {
       await itx.echo(i);
-      await target.bench.doNoop("caps-b");
+      await bench.doNoop("caps-b");
       for (const depth of [1, 4, 8]) await chains[depth].echo(i);
     }
     // Shuffled each round, like the other groups: a call leaves work behind (releases, disposals)
     // that a fixed rotation would always charge to the same neighbour.
     const samples: Record<string, number[]> = await interleave(CALLS, {
-      floor: () => target.bench.callKeptCallback(floorName, 1),
+      floor: () => bench.callKeptCallback(floorName, 1),
       live: () => itx.echo(1),
       expression: () => itx.whoAmI(),
-      b: () => target.bench.doNoop("caps-b"),
+      b: () => bench.doNoop("caps-b"),
       d1: () => chains[1].echo(1),
       d4: () => chains[4].echo(1),
       d8: () => chains[8].echo(1),
@@ -137,5 +142,6 @@ export async function measureCapabilities(target: BenchTarget): Promise<void> {
     caller[Symbol.dispose]();
     provider[Symbol.dispose]();
     session[Symbol.dispose]();
+    floors.dispose();
   }
 }

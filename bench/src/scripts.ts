@@ -1,6 +1,6 @@
 import type { Baselines } from "./baselines.ts";
 import { interleave, report, reportTail, summarize } from "./stats.ts";
-import { openProject, type BenchTarget } from "./target.ts";
+import { benchRootAt, measuredAt, openProject, type BenchTarget } from "./target.ts";
 
 const ROUNDS = 200;
 const WARM_UP = 20;
@@ -16,10 +16,15 @@ async function expectOne(answer: Promise<unknown>): Promise<void> {
  * the Loader isolate cached by source and scope is reused) and cold (a fresh source each call,
  * so each run loads a new isolate), interleaved with baselines (b) and (e). The target is
  * warm <= 2 x (b) + (e), checked against (b) and (e) interleaved here and against the quiet
- * baselines measured at the start of this run.
+ * baselines measured at the start of this run. Runs and the floors beside them go to the OS
+ * Worker's own socket when the run has it (decision 0030).
  */
 export async function measureScripts(target: BenchTarget, baselines: Baselines): Promise<void> {
-  const { itx } = await openProject(target, "bench-scripts");
+  const at = measuredAt(target);
+  console.log(`scripts: the OS is measured at ${at.description}`);
+  const { itx } = await openProject(target, "bench-scripts", at.url);
+  const floors = benchRootAt(target, at.url);
+  const bench = floors.bench;
   const run = Date.now().toString(36);
   let fresh = 0;
   // A comment changes the source, and with it the isolate's id, without changing the work.
@@ -31,14 +36,14 @@ export async function measureScripts(target: BenchTarget, baselines: Baselines):
     for (let i = 0; i < WARM_UP; i++) {
       await expectOne(itx.run(WARM_SCRIPT));
       await expectOne(itx.run(coldScript()));
-      await target.bench.doNoop(doName);
-      await target.bench.loaderCall(`scripts-e-${run}-warm-up-${i}`);
+      await bench.doNoop(doName);
+      await bench.loaderCall(`scripts-e-${run}-warm-up-${i}`);
     }
     const samples = await interleave(ROUNDS, {
       warm: () => expectOne(itx.run(WARM_SCRIPT)),
       cold: () => expectOne(itx.run(coldScript())),
-      b: () => target.bench.doNoop(doName),
-      e: async () => loaderInside.push((await target.bench.loaderCall(`scripts-e-${run}-${loaderInside.length}`)).ms),
+      b: () => bench.doNoop(doName),
+      e: async () => loaderInside.push((await bench.loaderCall(`scripts-e-${run}-${loaderInside.length}`)).ms),
     });
     const warm = summarize(samples.warm);
     const cold = summarize(samples.cold);
@@ -65,5 +70,6 @@ export async function measureScripts(target: BenchTarget, baselines: Baselines):
     }
   } finally {
     itx[Symbol.dispose]();
+    floors.dispose();
   }
 }

@@ -70,21 +70,33 @@ export async function openTarget(): Promise<BenchTarget> {
 }
 
 /**
- * A fresh project and an admin itx on its root context, over a Cap'n Web session of its own.
+ * A fresh project and an admin itx on its root context, over a Cap'n Web session of its own at
+ * `url` (the public port unless a group measures elsewhere: `measuredAt`).
  * Dispose the handle to close the session.
  */
 // oxlint-disable-next-line typescript/no-explicit-any -- capability paths are dynamic by design
-export async function openProject(target: BenchTarget, prefix: string): Promise<{ projectId: string; itx: any }> {
+export async function openProject(target: BenchTarget, prefix: string, url: string = target.baseUrl): Promise<{ projectId: string; itx: any }> {
   const auth = { type: "admin-secret" as const, secret: target.adminSecret };
   // oxlint-disable-next-line typescript/no-explicit-any -- as above
-  const session: any = connectItx({ baseUrl: target.baseUrl, auth });
+  const session: any = connectItx({ baseUrl: url, auth });
   try {
     const slug = `${prefix}-${Date.now().toString(36)}`;
     const { projectId } = await session.projects.create({ slug }).whoami();
-    return { projectId, itx: connectItx({ baseUrl: target.baseUrl, auth, projectId }) };
+    return { projectId, itx: connectItx({ baseUrl: url, auth, projectId }) };
   } finally {
     session[Symbol.dispose]();
   }
+}
+
+/**
+ * The bench root at the address a group measures at (`measuredAt`), for floors interleaved with
+ * the group's calls on the same road: the run's own root when that is the public port, else a
+ * session of its own (dispose it when done).
+ */
+export function benchRootAt(target: BenchTarget, url: string): { bench: RpcStub<BenchRoot>; dispose(): void } {
+  if (url === target.baseUrl) return { bench: target.bench, dispose: () => undefined };
+  const bench = newWebSocketRpcSession<BenchRoot>(`${url.replace(/^http/, "ws")}/api/bench`);
+  return { bench, dispose: () => bench[Symbol.dispose]() };
 }
 
 export interface Layer {
