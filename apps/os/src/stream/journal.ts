@@ -243,24 +243,15 @@ export class Journal {
    * changes saved bytes but cost more than it saved: SQLite's window function doubled the build.)
    */
   readPacked2(after: number, before: number, limit: number): string {
-    const until = Math.min(before, after + limit + 1);
-    const row = this.#sql
-      .exec<{ page: string }>(
-        `WITH names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM journal WHERE offset > ?2 AND offset < ?3)
-         SELECT '{"format":2,"streamPath":' || json_quote(?1) || ',"from":' || ?4
-           || ',"types":{' || coalesce((SELECT group_concat('"' || id || '":' || json_quote(type), ',') FROM journal_types WHERE id IN (SELECT type_id FROM names)), '')
-           || '},"sources":{' || coalesce((SELECT group_concat('"' || id || '":' || source, ',') FROM journal_sources WHERE id IN (SELECT source_id FROM names)), '')
-           || '},"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
-                SELECT printf('[%d,%s,%d,%s,%d]', type_id, payload, source_id, coalesce(json_quote(idempotency_key), 'null'), at) AS line
-                FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')
-           || ']}' AS page`,
-        this.#path(),
-        after,
-        until,
-        after + 1,
-      )
-      .one();
-    return row.page;
+    return this.#numberedPage(
+      2,
+      `'},"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
+         SELECT printf('[%d,%s,%d,%s,%d]', type_id, payload, source_id, coalesce(json_quote(idempotency_key), 'null'), at) AS line
+         FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')`,
+      after,
+      before,
+      limit,
+    );
   }
 
   /**
@@ -275,22 +266,38 @@ export class Journal {
    * primary key: a window function over the range took six times as long.)
    */
   readPacked3(after: number, before: number, limit: number): string {
+    return this.#numberedPage(
+      3,
+      `'},"keys":{' || coalesce((SELECT group_concat('"' || offset || '":' || json_quote(idempotency_key), ',')
+         FROM journal WHERE offset > ?2 AND offset < ?3 AND idempotency_key IS NOT NULL), '')
+       || '},"runs":[' || coalesce((SELECT group_concat(run, ',') FROM (
+         SELECT row.offset || ',' || row.type_id || ',' || row.source_id || ',' || row.at AS run
+         FROM journal AS row LEFT JOIN journal AS before ON before.offset = row.offset - 1
+         WHERE row.offset > ?2 AND row.offset < ?3
+           AND (row.offset = ?4 OR before.offset IS NULL OR before.type_id <> row.type_id OR before.source_id <> row.source_id OR before.at <> row.at)
+         ORDER BY row.offset)), '')
+       || '],"payloads":[' || coalesce((SELECT group_concat(payload, ',') FROM (SELECT payload FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')`,
+      after,
+      before,
+      limit,
+    );
+  }
+
+  /**
+   * A packed page of formats 2 and up: the format, the path, `from` and the type and source names
+   * the range uses, then `rest` (SQL text that ends the open `sources` object and adds the
+   * format's own fields), closed with `]}`. Its parameters: ?1 the path, ?2 and ?3 the exclusive
+   * bounds of the range, ?4 its first offset.
+   */
+  #numberedPage(format: 2 | 3, rest: string, after: number, before: number, limit: number): string {
     const until = Math.min(before, after + limit + 1);
     const row = this.#sql
       .exec<{ page: string }>(
         `WITH names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM journal WHERE offset > ?2 AND offset < ?3)
-         SELECT '{"format":3,"streamPath":' || json_quote(?1) || ',"from":' || ?4
+         SELECT '{"format":${format},"streamPath":' || json_quote(?1) || ',"from":' || ?4
            || ',"types":{' || coalesce((SELECT group_concat('"' || id || '":' || json_quote(type), ',') FROM journal_types WHERE id IN (SELECT type_id FROM names)), '')
            || '},"sources":{' || coalesce((SELECT group_concat('"' || id || '":' || source, ',') FROM journal_sources WHERE id IN (SELECT source_id FROM names)), '')
-           || '},"keys":{' || coalesce((SELECT group_concat('"' || offset || '":' || json_quote(idempotency_key), ',')
-                FROM journal WHERE offset > ?2 AND offset < ?3 AND idempotency_key IS NOT NULL), '')
-           || '},"runs":[' || coalesce((SELECT group_concat(run, ',') FROM (
-                SELECT row.offset || ',' || row.type_id || ',' || row.source_id || ',' || row.at AS run
-                FROM journal AS row LEFT JOIN journal AS before ON before.offset = row.offset - 1
-                WHERE row.offset > ?2 AND row.offset < ?3
-                  AND (row.offset = ?4 OR before.offset IS NULL OR before.type_id <> row.type_id OR before.source_id <> row.source_id OR before.at <> row.at)
-                ORDER BY row.offset)), '')
-           || '],"payloads":[' || coalesce((SELECT group_concat(payload, ',') FROM (SELECT payload FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')
+           || ${rest}
            || ']}' AS page`,
         this.#path(),
         after,

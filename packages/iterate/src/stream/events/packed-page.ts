@@ -15,27 +15,28 @@ interface PackedPage {
   rows: PackedRow[];
 }
 
-interface PackedPage2 {
-  format: 2;
+/** What formats 2 and 3 open with: events numbered from `from` (offsets are gapless), and the names their ids stand for. */
+interface NumberedPage {
   streamPath: string;
-  /** The offset of the first row; row i is `from + i` (offsets are gapless). */
+  /** The offset of the page's first event. */
   from: number;
   types: Record<string, string>;
   sources: Record<string, StreamEvent["source"]>;
+}
+
+interface PackedPage2 extends NumberedPage {
+  format: 2;
+  /** Row i is offset `from + i`. */
   rows: Array<[typeId: number, payload: unknown, sourceId: number, idempotencyKey: string | null, createdAtMs: number]>;
 }
 
-interface PackedPage3 {
+interface PackedPage3 extends NumberedPage {
   format: 3;
-  streamPath: string;
-  /** The offset of the first payload; payload i is `from + i` (offsets are gapless). */
-  from: number;
-  types: Record<string, string>;
-  sources: Record<string, StreamEvent["source"]>;
   /** Idempotency keys by offset. */
   keys: Record<string, string>;
   /** `[offset, typeId, sourceId, createdAtMs]` per run, flattened; a run lasts until the next one's offset. */
   runs: number[];
+  /** Payload i is offset `from + i`. */
   payloads: unknown[];
 }
 
