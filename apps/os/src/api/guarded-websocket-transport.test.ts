@@ -125,6 +125,7 @@ describe("the WebSocket message guard", () => {
     for (const frame of frames) expect(Array.isArray(JSON.parse(frame))).toBe(true);
     root[Symbol.dispose]();
   });
+
   test("every value capnweb encodes in JSON arrives decoded on the OS side (bigint, Infinity, NaN, bytes, undefined, -0), and an abort from the client ends the session", async () => {
     const { socket, closed } = await openSocket();
     const root: any = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
