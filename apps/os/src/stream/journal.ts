@@ -245,6 +245,7 @@ export class Journal {
   readPacked2(after: number, before: number, limit: number): string {
     return this.#numberedPage(
       2,
+      `names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM journal WHERE offset > ?2 AND offset < ?3)`,
       `'},"rows":[' || coalesce((SELECT group_concat(line, ',') FROM (
          SELECT printf('[%d,%s,%d,%s,%d]', type_id, payload, source_id, coalesce(json_quote(idempotency_key), 'null'), at) AS line
          FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')`,
@@ -263,19 +264,21 @@ export class Journal {
    * payload i is offset `from + i`. Against format 2 there is no per-row printf and no per-row
    * array to parse: a 10,000-event page of small events is about 40% fewer bytes, and both
    * SQLite and the reader do less. (The runs come from joining each row to the one before it by
-   * primary key: a window function over the range took six times as long.)
+   * primary key: a window function over the range took six times as long. Every type and source
+   * of the range starts a run, so the names come from the runs, not from another scan.)
    */
   readPacked3(after: number, before: number, limit: number): string {
     return this.#numberedPage(
       3,
+      `runs AS MATERIALIZED (SELECT row.offset, row.type_id, row.source_id, row.at
+         FROM journal AS row LEFT JOIN journal AS before ON before.offset = row.offset - 1
+         WHERE row.offset > ?2 AND row.offset < ?3
+           AND (row.offset = ?4 OR before.offset IS NULL OR before.type_id <> row.type_id OR before.source_id <> row.source_id OR before.at <> row.at)),
+       names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM runs)`,
       `'},"keys":{' || coalesce((SELECT group_concat('"' || offset || '":' || json_quote(idempotency_key), ',')
          FROM journal WHERE offset > ?2 AND offset < ?3 AND idempotency_key IS NOT NULL), '')
        || '},"runs":[' || coalesce((SELECT group_concat(run, ',') FROM (
-         SELECT row.offset || ',' || row.type_id || ',' || row.source_id || ',' || row.at AS run
-         FROM journal AS row LEFT JOIN journal AS before ON before.offset = row.offset - 1
-         WHERE row.offset > ?2 AND row.offset < ?3
-           AND (row.offset = ?4 OR before.offset IS NULL OR before.type_id <> row.type_id OR before.source_id <> row.source_id OR before.at <> row.at)
-         ORDER BY row.offset)), '')
+         SELECT offset || ',' || type_id || ',' || source_id || ',' || at AS run FROM runs ORDER BY offset)), '')
        || '],"payloads":[' || coalesce((SELECT group_concat(payload, ',') FROM (SELECT payload FROM journal WHERE offset > ?2 AND offset < ?3 ORDER BY offset)), '')`,
       after,
       before,
@@ -286,14 +289,15 @@ export class Journal {
   /**
    * A packed page of formats 2 and up: the format, the path, `from` and the type and source names
    * the range uses, then `rest` (SQL text that ends the open `sources` object and adds the
-   * format's own fields), closed with `]}`. Its parameters: ?1 the path, ?2 and ?3 the exclusive
-   * bounds of the range, ?4 its first offset.
+   * format's own fields), closed with `]}`. `ctes` defines at least `names` (the range's distinct
+   * `type_id, source_id`). Parameters: ?1 the path, ?2 and ?3 the exclusive bounds of the range,
+   * ?4 its first offset.
    */
-  #numberedPage(format: 2 | 3, rest: string, after: number, before: number, limit: number): string {
+  #numberedPage(format: 2 | 3, ctes: string, rest: string, after: number, before: number, limit: number): string {
     const until = Math.min(before, after + limit + 1);
     const row = this.#sql
       .exec<{ page: string }>(
-        `WITH names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM journal WHERE offset > ?2 AND offset < ?3)
+        `WITH ${ctes}
          SELECT '{"format":${format},"streamPath":' || json_quote(?1) || ',"from":' || ?4
            || ',"types":{' || coalesce((SELECT group_concat('"' || id || '":' || json_quote(type), ',') FROM journal_types WHERE id IN (SELECT type_id FROM names)), '')
            || '},"sources":{' || coalesce((SELECT group_concat('"' || id || '":' || source, ',') FROM journal_sources WHERE id IN (SELECT source_id FROM names)), '')
