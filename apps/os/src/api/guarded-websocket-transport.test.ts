@@ -198,4 +198,17 @@ describe("the WebSocket message guard", () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(closed).toBe(true);
   });
+
+  test("a release must be a whole count of at least 1: a fractional one would keep capnweb's export alive while the count let it go", () => {
+    const push = JSON.stringify(["push", ["pipeline", 0, ["whoami"], []]]);
+    const budget = new MessageBudget(() => true);
+    for (let i = 0; i < LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX; i++) expect(budget.admit(push)).toBeUndefined();
+    for (const release of ['["release",1,0.999]', '["release",1,0]', '["release",1,-1]', '["release",1.5,1]', '["release",1,"1"]', '["release","1",1]', '["release",1]']) {
+      expect(new MessageBudget(() => true).admit(release)?.code, release).toBe("INVALID_ARGUMENT");
+      expect(budget.admit(release)?.code, release).toBe("INVALID_ARGUMENT");
+    }
+    // Nothing refused was counted as released: the session is still full.
+    expect(budget.admit(push)?.code).toBe("RESOURCE_EXHAUSTED");
+    expect(new MessageBudget(() => true).admit('["release",-3,2]')).toBeUndefined();
+  });
 });

@@ -74,16 +74,23 @@ export class MessageBudget {
   // Keeps the count of calls the client holds open: a push, stream or pipe adds one export on the
   // OS's side; a release of an export the client created (a positive id) takes its refcount away,
   // and a stream call's answer takes it away by itself (`answered`).
-  #count(parsed: unknown[]): ItxError<"RESOURCE_EXHAUSTED"> | undefined {
+  #count(parsed: unknown[]): ItxError<"INVALID_ARGUMENT" | "RESOURCE_EXHAUSTED"> | undefined {
     const [kind, id, refcount] = parsed;
     if (kind === "push" || kind === "pipe" || kind === "stream") {
       if (kind === "stream") this.#streams.add(this.#nextExport);
       this.#nextExport += 1;
       this.#outstanding += 1;
-    } else if (kind === "release" && typeof id === "number" && id > 0 && typeof refcount === "number") {
-      // A stream call the client releases itself is not answered-and-released again.
-      if (this.#streams.delete(id)) this.#outstanding = Math.max(0, this.#outstanding - 1);
-      else this.#outstanding = Math.max(0, this.#outstanding - refcount);
+    } else if (kind === "release") {
+      // capnweb subtracts the count as given: a fraction would leave an export alive that the
+      // count here no longer holds, so only whole counts of at least one are taken.
+      if (typeof id !== "number" || !Number.isSafeInteger(id) || typeof refcount !== "number" || !Number.isSafeInteger(refcount) || refcount < 1) {
+        return refusal("a release names an export by its integer id and releases a whole count of at least 1");
+      }
+      if (id > 0) {
+        // A stream call the client releases itself is not answered-and-released again.
+        if (this.#streams.delete(id)) this.#outstanding = Math.max(0, this.#outstanding - 1);
+        else this.#outstanding = Math.max(0, this.#outstanding - refcount);
+      }
     }
     if (this.#outstanding > LIMITS.API_SESSION_OUTSTANDING_CALLS_MAX) {
       return new ItxError(
