@@ -1,6 +1,6 @@
 import type { EventInput } from "iterate/types";
 import { LIMITS } from "../limits.ts";
-import { SERIALIZED_GROWTH_MAX, STREAM_LIMITS, holdsOnlyPayloadValues, jsonDepth } from "iterate/stream/events";
+import { STREAM_LIMITS, jsonDepth, provesAppend } from "iterate/stream/events";
 import { CheckedEventInputs } from "../stream/append-plan.ts";
 
 /**
@@ -120,21 +120,12 @@ const MESSAGE_EVENT_OVERHEAD = JSON.stringify({ type: MESSAGE_APPENDED, payload:
 
 /**
  * Whether every message parsed from `text` passes validateAppendBatch as a MESSAGE_APPENDED input,
- * shown from the text and what parsing it already measured, without visiting a value:
- * - strings, keys and numbers are ones a payload may hold (`holdsOnlyPayloadValues`);
- * - payloads nest at most PAYLOAD_MAX_DEPTH (`depth` counts the body's array too);
- * - each event and each append fit EVENT_MAX_BYTES and APPEND_MAX_BYTES even if every message grew
- *   SERIALIZED_GROWTH_MAX times and every character took 3 bytes of UTF-8.
+ * shown from the text and what parsing it already measured (`provesAppend`): each message is a
+ * payload inside the body's array (if any), and its event adds the envelope around it.
  * Anything it cannot show is left to the full checks: a false answer costs time, never an event.
  */
 export function provenValid(text: string, depth: number, array: boolean, count: number): boolean {
-  const serializedMax = SERIALIZED_GROWTH_MAX * text.length;
-  return (
-    depth <= STREAM_LIMITS.PAYLOAD_MAX_DEPTH + (array ? 1 : 0) &&
-    3 * (MESSAGE_EVENT_OVERHEAD + serializedMax) <= STREAM_LIMITS.EVENT_MAX_BYTES &&
-    3 * (count * MESSAGE_EVENT_OVERHEAD + serializedMax) <= STREAM_LIMITS.APPEND_MAX_BYTES &&
-    holdsOnlyPayloadValues(text)
-  );
+  return provesAppend(text, { depth, around: array ? 1 : 0, count, addedPerEvent: MESSAGE_EVENT_OVERHEAD });
 }
 
 function bytesEvents(body: Uint8Array, contentType: string): string[] {

@@ -26,6 +26,6 @@ export {
 } from "./validate-read.ts";
 export { isPlainObject, matchesPayload, sameEventBody, stableJson, utf8ByteLength, utf8FitsIn, type EventBody } from "./json.ts";
 export { copyJsonValue } from "./json-value.ts";
-export { SERIALIZED_GROWTH_MAX, holdsOnlyPayloadValues, jsonDepth } from "./json-text.ts";
+export { SERIALIZED_GROWTH_MAX, holdsOnlyPayloadValues, jsonDepth, provesAppend, type AppendTextShape } from "./json-text.ts";
 export { REACTION_BEGAN_MAX_LENGTH, parseReaction, reactionTo } from "./reaction.ts";
 export { unpackEvents } from "./packed-page.ts";

@@ -1,3 +1,5 @@
+import { STREAM_LIMITS } from "./limits.ts";
+
 /**
  * What JSON text shows about the values it parses to, read from the text alone: how deep it
  * nests, and whether every value in it is one a payload may hold. Checks that would otherwise walk
@@ -60,4 +62,34 @@ const MAYBE_INFINITE = /\d{100}|[eE]\+?0*[1-9]\d{2}/;
  */
 export function holdsOnlyPayloadValues(text: string): boolean {
   return text.isWellFormed() && !ESCAPED_SURROGATE.test(text) && !MAYBE_INFINITE.test(text);
+}
+
+/** What the text of an append holds around its payloads, for `provesAppend`. */
+export interface AppendTextShape {
+  /** `jsonDepth` of the text. */
+  depth: number;
+  /** Levels of nesting around each payload (the body's array, the input object). */
+  around: number;
+  /** Events the append makes. */
+  count: number;
+  /** Characters each event may gain beyond its share of the text (an envelope, an omitted payload). */
+  addedPerEvent: number;
+}
+
+/**
+ * Whether text parsed into an append shows, without visiting a value, that every payload passes
+ * the payload checks and every event and the append fit EVENT_MAX_BYTES and APPEND_MAX_BYTES:
+ * payload values `holdsOnlyPayloadValues`, nesting at most PAYLOAD_MAX_DEPTH inside what is
+ * `around` them, and sizes within the limits even if every value grew SERIALIZED_GROWTH_MAX times,
+ * every event gained `addedPerEvent` characters and every character took 3 bytes of UTF-8.
+ * False means "not shown": the full checks decide.
+ */
+export function provesAppend(text: string, { depth, around, count, addedPerEvent }: AppendTextShape): boolean {
+  const grown = SERIALIZED_GROWTH_MAX * text.length;
+  return (
+    depth <= STREAM_LIMITS.PAYLOAD_MAX_DEPTH + around &&
+    3 * (grown + addedPerEvent) <= STREAM_LIMITS.EVENT_MAX_BYTES &&
+    3 * (grown + count * addedPerEvent) <= STREAM_LIMITS.APPEND_MAX_BYTES &&
+    holdsOnlyPayloadValues(text)
+  );
 }

@@ -3,7 +3,7 @@ import { validateEventType } from "./event-type.ts";
 import { atIndex, invalidInput } from "./invalid-argument.ts";
 import { assertWellFormed, checkJsonValue, copyJsonValue } from "./json-value.ts";
 import { isPlainObject, utf8ByteLength } from "./json.ts";
-import { SERIALIZED_GROWTH_MAX, holdsOnlyPayloadValues, jsonDepth } from "./json-text.ts";
+import { jsonDepth, provesAppend } from "./json-text.ts";
 import { STREAM_LIMITS } from "./limits.ts";
 import { parseReaction } from "./reaction.ts";
 
@@ -59,10 +59,8 @@ const OMITTED_PAYLOAD_CHARS = ',"payload":{}'.length;
  * at most APPEND_MAX_BYTES characters: longer text is refused before it is parsed, even when its
  * events would fit once its whitespace and escapes are gone (as `validateAppendBatch` measures).
  *
- * What the text shows: strings, keys and numbers a payload may hold (`holdsOnlyPayloadValues`);
- * nesting at most PAYLOAD_MAX_DEPTH below the array and the input object; and sizes even if
- * every value grew SERIALIZED_GROWTH_MAX times, every input gained an omitted payload and every
- * character took 3 bytes of UTF-8.
+ * What the text shows is `provesAppend`'s: payloads nest inside the array and the input object,
+ * and an input may gain an omitted payload (`,"payload":{}`).
  *
  * @example
  * validateAppendText('[{"type":"demo/ping"},{"type":"demo/pong","payload":{"n":1}}]');
@@ -79,12 +77,7 @@ export function validateAppendText(text: string): ValidEventInput[] {
     throw invalidInput("events is a string but not a JSON array of event inputs");
   }
   const count = Array.isArray(inputs) ? inputs.length : 0;
-  const grown = SERIALIZED_GROWTH_MAX * text.length;
-  const proven =
-    depth <= STREAM_LIMITS.PAYLOAD_MAX_DEPTH + 2 &&
-    3 * (grown + OMITTED_PAYLOAD_CHARS) <= STREAM_LIMITS.EVENT_MAX_BYTES &&
-    3 * (grown + count * OMITTED_PAYLOAD_CHARS) <= STREAM_LIMITS.APPEND_MAX_BYTES &&
-    holdsOnlyPayloadValues(text);
+  const proven = provesAppend(text, { depth, around: 2, count, addedPerEvent: OMITTED_PAYLOAD_CHARS });
   return checkBatch(inputs, proven ? "proven" : "check");
 }
 
