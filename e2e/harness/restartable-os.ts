@@ -36,6 +36,8 @@ export interface RestartableOs {
   kill(): Promise<void>;
   /** Starts the killed OS again on the same state folder; resolves once it answers. */
   start(): Promise<void>;
+  /** Kills the OS's runner process (SIGKILL) and resolves once its watchdog has started the next one; the OS keeps running. */
+  crashRunner(): Promise<void>;
   /** `kill()`, then `start()` at once. */
   killAndRestart(): Promise<void>;
   /** Stops the OS for good and removes its state folder (the `restartable` fixture does it after the test). */
@@ -82,6 +84,10 @@ export async function startRestartableOs(): Promise<RestartableOs> {
     project: (projectId) => open(connectItx({ baseUrl: running().baseUrl, auth: admin(), projectId })),
     kill,
     start,
+    async crashRunner() {
+      const runner = running().runner ?? failWith("this OS runs untrusted code in its own Loader: it has no runner");
+      await runner.crash();
+    },
     async killAndRestart() {
       await kill();
       await start();

@@ -267,3 +267,25 @@ describe("a poison pill", () => {
     expect(started).toHaveLength(1);
   });
 });
+
+describe("a runner that died between calls", () => {
+  test("runs on a connection, and enqueued runs of a context, go on to the next runner: nothing is taken for a call it died under", { timeout: 180_000 }, async ({ restartable }) => {
+    const admin = restartable.session();
+    const { projectId } = await admin.projects.create({ slug: "idle-runner-death" }).whoami();
+    const root = restartable.project(projectId);
+    const enqueue = async (script: string) => {
+      const [requested] = await root.append({ type: "events.iterate.com/itx/run-requested", payload: { script, enqueued: true } });
+      if (requested === undefined) throw new Error("append answered no event");
+      const settled = await root.waitForEvent({ type: "events.iterate.com/itx/run-settled", payload: { requestOffset: requested.offset }, afterOffset: requested.offset, timeoutMs: 30_000 });
+      return settled.payload;
+    };
+    // Both open a session into the runner that they keep: this connection, and the context's host.
+    expect(await root.run("async () => 1")).toBe(1);
+    expect(await enqueue("async () => 'one'")).toMatchObject({ status: "succeeded", result: "one" });
+    await restartable.crashRunner();
+    // The sessions died with the runner while nothing ran on them: these run on the next one.
+    expect(await root.run("async () => 2")).toBe(2);
+    expect(await enqueue("async () => 'two'")).toMatchObject({ status: "succeeded", result: "two" });
+    expect(await root.run("async (itx) => (await itx.whoami()).path")).toBe("/");
+  });
+});

@@ -41,6 +41,11 @@ export interface RunnerWatchdogOptions {
 export interface RunnerWatchdog {
   /** How many times the runner was replaced since the first start. */
   readonly restarts: number;
+  /**
+   * Kills the runner's process group at once (SIGKILL), as a crash would, while the OS may hold
+   * sessions into it; resolves once the watchdog has replaced it with a healthy one (tests).
+   */
+  crash(): Promise<void>;
   /** Stops the runner and the watchdog. */
   stop(): Promise<void>;
 }
@@ -146,6 +151,12 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
   return {
     get restarts() {
       return restarts;
+    },
+    async crash() {
+      const before = restarts;
+      const replaced = () => stopped || (restarts > before && !replacing);
+      killGroup(child);
+      while (!replaced()) await sleep(50);
     },
     async stop() {
       stopped = true;

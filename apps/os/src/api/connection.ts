@@ -2,6 +2,7 @@ import { ItxError } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { logUncoded } from "../logging/log-limiter.ts";
+import { HeldRunner } from "../worker-loader/runner-client.ts";
 
 /**
  * One client connection to /api. Everything vended on it can register cleanup that runs when the
@@ -18,6 +19,8 @@ export class Connection {
   readonly #liveHosts = new Set<string>();
 
   readonly #end: ((reason: string) => void) | undefined;
+  /** Scripts run over this connection share one open session into the runner (local OS only), closed with it. */
+  readonly runner = new HeldRunner();
 
   constructor(
     transport: "websocket" | "http-batch",
@@ -27,6 +30,7 @@ export class Connection {
     this.transport = transport;
     this.#waitUntil = waitUntil;
     this.#end = end;
+    this.onClose(() => this.runner.close());
   }
 
   /** Ends the connection from the server's side (a revoked credential): the client's session breaks. */

@@ -16,6 +16,7 @@ import type { Caller, CapabilityDescription, HostDescription, InvokeRequest, Pro
 import { stampOf } from "./capability-host-api.ts";
 import { dispatchToMount, notProvided, runnerFacet } from "./capability-dispatch.ts";
 import { RunnerIsolateRpcTarget } from "../worker-loader/runner-isolate-rpc-target.ts";
+import { HeldRunner } from "../worker-loader/runner-client.ts";
 import { hostStub } from "./host-stub.ts";
 import { directEgressVerdict, revokeDirectEgress, shadowsFetch } from "../egress/direct-egress-verdict.ts";
 import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ItxCore, confinementOfState, longestProvidedPrefix, type ItxState, type Mount } from "./itx-contract.ts";
@@ -52,8 +53,10 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     // The run is in this context: this host answers whether its chain shadows `fetch` itself, not
     // through a call to its own stub (a round trip on every enqueued run, an agent's turns among them).
     const direct = directEgressVerdict(this.env, scoped, (path) => this.provides(path));
-    return runScript(this.env, scoped, isolateItx(this.env, scoped), run.script, undefined, direct);
+    return runScript(this.env, scoped, isolateItx(this.env, scoped), run.script, { direct, held: this.#runner });
   });
+  /** The enqueued runs' open session into the runner (local OS only): a Durable Object outlives its requests. */
+  readonly #runner = new HeldRunner();
   readonly #projectId: string;
   readonly #path: string;
   readonly #live = new Map<number, LiveEntry>();

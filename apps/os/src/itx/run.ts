@@ -41,7 +41,12 @@ export async function run(
   const requesting = relay(stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: source } }], stamp, answer: "receipt", holdDelivery: true }));
   const running = lookupConfinement(scope.env, projectId, scope.origin).then((confinement) => {
     const props: IsolateProps = { ...isolateScope(scope), path, projectId, depth: (scope.depth ?? 0) + 1, ...(confinement ? { confinement } : {}) };
-    return runScript(scope.env, props, isolateItx(props), source, timeoutMs, directEgressVerdict(scope.env, props), requesting);
+    return runScript(scope.env, props, isolateItx(props), source, {
+      timeoutMs,
+      direct: directEgressVerdict(scope.env, props),
+      gate: requesting,
+      ...(scope.connection ? { held: scope.connection.runner } : {}),
+    });
   });
   const [requested, ran] = await Promise.allSettled([requesting, running]);
   // Refused: the gate kept the script from starting (what runScript answered is not an outcome).

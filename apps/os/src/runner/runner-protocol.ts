@@ -114,8 +114,8 @@ export type RunnerAnswer =
   /** Nothing ran: this runner is draining before its replacement; ask again (the next runner answers). */
   | { ok: false; refused: true; error: { message: string } };
 
-/** The runner's entrypoint as the OS sees it through its RUNNER binding. */
-export interface RunnerApi {
+/** The calls a runner takes, on its entrypoint or on a session held open (`RunnerApi.session`). */
+export interface RunnerCalls {
   /** Runs a prepared script module's `run(itx)`; answers a deadline failure past `timeoutMs`. */
   runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer>;
   /** Calls a member of an entrypoint of a loaded isolate; answers a deadline failure past `timeoutMs`. */
@@ -124,4 +124,22 @@ export interface RunnerApi {
   revokeDirectEgress(floor: number): Promise<RunnerAnswer>;
   /** Answers at once: the OS asks it after a runner died or drained, before it sends work to the next one. */
   ping(): "ready" | "draining";
+}
+
+/** The runner's entrypoint as the OS sees it through its RUNNER binding. */
+export interface RunnerApi extends RunnerCalls {
+  /**
+   * Opens a session: the same calls over one connection kept open, where each call on the
+   * entrypoint opens its own (see HeldRunner in worker-loader/runner-client.ts). The runner holds
+   * `watch` for as long as the session lives: when the runner's process is gone, the OS's side
+   * of `watch` is disposed, so the OS learns that the session is dead without calling it.
+   */
+  session(watch: RunnerSessionWatch): RunnerCalls & Disposable;
+}
+
+/** What the OS hands a session to hold (see `RunnerApi.session`): only its disposal matters. */
+export interface RunnerSessionWatch {
+  /** A copy the runner keeps past the call (parameters are released when a call returns). */
+  dup?(): RunnerSessionWatch;
+  [Symbol.dispose]?(): void;
 }

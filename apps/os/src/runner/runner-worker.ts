@@ -5,9 +5,9 @@
 //
 // Loaded without a bundler (types are stripped; runner-process.ts loads the relative imports as
 // modules of their own): import nothing but `cloudflare:workers`, types and import-free modules.
-import { DurableObject, WorkerEntrypoint, exports } from "cloudflare:workers";
+import { DurableObject, RpcTarget, WorkerEntrypoint, exports } from "cloudflare:workers";
 import { DirectEgressVerdicts, sendDirect } from "./direct-egress.ts";
-import { unwrapCallback, type DirectEgressVerdict, type LentToken, type RunnerAnswer, type RunnerApi, type RunnerCall, type RunnerCallbacks, type RunnerLoad } from "./runner-protocol.ts";
+import { unwrapCallback, type DirectEgressVerdict, type LentToken, type RunnerAnswer, type RunnerApi, type RunnerCall, type RunnerCallbacks, type RunnerCalls, type RunnerLoad, type RunnerSessionWatch } from "./runner-protocol.ts";
 
 interface RunnerEnv {
   /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
@@ -128,38 +128,94 @@ async function within(
   }
 }
 
+async function runScriptIn(env: RunnerEnv, load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
+  if (drainingSince !== undefined) return REFUSED;
+  const isolate = isolateIdOf(load);
+  const worker = loadIsolate(env, { ...load, id: isolate.id });
+  // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
+  return within(isolate, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx), direct);
+}
+
+async function invokeIn(env: RunnerEnv, load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
+  if (drainingSince !== undefined) return REFUSED;
+  const facet = call.facet;
+  if (facet) {
+    const host = env.FACET_HOSTS.get(env.FACET_HOSTS.idFromName(facet.host));
+    // A facet's isolate is loaded by its host under the load's own id: its calls are one variant.
+    return within({ id: load.id, variant: load.variant ?? "" }, token, timeoutMs, () => host.invoke(load, call));
+  }
+  const isolate = isolateIdOf(load);
+  const entry = loadIsolate(env, { ...load, id: isolate.id }).getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
+  return within(isolate, token, timeoutMs, async () => callMember(entry, call));
+}
+
+function revokeVerdicts(floor: number): RunnerAnswer {
+  // Also while draining: calls still in flight there hold verdicts too.
+  verdicts.revoke(floor);
+  return { ok: true, value: null };
+}
+
+function state(): "ready" | "draining" {
+  return drainingSince === undefined ? "ready" : "draining";
+}
+
 export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
   async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
-    if (drainingSince !== undefined) return REFUSED;
-    const isolate = isolateIdOf(load);
-    const worker = loadIsolate(this.env, { ...load, id: isolate.id });
-    // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
-    return within(isolate, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx), direct);
+    return runScriptIn(this.env, load, itx, token, timeoutMs, direct);
   }
 
   async revokeDirectEgress(floor: number): Promise<RunnerAnswer> {
-    // Also while draining: calls still in flight there hold verdicts too.
-    verdicts.revoke(floor);
-    return { ok: true, value: null };
+    return revokeVerdicts(floor);
   }
 
   async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
-    if (drainingSince !== undefined) return REFUSED;
-    const facet = call.facet;
-    if (facet) {
-      const host = this.env.FACET_HOSTS.get(this.env.FACET_HOSTS.idFromName(facet.host));
-      // A facet's isolate is loaded by its host under the load's own id: its calls are one variant.
-      return within({ id: load.id, variant: load.variant ?? "" }, token, timeoutMs, () => host.invoke(load, call));
-    }
-    const isolate = isolateIdOf(load);
-    const entry = loadIsolate(this.env, { ...load, id: isolate.id }).getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
-    return within(isolate, token, timeoutMs, async () => callMember(entry, call));
+    return invokeIn(this.env, load, call, token, timeoutMs);
   }
 
   ping(): "ready" | "draining" {
-    return drainingSince === undefined ? "ready" : "draining";
+    return state();
   }
 
+  session(watch: RunnerSessionWatch): RunnerSession {
+    return new RunnerSession(this.env, watch.dup ? watch.dup() : watch);
+  }
+}
+
+/**
+ * The runner's calls over one connection that the OS keeps open (RunnerApi.session): a call on
+ * the entrypoint costs the OS a connection of its own through the dev registry. The same calls,
+ * with the same draining, deadlines and lent tokens. Held `watch` is let go when the OS disposes
+ * the session, or with this process.
+ */
+export class RunnerSession extends RpcTarget implements RunnerCalls {
+  readonly #env: RunnerEnv;
+  readonly #watch: RunnerSessionWatch;
+
+  constructor(env: RunnerEnv, watch: RunnerSessionWatch) {
+    super();
+    this.#env = env;
+    this.#watch = watch;
+  }
+
+  async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
+    return runScriptIn(this.#env, load, itx, token, timeoutMs, direct);
+  }
+
+  async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
+    return invokeIn(this.#env, load, call, token, timeoutMs);
+  }
+
+  async revokeDirectEgress(floor: number): Promise<RunnerAnswer> {
+    return revokeVerdicts(floor);
+  }
+
+  ping(): "ready" | "draining" {
+    return state();
+  }
+
+  [Symbol.dispose](): void {
+    this.#watch[Symbol.dispose]?.();
+  }
 }
 
 /**

@@ -3,7 +3,8 @@ import { ItxError } from "iterate/errors";
 import { describe, expect, test } from "vitest";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { runScript } from "./run-script.ts";
-import type { RunnerBinding } from "./runner-client.ts";
+import { HeldRunner, type RunnerBinding } from "./runner-client.ts";
+import type { RunnerSessionWatch } from "../runner/runner-protocol.ts";
 import { isolateItx } from "../itx/itx-rpc-target.ts";
 
 // runScript on both roads. Without a RUNNER binding (a deployment, and these tests) the script loads
@@ -25,7 +26,7 @@ describe("runScript in this Worker's Loader (no runner bound)", () => {
     const projectId = await project();
     expect(await runScript(env, props(projectId), isolateItx(env, props(projectId)), "async (itx) => (await itx.whoami()).path")).toEqual({ status: "succeeded", result: "/" });
     expect(await runScript(env, props(projectId), isolateItx(env, props(projectId)), "async () => { throw new Error('no') }")).toMatchObject({ status: "failed", error: { code: "SCRIPT_FAILED" } });
-    const slow = await runScript(env, props(projectId), isolateItx(env, props(projectId)), "async () => { await new Promise((done) => setTimeout(done, 5_000)); }", 200);
+    const slow = await runScript(env, props(projectId), isolateItx(env, props(projectId)), "async () => { await new Promise((done) => setTimeout(done, 5_000)); }", { timeoutMs: 200 });
     expect(slow).toMatchObject({ status: "failed", error: { code: "TIMEOUT" } });
   });
 });
@@ -61,7 +62,7 @@ describe.each([
     const projectId = await project();
     const probe = new Probe();
     const gate = deferred();
-    const running = runScript(roadEnv(), props(projectId), probe, touching("gated"), 300, undefined, gate.promise);
+    const running = runScript(roadEnv(), props(projectId), probe, touching("gated"), { timeoutMs: 300, gate: gate.promise });
     await settle(500);
     expect(probe.calls).toBe(0);
     gate.open();
@@ -74,7 +75,7 @@ describe.each([
     const projectId = await project();
     const probe = new Probe();
     const gate = deferred();
-    const running = runScript(roadEnv(), props(projectId), probe, touching("refused"), undefined, undefined, gate.promise);
+    const running = runScript(roadEnv(), props(projectId), probe, touching("refused"), { gate: gate.promise });
     await settle(100);
     gate.refuse(new ItxError("LOOP_LIMIT", "refused for the test"));
     expect((await running).status).toBe("failed");
@@ -86,9 +87,9 @@ describe.each([
     const projectId = await project();
     const counter = `(() => { let n = 0; return async () => ++n; })() /* ${crypto.randomUUID()} */`;
     const gate = Promise.resolve();
-    expect(await runScript(roadEnv(), props(projectId), null, counter, undefined, undefined, gate)).toEqual({ status: "succeeded", result: 1 });
+    expect(await runScript(roadEnv(), props(projectId), null, counter, { gate })).toEqual({ status: "succeeded", result: 1 });
     expect(await runScript(roadEnv(), props(projectId), null, counter)).toEqual({ status: "succeeded", result: 2 });
-    const throwing = await runScript(roadEnv(), props(projectId), null, `(() => { throw new Error("at evaluation"); })()`, undefined, undefined, gate);
+    const throwing = await runScript(roadEnv(), props(projectId), null, `(() => { throw new Error("at evaluation"); })()`, { gate });
     expect(throwing).toMatchObject({ status: "failed", error: { code: "SCRIPT_FAILED", message: expect.stringContaining("at evaluation") } });
   });
 });
@@ -106,9 +107,55 @@ describe("runScript through the runner protocol", () => {
     expect(thrown).toMatchObject({ status: "failed", error: { code: "SCRIPT_FAILED" } });
   });
 
+  // The binding, with the sessions opened on it counted and their watches kept: disposing one is
+  // what the OS sees when the runner's process dies (e2e/suites/runner-watchdog.test.ts kills a real one).
+  function counted(): { binding: RunnerBinding; watches: RunnerSessionWatch[] } {
+    const watches: RunnerSessionWatch[] = [];
+    const binding = {
+      session: (watch: RunnerSessionWatch) => {
+        watches.push(watch);
+        return runner.session(watch);
+      },
+      runScript: (...args: Parameters<RunnerBinding["runScript"]>) => runner.runScript(...args),
+      ping: () => runner.ping(),
+    } as unknown as RunnerBinding;
+    return { binding, watches };
+  }
+
+  test("a held session carries every run of its owner, callbacks into each run's itx included", async () => {
+    const projectId = await project();
+    const { binding, watches } = counted();
+    const held = new HeldRunner();
+    const withSession = { ...env, RUNNER: binding };
+    for (const n of [1, 2, 3]) {
+      const outcome = await runScript(withSession, props(projectId), isolateItx(env, props(projectId)), `async (itx) => (await itx.whoami()).path + ${n}`, { held });
+      expect(outcome).toEqual({ status: "succeeded", result: `/${n}` });
+    }
+    expect(watches).toHaveLength(1);
+    // A script's own failure is an answer: the session stays.
+    expect(await runScript(withSession, props(projectId), isolateItx(env, props(projectId)), "async () => { throw new Error('no') }", { held })).toMatchObject({ status: "failed", error: { code: "SCRIPT_FAILED" } });
+    expect(await runScript(withSession, props(projectId), null, "async () => 4", { held })).toEqual({ status: "succeeded", result: 4 });
+    expect(watches).toHaveLength(1);
+    held.close();
+  });
+
+  test("a session whose runner is gone (its watch disposed) is not used again; a closed one sends runs on the binding", async () => {
+    const projectId = await project();
+    const { binding, watches } = counted();
+    const held = new HeldRunner();
+    const withSession = { ...env, RUNNER: binding };
+    expect(await runScript(withSession, props(projectId), null, "async () => 1", { held })).toEqual({ status: "succeeded", result: 1 });
+    watches[0]?.[Symbol.dispose]?.();
+    expect(await runScript(withSession, props(projectId), null, "async () => 2", { held })).toEqual({ status: "succeeded", result: 2 });
+    expect(watches).toHaveLength(2);
+    held.close();
+    expect(await runScript(withSession, props(projectId), isolateItx(env, props(projectId)), "async (itx) => (await itx.whoami()).path", { held })).toEqual({ status: "succeeded", result: "/" });
+    expect(watches).toHaveLength(2);
+  });
+
   test("past its deadline the runner answers TIMEOUT and then drains: it refuses new calls until it is replaced", async () => {
     const projectId = await project();
-    const slow = await runScript(withRunner, props(projectId), isolateItx(env, props(projectId)), "async () => { await new Promise((done) => setTimeout(done, 5_000)); }", 200);
+    const slow = await runScript(withRunner, props(projectId), isolateItx(env, props(projectId)), "async () => { await new Promise((done) => setTimeout(done, 5_000)); }", { timeoutMs: 200 });
     expect(slow).toMatchObject({ status: "failed", error: { code: "TIMEOUT" } });
     const load = { id: "script:probe", compatibilityDate: "2026-08-01", mainModule: "m.js", modules: { "m.js": "export default {}" }, limits: { cpuMs: 50 }, itxBinding: false };
     expect(await runner.runScript(load, null, "token", 1_000)).toMatchObject({ ok: false, refused: true });

@@ -8,7 +8,7 @@ import { scrubJsonValue, scrubPatterns, scrubText } from "../egress/secret-scrub
 import { isolateAuthorityKey, isolateScopeKey, reactionKey, type IsolateProps } from "./isolate-props.ts";
 import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
-import { answerError, runnerRunScript, type RunnerBinding } from "./runner-client.ts";
+import { answerError, runnerRunScript, type HeldRunner, type RunnerBinding } from "./runner-client.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 
@@ -68,25 +68,31 @@ export function parseScriptSource(source: unknown): string {
  * is then a failure the caller discards: nothing ran); the deadline counts from the gate. In this
  * Worker's Loader the isolate loads meanwhile (nothing of the script runs in a load: see
  * script-module.ts), so a caller that must first make its request durable overlaps the two; the
- * runner is called once the gate opens (see inRunner).
+ * runner is called once the gate opens (see inRunner). With `held`, a caller that lives long (a
+ * Cap'n Web connection, a Durable Object) sends its runs on its own open session into the runner.
  */
-export async function runScript(
-  env: Env,
-  props: IsolateProps,
-  itx: unknown,
-  source: string,
-  timeoutMs: number = LIMITS.TIMEOUT_MS,
-  direct: Promise<DirectEgressVerdict | undefined> = directEgressVerdict(env, props),
-  gate?: Promise<unknown>,
-): Promise<ScriptOutcome> {
+export async function runScript(env: Env, props: IsolateProps, itx: unknown, source: string, options: RunOptions = {}): Promise<ScriptOutcome> {
+  const { timeoutMs = LIMITS.TIMEOUT_MS, direct = directEgressVerdict(env, props), gate, held } = options;
   const script = await preparedScripts.prepare(source);
   if (!script.ok) return failed("SCRIPT_FAILED", script.message);
   const watch = watchMaterials(props);
   try {
-    return scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs, direct, gate), watch);
+    return scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs, direct, gate, held), watch);
   } finally {
     watch.end();
   }
+}
+
+/** How `runScript` runs a script, beyond what it runs and as whom. */
+export interface RunOptions {
+  /** The script's deadline (LIMITS.TIMEOUT_MS by default). */
+  timeoutMs?: number;
+  /** The run's direct-egress verdict, when the caller has it under way. */
+  direct?: Promise<DirectEgressVerdict | undefined>;
+  /** The script starts only once this resolves, and never when it rejects. */
+  gate?: Promise<unknown>;
+  /** The caller's open session into the runner (see HeldRunner). */
+  held?: HeldRunner;
 }
 
 function scrubOutcome(outcome: ScriptOutcome, watch: MaterialWatch): ScriptOutcome {
@@ -111,11 +117,12 @@ async function runPrepared(
   timeoutMs: number,
   direct: Promise<DirectEgressVerdict | undefined>,
   gate: Promise<unknown> | undefined,
+  held: HeldRunner | undefined,
 ): Promise<ScriptOutcome> {
   try {
     const answer = (
       env.RUNNER
-        ? await inRunner(env.RUNNER, `script:${script.hash}:${props.depth}:${isolateAuthorityKey(props)}`, script.module, props, itx, timeoutMs, direct, gate)
+        ? await inRunner(env.RUNNER, `script:${script.hash}:${props.depth}:${isolateAuthorityKey(props)}`, script.module, props, itx, timeoutMs, direct, gate, held)
         : await inProcess(env, `script:${script.hash}:${props.depth}:${isolateScopeKey(props)}`, script.module, props, itx, timeoutMs, gate)
     ) as {
       undefined?: true;
@@ -148,6 +155,7 @@ async function inRunner(
   timeoutMs: number,
   verdict: Promise<DirectEgressVerdict | undefined>,
   gate: Promise<unknown> | undefined,
+  held: HeldRunner | undefined,
 ): Promise<unknown> {
   const variant = reactionKey(props);
   const load = { id, ...(variant === null ? {} : { variant }), compatibilityDate: COMPATIBILITY_DATE, mainModule: "script.js", modules: { "script.js": module }, limits: { cpuMs: UNTRUSTED_LIMITS.CPU_MS }, itxBinding: false };
@@ -155,7 +163,7 @@ async function inRunner(
   // the isolate), it cost the OS's thread more than the overlap saved here: each message to the
   // runner crosses the dev registry's proxy on that thread, ahead of the request's append.
   if (gate !== undefined) await gate;
-  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs, { verdict: await verdict, valid: stillValid });
+  const answer = await runnerRunScript(runner, load, props, itx, timeoutMs, { verdict: await verdict, valid: stillValid }, held);
   if (!answer.ok) throw answerError(answer.error);
   return answer.value;
 }
