@@ -41,6 +41,14 @@ describe("scripts", () => {
     await expectCode(itx.run("async () => { let i = 0; while (true) i++; }", { timeoutMs: 20_000 }), "SCRIPT_FAILED");
     const huge = await expectCode(itx.run("async () => 'x'.repeat(1_000_000)"), "SCRIPT_FAILED");
     expect(huge.message).toMatch(/RESULT_MAX_BYTES/);
+    // A message too long for the event that settles its run is cut: the run still settles.
+    const loud = await expectCode(itx.run("async () => { throw new Error('x'.repeat(3_000_000)); }"), "SCRIPT_FAILED");
+    expect(loud.message).toMatch(/FAILURE_MESSAGE_MAX_LENGTH/);
+    const requests = await itx.getEvents({ types: ["events.iterate.com/itx/run-requested"] });
+    const loudRequest = requests.find((event: { payload: { script?: string } }) => event.payload.script?.includes("3_000_000"));
+    if (loudRequest === undefined) throw new Error("the run's request is not on the stream");
+    const loudSettled = await itx.getEvents({ types: ["events.iterate.com/itx/run-settled"], afterOffset: loudRequest.offset });
+    expect(loudSettled[0]?.payload).toMatchObject({ requestOffset: loudRequest.offset, status: "failed", error: { code: "SCRIPT_FAILED" } });
     expect(await itx.run("async () => [typeof LOADER, typeof STREAM, typeof env, typeof process]")).toEqual(["undefined", "undefined", "undefined", "undefined"]);
     await expectCode(itx.run("async () => Symbol('x')"), "SCRIPT_FAILED");
     await expectCode(itx.run("x".repeat(64_001)), "INVALID_ARGUMENT");

@@ -283,6 +283,11 @@ const PLATFORM_LIMITS = {
   TIMEOUT_MS: 30_000,
   /** Bytes of JSON a script may return: the result is stored in the run-settled event. */
   RESULT_MAX_BYTES: 131_072,
+  /**
+   * Characters of a failed run's message kept in its run-settled event and answered (the rest is
+   * cut, with a note of how much): any message a script throws fits in the event that settles it.
+   */
+  FAILURE_MESSAGE_MAX_LENGTH: 16_000,
 
   // ---- Agents ----
   /** Longest message text (`message`, `ask`, `chat.sendMessage`): each lands in the model's context. */

@@ -6,6 +6,7 @@ import { runScript } from "./run-script.ts";
 import { HeldRunner, type RunnerBinding } from "./runner-client.ts";
 import type { RunnerSessionWatch } from "../runner/runner-protocol.ts";
 import { isolateItx } from "../itx/itx-rpc-target.ts";
+import { LIMITS } from "../limits.ts";
 
 // runScript on both roads. Without a RUNNER binding (a deployment, and these tests) the script loads
 // in this Worker's own Loader. With one, it runs in the runner; here the runner's entrypoint is a
@@ -53,6 +54,19 @@ function deferred(): { promise: Promise<void>; open(): void; refuse(error: Error
 const touching = (tag: string) => `async (itx) => itx.touch() /* ${tag} ${crypto.randomUUID()} */`;
 
 const settle = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+describe("a failure's message", () => {
+  test("is cut to FAILURE_MESSAGE_MAX_LENGTH, so the event that settles its run always takes it", async () => {
+    const projectId = await project();
+    const outcome = await runScript(env, props(projectId), null, "async () => { throw new Error('x'.repeat(300_000)); }");
+    if (outcome.status !== "failed") throw new Error(`expected a failure, got ${JSON.stringify(outcome).slice(0, 200)}`);
+    expect(outcome.error.code).toBe("SCRIPT_FAILED");
+    expect(outcome.error.message.length).toBeLessThan(LIMITS.FAILURE_MESSAGE_MAX_LENGTH + 200);
+    expect(outcome.error.message).toMatch(/^x{16000}\.\.\. \(\d+ more characters cut: FAILURE_MESSAGE_MAX_LENGTH\)$/);
+    // A short one is kept whole.
+    expect(await runScript(env, props(projectId), null, "async () => { throw new Error('short'); }")).toEqual({ status: "failed", error: { code: "SCRIPT_FAILED", message: "short" } });
+  });
+});
 
 describe.each([
   ["this Worker's Loader", () => env],

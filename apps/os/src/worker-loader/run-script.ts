@@ -74,10 +74,11 @@ export function parseScriptSource(source: unknown): string {
 export async function runScript(env: Env, props: IsolateProps, itx: unknown, source: string, options: RunOptions = {}): Promise<ScriptOutcome> {
   const { timeoutMs = LIMITS.TIMEOUT_MS, direct = directEgressVerdict(env, props), gate, held } = options;
   const script = await preparedScripts.prepare(source);
-  if (!script.ok) return failed("SCRIPT_FAILED", script.message);
+  if (!script.ok) return clipFailure(failed("SCRIPT_FAILED", script.message));
   const watch = watchMaterials(props);
   try {
-    return scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs, direct, gate, held), watch);
+    // Cut after the scrub, which must see every spelling of a secret whole.
+    return clipFailure(scrubOutcome(await runPrepared(env, props, itx, script, timeoutMs, direct, gate, held), watch));
   } finally {
     watch.end();
   }
@@ -93,6 +94,15 @@ export interface RunOptions {
   gate?: Promise<unknown>;
   /** The caller's open session into the runner (see HeldRunner). */
   held?: HeldRunner;
+}
+
+// A failure's message within FAILURE_MESSAGE_MAX_LENGTH, so the outcome fits the event that settles its run.
+function clipFailure(outcome: ScriptOutcome): ScriptOutcome {
+  if (outcome.status !== "failed") return outcome;
+  const { message } = outcome.error;
+  const max = LIMITS.FAILURE_MESSAGE_MAX_LENGTH;
+  if (message.length <= max) return outcome;
+  return failed(outcome.error.code, `${message.slice(0, max)}... (${message.length - max} more characters cut: FAILURE_MESSAGE_MAX_LENGTH)`);
 }
 
 function scrubOutcome(outcome: ScriptOutcome, watch: MaterialWatch): ScriptOutcome {
