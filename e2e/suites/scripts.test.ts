@@ -32,6 +32,17 @@ describe("scripts", () => {
     expect(settled.map((event) => event.payload.status)).toEqual(["failed", "failed", "failed"]);
   });
 
+  test("what a script throws is its run's failure, whatever it threw", async ({ project: { itx } }) => {
+    const marker = `thrown-${crypto.randomUUID()}`;
+    for (const script of [`async () => { throw new Error("${marker}-error"); }`, `async () => { throw "${marker}-string"; }`, `async () => { throw { message: "${marker}-object", code: "TIMEOUT" }; }`]) {
+      const failure = await expectCode(itx.run(script), "SCRIPT_FAILED");
+      expect(failure.message).toContain(marker);
+    }
+    // A value whose message cannot be read (a getter that throws) still fails the run plainly.
+    const unreadable = await expectCode(itx.run(`async () => { throw { get message() { throw new Error("no"); } }; }`), "SCRIPT_FAILED");
+    expect(unreadable.message).toMatch(/no message/);
+  });
+
   test("hanging, looping, oversized and prying scripts end with coded errors and the context keeps working", async ({ project: { itx } }) => {
     await expectCode(itx.run("async () => { await new Promise((r) => setTimeout(r, 10_000)); return 1; }", { timeoutMs: 300 }), "TIMEOUT");
     // A promise nothing can ever settle is caught by the runtime at once.

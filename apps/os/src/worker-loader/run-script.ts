@@ -137,7 +137,12 @@ async function runPrepared(
     ) as {
       undefined?: true;
       json?: string;
+      thrown?: { message?: unknown; code?: unknown };
     };
+    if (answer.thrown !== undefined) {
+      const { message, code } = answer.thrown;
+      return scriptFailure(typeof message === "string" ? message : "the script failed", typeof code === "string" ? code : undefined);
+    }
     if (answer.undefined) return { status: "succeeded" };
     const json = answer.json ?? "null";
     if (json.length > LIMITS.RESULT_MAX_BYTES) {
@@ -146,11 +151,17 @@ async function runPrepared(
     return { status: "succeeded", result: JSON.parse(json) };
   } catch (error) {
     if (error instanceof ItxError && PLATFORM_FAILURES.has(error.code)) return failed(error.code as FailureCode, errorMessage(error));
-    // A chain of reactions stopped inside the script keeps its code, so what reacts to the run's
-    // outcome (an agent's loop) can tell a runaway from an ordinary failure.
-    const loopLimited = errorCode(error) === "LOOP_LIMIT" || errorMessage(error).includes("[LOOP_LIMIT]");
-    return failed(loopLimited ? "LOOP_LIMIT" : "SCRIPT_FAILED", describeFailure(error));
+    return scriptFailure(errorMessage(error), errorCode(error));
   }
+}
+
+// What the script threw (answered by its module, or thrown by the runtime on its behalf). Its
+// code is its own, never the platform's, except that a chain of reactions stopped inside the
+// script keeps LOOP_LIMIT, so what reacts to the run's outcome (an agent's loop) can tell a
+// runaway from an ordinary failure.
+function scriptFailure(message: string, code: string | undefined): ScriptOutcome {
+  const loopLimited = code === "LOOP_LIMIT" || message.includes("[LOOP_LIMIT]");
+  return failed(loopLimited ? "LOOP_LIMIT" : "SCRIPT_FAILED", describeFailure(message));
 }
 
 // Locally: in the runner process, which the watchdog kills when the script holds it.
@@ -210,8 +221,7 @@ function failed(code: FailureCode, message: string): ScriptOutcome {
 }
 
 // The script's own message, with positions in the generated module turned into script lines.
-function describeFailure(error: unknown): string {
-  const message = errorMessage(error);
+function describeFailure(message: string): string {
   return message.replace(/script\.js:(\d+)(?::(\d+))?/g, (_match, line: string, column?: string) => {
     const scriptLine = Number(line) - SCRIPT_LINE_OFFSET;
     return `line ${scriptLine}${column ? `, column ${column}` : ""} of the script`;

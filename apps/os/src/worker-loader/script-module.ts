@@ -8,6 +8,12 @@
 // loaded before the run's request is durable (`ready`), and the script still starts only after it.
 // The arrow at module level keeps what the expression sees as it was at the top of the module:
 // `this` is undefined, there is no `arguments`, and `await` is allowed.
+//
+// What the script throws is answered as a value (`thrown`: its message and code, as strings),
+// not thrown across the call: an exception thrown out of an RPC method is printed by workerd with
+// its stack, so every failing script was a line in the platform's log. Reading the thrown value
+// may run the script's own code (a getter, a toString): that happens here, in its isolate, under
+// its own limits, and whatever it does the answer holds only strings.
 export function scriptModule(source: string, guard: string, maxIterations: number): string {
   return `import { WorkerEntrypoint } from "cloudflare:workers";
 let iterations = 0; const ${guard} = () => { if (++iterations > ${maxIterations}) throw new Error("the script made more than ${maxIterations} loop iterations (LOOP_ITERATIONS_MAX)"); };
@@ -15,11 +21,19 @@ const evaluate = async () => (
 ${source}
 );
 let evaluated;
-export default class extends WorkerEntrypoint {
-  ready() {
-    return true;
-  }
-  async run(itx) {
+const describeThrown = (error) => {
+  let message = "the script threw a value that has no message";
+  let code;
+  try {
+    const raw = error !== null && typeof error === "object" && "message" in error ? error.message : error;
+    message = typeof raw === "string" ? raw : String(raw);
+  } catch {}
+  try {
+    if (error !== null && typeof error === "object" && typeof error.code === "string") code = error.code;
+  } catch {}
+  return code === undefined ? { message } : { message, code };
+};
+const answer = async (itx) => {
     evaluated ??= evaluate();
     const script = await evaluated;
     if (typeof script !== "function") throw new Error("a script is one function: async (itx) => { ... }");
@@ -33,6 +47,17 @@ export default class extends WorkerEntrypoint {
     }
     if (json === undefined) throw new Error("the script's result is not JSON: a " + typeof value + " has no JSON form");
     return { json };
+};
+export default class extends WorkerEntrypoint {
+  ready() {
+    return true;
+  }
+  async run(itx) {
+    try {
+      return await answer(itx);
+    } catch (error) {
+      return { thrown: describeThrown(error) };
+    }
   }
 }
 `;
