@@ -149,10 +149,15 @@ export class StreamDurableObject extends DurableObject<Env> {
     return asCoded(() => this.#protocol.handle(request));
   }
 
-  // A stream deleted over the protocol: only one that feeds no processor, so no host folds it.
+  // A stream deleted over the protocol: only one that feeds no processor, so no host folds it, and
+  // that holds no platform fact. A PUT may come first at a path the platform writes to later (a
+  // secret's audit, a directory's rows): the PUT does not make those facts the deleter's to erase.
   #clear(): void {
     if (Object.keys(this.#core.subscriptions).length > 0) {
       throw new ItxError("PERMISSION_DENIED", `${this.#path} feeds processors and cannot be deleted`);
+    }
+    if (this.#journal.holdsPlatformFacts()) {
+      throw new ItxError("PERMISSION_DENIED", `${this.#path} holds facts the platform wrote and cannot be deleted`);
     }
     for (const subscriber of this.#live.values()) subscriber.close();
     this.#live.clear();

@@ -51,6 +51,18 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     expect(await stream.head()).toBe(2);
   });
 
+  test("a stream a PUT created before the platform wrote to it (a secret's audit) cannot be deleted once it holds a platform fact", async () => {
+    const name = fresh();
+    const stream = streamStub(env.STREAM, name);
+    // Created over HTTP first: a later secret at this path writes its audit here.
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[1]", true), stamp });
+    const audit = { type: "events.iterate.com/secret/used", payload: { path: "/tallies", version: 1, url: "https://api.example.com/v1" } };
+    await stream.append({ events: [audit], stamp: { principal: "someone", origin: "/", platform: "secret" } });
+    expect(await http(name, { op: "delete" })).toMatchObject({ ok: false, error: { code: "PERMISSION_DENIED" } });
+    expect(await stream.head()).toBe(2);
+    expect((await stream.getEvents({ afterOffset: 1 }))[0]).toMatchObject({ type: audit.type, source: { platform: "secret" } });
+  });
+
   test("a refused append (an event over the size limit) changes neither the journal nor producer state", async () => {
     const name = fresh();
     await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
