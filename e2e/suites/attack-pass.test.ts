@@ -218,7 +218,7 @@ describe("attack pass: birth certificates", () => {
   // names; code acting as the parent may act as the child. The agent surface made an agent on
   // whatever context stood at its path, so a sibling that extended onto /agents/b before the
   // agent existed stayed b's parent: it acted as b and b's calls fell through to its mounts.
-  test("an agent is never made on a context another agent made its own child", async ({ project: { itx } }) => {
+  test("an agent or a repository is never made on a context another agent made its own child", async ({ project: { itx } }) => {
     const a = await itx.extend({ path: "/agents/a" });
     await a.run(`async (itx) => { await itx.extend({ path: "/agents/b" }); }`);
     await expectCode(itx.agents.get("/agents/b").create({ llm: LLM }), "PERMISSION_DENIED");
@@ -227,6 +227,9 @@ describe("attack pass: birth certificates", () => {
     ]);
     // Before, the agent was made there, and a then acted as it: it spoke and rewrote its prompt.
     await expectCode(itx.agents.get("/agents/b").message("hello"), "NOT_FOUND");
+    // A repository is the root's child too.
+    await a.run(`async (itx) => { await itx.extend({ path: "/repos/site" }); }`);
+    await expectCode(itx.repos.create({ path: "/repos/site" }), "PERMISSION_DENIED");
     // An agent on a context the root made (or made here) is created as before.
     await itx.extend({ path: "/agents/c" });
     expect((await itx.agents.get("/agents/c").create({ llm: LLM })).created).toBe(true);

@@ -2,8 +2,7 @@ import { RpcTarget } from "cloudflare:workers";
 import type { StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
-import { hostStub } from "../capability-host/host-stub.ts";
-import { ensureContext } from "../itx/context-lifecycle.ts";
+import { ensureRootChild } from "../itx/context-lifecycle.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { deferredBackend, StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
@@ -87,25 +86,7 @@ export class AgentRpcTarget extends RpcTarget {
     const stream = await this.#stream();
     const existing = await stream.getByIdempotencyKey("agent/created");
     if (existing) return { path: this.#path, offset: existing.offset, created: false };
-    const born = await ensureContext(this.#scope.env, {
-      projectId,
-      path: this.#path,
-      name: this.#path.slice("/agents/".length),
-      parent: "/",
-      ancestors: ["/"],
-      caller: this.#scope.caller,
-    });
-    // The first birth certificate stands. One that makes another context the agent's parent (code
-    // acting as /agents/a that extended onto /agents/b first) would let that context act as the
-    // agent and catch its calls on its own mounts: the agent is not made there.
-    if (born === "born-elsewhere") {
-      const { parent } = await hostStub(this.#scope.env, projectId, this.#path).birth();
-      if (parent !== "/") {
-        throw new ItxError("PERMISSION_DENIED", `${this.#path} is a context born under ${String(parent)}, not the project's root: no agent is made on it`, {
-          details: { reason: "not-root-born" },
-        });
-      }
-    }
+    await ensureRootChild(this.#scope.env, { projectId, path: this.#path, name: this.#path.slice("/agents/".length), caller: this.#scope.caller }, "agent");
     let created: StreamEvent | undefined;
     try {
       [, created] = await (await this.#stream(AGENTS_SURFACE)).append(
