@@ -211,6 +211,32 @@ describe("attack pass: idempotency keys and stamps", () => {
   });
 });
 
+describe("attack pass: birth certificates", () => {
+  // docs/security.md: "Only the agent itself and the root configure an agent", and
+  // "itx.chat.sendMessage speaks as the agent only from code acting as the agent". extend() writes
+  // a context's birth certificate (itx/created, the first one stands) for any path its caller
+  // names; code acting as the parent may act as the child. The agent surface made an agent on
+  // whatever context stood at its path, so a sibling that extended onto /agents/b before the
+  // agent existed stayed b's parent: it acted as b and b's calls fell through to its mounts.
+  test("an agent or a repository is never made on a context another agent made its own child", async ({ project: { itx } }) => {
+    const a = await itx.extend({ path: "/agents/a" });
+    await a.run(`async (itx) => { await itx.extend({ path: "/agents/b" }); }`);
+    await expectCode(itx.agents.get("/agents/b").create({ llm: LLM }), "PERMISSION_DENIED");
+    expect(await (await itx.streams.get("/agents/b")).getEvents({ types: [`${E}/agent/created`, `${E}/itx/subscription-configured`] })).toEqual([
+      expect.objectContaining({ type: `${E}/itx/subscription-configured`, payload: expect.objectContaining({ key: "core" }) }),
+    ]);
+    // Before, the agent was made there, and a then acted as it: it spoke and rewrote its prompt.
+    await expectCode(itx.agents.get("/agents/b").message("hello"), "NOT_FOUND");
+    // A repository is the root's child too.
+    await a.run(`async (itx) => { await itx.extend({ path: "/repos/site" }); }`);
+    await expectCode(itx.repos.create({ path: "/repos/site" }), "PERMISSION_DENIED");
+    // An agent on a context the root made (or made here) is created as before.
+    await itx.extend({ path: "/agents/c" });
+    expect((await itx.agents.get("/agents/c").create({ llm: LLM })).created).toBe(true);
+    expect((await itx.agents.get("/agents/d").create({ llm: LLM })).created).toBe(true);
+  });
+});
+
 describe("attack pass: limits", () => {
   // capability-host-durable-object.ts: CALL_DEPTH_MAX (32) bounds "how many hosts one call may pass
   // through (delegation, expressions calling capabilities)". A stateless source's isolate is cached

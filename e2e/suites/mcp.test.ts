@@ -192,6 +192,28 @@ describe("every project is an MCP server at /mcp/<project>", () => {
     }
   });
 
+  test("append runs no code: a run request, or any type a platform contract acts on, is refused and nothing runs", async ({ admin, project: { slug, itx } }) => {
+    const client = await projectClient(slug, await tokenFor(admin, "mcp-runner", [slug]));
+    try {
+      // The root's capability host runs an enqueued request as its writer: appending one would be `run`.
+      const script = "async (itx) => { await itx.append({ type: 'mcp/ran' }); return 1; }";
+      const enqueue = await client.callTool({ name: "append", arguments: { events: [{ type: "events.iterate.com/itx/run-requested", payload: { script, enqueued: true } }] } });
+      expect(enqueue.isError).toBe(true);
+      expect(enqueue.structuredContent).toMatchObject({ code: "PERMISSION_DENIED" });
+      // Open types a platform contract folds (the worker's heartbeat) and platform types alike.
+      for (const type of ["events.iterate.com/project/heartbeat-triggered", "events.iterate.com/itx/capability-provided", "events.iterate.com/itx/later"]) {
+        const result = await client.callTool({ name: "append", arguments: { events: [{ type: "note/added" }, { type, payload: { scheduleKey: "x" } }] } });
+        expect(result.isError, type).toBe(true);
+        expect(result.structuredContent, type).toMatchObject({ code: "PERMISSION_DENIED" });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const events = await itx.getEvents({ types: ["events.iterate.com/itx/run-requested", "events.iterate.com/itx/run-settled", "mcp/ran"] });
+      expect(events.filter((event) => event.source.principal === "mcp-runner")).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
   test("a live capability whose provider disconnected answers the MCP error, not a hang", async ({ os, admin, project: { projectId, slug }, connect }) => {
     const provider = connect({ auth: os.admin, projectId });
     await provider.provideCapability({ name: "soon", capability: () => "here" });

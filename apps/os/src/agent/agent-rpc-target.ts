@@ -2,7 +2,7 @@ import { RpcTarget } from "cloudflare:workers";
 import type { StreamEvent } from "iterate/types";
 import { ItxError, errorCode } from "iterate/errors";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
-import { ensureContext } from "../itx/context-lifecycle.ts";
+import { ensureRootChild } from "../itx/context-lifecycle.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { deferredBackend, StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
@@ -86,14 +86,7 @@ export class AgentRpcTarget extends RpcTarget {
     const stream = await this.#stream();
     const existing = await stream.getByIdempotencyKey("agent/created");
     if (existing) return { path: this.#path, offset: existing.offset, created: false };
-    await ensureContext(this.#scope.env, {
-      projectId,
-      path: this.#path,
-      name: this.#path.slice("/agents/".length),
-      parent: "/",
-      ancestors: ["/"],
-      caller: this.#scope.caller,
-    });
+    await ensureRootChild(this.#scope.env, { projectId, path: this.#path, name: this.#path.slice("/agents/".length), caller: this.#scope.caller }, "agent");
     let created: StreamEvent | undefined;
     try {
       [, created] = await (await this.#stream(AGENTS_SURFACE)).append(

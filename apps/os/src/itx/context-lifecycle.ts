@@ -1,7 +1,8 @@
-import { errorCode } from "iterate/errors";
+import { ItxError, errorCode } from "iterate/errors";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { stampOf } from "../capability-host/capability-host-api.ts";
 import { ITX_CREATED } from "../capability-host/itx-contract.ts";
+import { hostStub } from "../capability-host/host-stub.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 
@@ -45,4 +46,20 @@ export async function ensureContext(
     if (errorCode(error) !== "IDEMPOTENCY_CONFLICT") throw error;
     return "born-elsewhere";
   }
+}
+
+/**
+ * `ensureContext` for a context the platform makes in the root's name (an agent, a repository):
+ * its parent must be `/`. The first birth certificate stands, and one that names another parent
+ * (code acting as /agents/a that extended onto the path first) would let that parent act as the
+ * context and catch its calls on its own mounts, so the platform refuses to build on it.
+ */
+export async function ensureRootChild(env: Env, input: { projectId: string; path: string; name: string; caller: Caller }, what: string): Promise<void> {
+  const born = await ensureContext(env, { ...input, parent: "/", ancestors: ["/"] });
+  if (born === "born-here") return;
+  const { parent } = await hostStub(env, input.projectId, input.path).birth();
+  if (parent === "/") return;
+  throw new ItxError("PERMISSION_DENIED", `${input.path} is a context born under ${String(parent)}, not the project's root: no ${what} is made on it`, {
+    details: { reason: "not-root-born" },
+  });
 }

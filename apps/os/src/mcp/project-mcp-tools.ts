@@ -1,6 +1,7 @@
-import { errorCode, errorMessage } from "iterate/errors";
+import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import type { BUILT_INS } from "../itx/built-ins.ts";
 import type { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
+import { OPEN_EVENTS, writeRuleOf } from "../stream/write-authority.ts";
 
 /** One tool a project's MCP server lists. */
 export interface ProjectTool {
@@ -45,9 +46,30 @@ export const MCP_BUILT_IN_TOOLS: { readonly [K in keyof typeof BUILT_INS]?: Buil
       required: ["events"],
       additionalProperties: false,
     },
-    call: (itx, args) => itx.append(...((Array.isArray(args.events) ? args.events : []) as never[])),
+    call: (itx, args) => {
+      const events = Array.isArray(args.events) ? args.events : [];
+      refusePlatformTypes(events);
+      return itx.append(...(events as never[]));
+    },
   },
 };
+
+/**
+ * MCP's `append` writes the client's own event types only. A type a platform contract acts on is
+ * refused here even when the Stream would take it from this writer: an `itx/run-requested` with
+ * `enqueued` makes the root's capability host run its script as the token's principal, which is
+ * `run` by another name, and the policy above keeps code execution off MCP.
+ */
+function refusePlatformTypes(events: unknown[]): void {
+  for (const [index, event] of events.entries()) {
+    const type = (event as { type?: unknown } | null)?.type;
+    if (typeof type === "string" && (Object.hasOwn(OPEN_EVENTS, type) || writeRuleOf(type) !== undefined)) {
+      throw new ItxError("PERMISSION_DENIED", `event ${index}: ${type} is acted on by the platform; MCP's append writes only your own event types`, {
+        details: { index, type, reason: "platform-event" },
+      });
+    }
+  }
+}
 
 const MOUNT_INPUT: ProjectTool["inputSchema"] = {
   type: "object",

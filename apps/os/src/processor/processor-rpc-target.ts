@@ -3,6 +3,7 @@ import { ItxError } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { stampOf, type Caller } from "../capability-host/capability-host-api.ts";
+import { hostStub } from "../capability-host/host-stub.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import { streamStub, type StreamBackend } from "../stream/stream-rpc-target.ts";
@@ -52,6 +53,7 @@ export class ProcessorRpcTarget extends RpcTarget {
     const { key, className, ...rest } = (typeof input === "object" && input !== null ? input : {}) as Record<string, unknown>;
     if (Object.keys(rest).length > 0) throw new ItxError("INVALID_ARGUMENT", `subscribe takes { key, className }, not ${Object.keys(rest).join(", ")}`);
     const address = { ...(await this.#scope.where()), key: parseProcessorKey(key), className: parseClassName(className) };
+    await this.#refuseStrangers(address, "subscribe processors to");
     const stream = this.#stream(address);
     const others = (await this.#rows(stream)).filter((row) => row.key !== address.key);
     if (others.length >= LIMITS.USER_PROCESSORS_PER_STREAM_MAX) {
@@ -77,6 +79,7 @@ export class ProcessorRpcTarget extends RpcTarget {
   async unsubscribe(key: unknown): Promise<boolean> {
     const parsed = parseProcessorKey(key);
     const where = await this.#scope.where();
+    await this.#refuseStrangers(where, "unsubscribe processors from");
     const stream = streamStub(this.#scope.env.STREAM, `${where.projectId}:${where.path}`);
     if (!(await this.#rows(stream)).some((row) => row.key === parsed)) return false;
     await stream.append({
@@ -99,6 +102,19 @@ export class ProcessorRpcTarget extends RpcTarget {
     const row = (await this.#rows(streamStub(this.#scope.env.STREAM, `${where.projectId}:${where.path}`))).find((candidate) => candidate.key === parsed);
     if (!row) throw new ItxError("NOT_FOUND", `no processor is subscribed to ${where.path} as ${parsed}`);
     return unwrapCoded(await relay(this.#host({ ...where, key: parsed, className: row.className }).snapshot()));
+  }
+
+  // A processor folds the context's stream as the project's code, and replacing or ending one
+  // changes what that context's owner set up: as with capability rows and schedules, only code
+  // acting as the context or one of its ancestors may; a sibling (another agent's script) may not.
+  async #refuseStrangers(where: { projectId: string; path: string }, what: string): Promise<void> {
+    const origin = this.#scope.caller.origin;
+    if (origin === where.path || origin === "/") return;
+    const { ancestors } = await hostStub(this.#scope.env, where.projectId, where.path).birth();
+    if (ancestors.includes(origin)) return;
+    throw new ItxError("PERMISSION_DENIED", `code acting as ${origin} cannot ${what} ${where.path}: only the context itself and its ancestors can`, {
+      details: { reason: "not-an-ancestor" },
+    });
   }
 
   #stream(address: UserProcessorAddress): StreamBackend {

@@ -2,7 +2,7 @@ import { RpcTarget } from "cloudflare:workers";
 import { relay } from "../api/relay.ts";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
-import { ensureContext } from "../itx/context-lifecycle.ts";
+import { ensureRootChild } from "../itx/context-lifecycle.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
 import { repoStub } from "./repo-stub.ts";
@@ -43,7 +43,7 @@ export class ReposRpcTarget extends RpcTarget {
   async create(input: unknown): Promise<RepoRpcTarget> {
     const path = parseRepoPath(typeof input === "object" && input !== null ? (input as { path?: unknown }).path : undefined);
     const projectId = await this.#scope.projectId();
-    await ensureContext(this.#scope.env, { projectId, path, name: path.slice(path.lastIndexOf("/") + 1), parent: "/", ancestors: ["/"], caller: this.#scope.caller });
+    await ensureRootChild(this.#scope.env, { projectId, path, name: path.slice(path.lastIndexOf("/") + 1), caller: this.#scope.caller }, "repository");
     const { created } = await call(repoStub(this.#scope.env, projectId, path).create(actorOf(this.#scope.caller)));
     if (created) await listRepository(this.#scope.env, projectId, path, this.#scope.caller);
     return new RepoRpcTarget(this.#scope, path);

@@ -136,6 +136,21 @@ export class Journal {
     return written;
   }
 
+  /**
+   * Whether any event was written by a part of the platform (its source names `platform`). Sources
+   * are few, so this looks at the distinct ones and then for one event of each that qualifies.
+   */
+  holdsPlatformFacts(): boolean {
+    return (
+      this.#sql
+        .exec(
+          `SELECT 1 FROM journal_sources AS s WHERE json_extract(s.source, '$.platform') IS NOT NULL
+             AND EXISTS (SELECT 1 FROM journal AS j WHERE j.source_id = s.id) LIMIT 1`,
+        )
+        .toArray().length > 0
+    );
+  }
+
   /** Deletes every event (a stream deleted over the Durable Streams protocol); offsets start again at 1. */
   clear(): void {
     this.#sql.exec("DELETE FROM journal");

@@ -80,6 +80,7 @@ export class StreamDurableObject extends DurableObject<Env> {
         this.#appendAll(chunks.map((events) => ({ events, stamp, answer: "receipt" })));
       },
       clear: () => this.#clear(),
+      erasable: () => this.#erasable() === undefined,
     });
     this.#deliveries.sync(this.#core);
     // Recording woken pumps the deliveries itself (every append does).
@@ -149,16 +150,24 @@ export class StreamDurableObject extends DurableObject<Env> {
     return asCoded(() => this.#protocol.handle(request));
   }
 
-  // A stream deleted over the protocol: only one that feeds no processor, so no host folds it.
+  // A stream deleted over the protocol: only one that feeds no processor, so no host folds it, and
+  // that holds no platform fact. A PUT may come first at a path the platform writes to later (a
+  // secret's audit, a directory's rows): the PUT does not make those facts the deleter's to erase.
   #clear(): void {
-    if (Object.keys(this.#core.subscriptions).length > 0) {
-      throw new ItxError("PERMISSION_DENIED", `${this.#path} feeds processors and cannot be deleted`);
-    }
+    const refusal = this.#erasable();
+    if (refusal !== undefined) throw new ItxError("PERMISSION_DENIED", `${this.#path} ${refusal} and cannot be deleted`);
     for (const subscriber of this.#live.values()) subscriber.close();
     this.#live.clear();
     this.#journal.clear();
     this.ctx.storage.sql.exec("DELETE FROM meta WHERE key IN (?, ?)", CORE_CHECKPOINT_KEY, LAST_WOKEN_KEY);
     this.#core = initialStreamCoreState();
+  }
+
+  /** Why the protocol may not erase this stream, or undefined when it may. */
+  #erasable(): string | undefined {
+    if (Object.keys(this.#core.subscriptions).length > 0) return "feeds processors";
+    if (this.#journal.holdsPlatformFacts()) return "holds facts the platform wrote";
+    return undefined;
   }
 
   /**

@@ -51,6 +51,29 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     expect(await stream.head()).toBe(2);
   });
 
+  test("a stream a PUT created before the platform wrote to it (a secret's audit) cannot be deleted once it holds a platform fact", async () => {
+    const name = fresh();
+    const stream = streamStub(env.STREAM, name);
+    // Created over HTTP first: a later secret at this path writes its audit here.
+    await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[1]", true), stamp });
+    const audit = { type: "events.iterate.com/secret/used", payload: { path: "/tallies", version: 1, url: "https://api.example.com/v1" } };
+    await stream.append({ events: [audit], stamp: { principal: "someone", origin: "/", platform: "secret" } });
+    expect(await http(name, { op: "delete" })).toMatchObject({ ok: false, error: { code: "PERMISSION_DENIED" } });
+    expect(await stream.head()).toBe(2);
+    expect((await stream.getEvents({ afterOffset: 1 }))[0]).toMatchObject({ type: audit.type, source: { platform: "secret" } });
+  });
+
+  test("a stream a PUT gave a TTL outlives it once a processor reads it: HTTP keeps serving it instead of failing every request", async () => {
+    const name = fresh();
+    const stream = streamStub(env.STREAM, name);
+    await http(name, { op: "create", contentType: "application/json", closed: false, ttlSeconds: 1, body: json("[1]", true), stamp });
+    await stream.append({ events: [subscribe(name)], stamp: { principal: "tester", platform: "context" } });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await http(name, { op: "head" })).toMatchObject({ ok: true, value: { status: 200 } });
+    expect(await http(name, { op: "read", from: { after: 0 }, offsetParam: "-1", waitMs: 0 })).toMatchObject({ ok: true, value: { status: 200 } });
+    expect(await stream.head()).toBe(2);
+  });
+
   test("a refused append (an event over the size limit) changes neither the journal nor producer state", async () => {
     const name = fresh();
     await http(name, { op: "create", contentType: "application/json", closed: false, body: json("[]", true), stamp });
@@ -189,7 +212,7 @@ describe("the Durable Streams protocol inside the Stream Durable Object", () => 
     // A context stream an earlier OS let an HTTP caller close reads as open when its object next loads.
     const reloaded = await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => {
       state.storage.sql.exec("UPDATE http_meta SET value = json_set(value, '$.closed', json('true'))");
-      const host = { sql: state.storage.sql, path: "/tallies", head: () => 2, append: () => undefined, clear: () => undefined };
+      const host = { sql: state.storage.sql, path: "/tallies", head: () => 2, append: () => undefined, clear: () => undefined, erasable: () => true };
       return new StreamProtocol(host).handle({ op: "head" });
     });
     expect(reloaded.status).toBe(200);

@@ -17,8 +17,10 @@ export interface ProtocolHost {
    * limits, stamping), all or none; throws coded errors.
    */
   append(chunks: Extract<BodyEvents, { chunks: unknown }>["chunks"], stamp: EventSource): void;
-  /** Deletes every event; throws PERMISSION_DENIED when the stream feeds processors. */
+  /** Deletes every event; throws PERMISSION_DENIED when the stream feeds processors or holds platform facts. */
   clear(): void;
+  /** Whether `clear` would delete: the stream feeds no processor and holds no platform fact. */
+  erasable(): boolean;
 }
 
 const DEFAULT_CONTENT_TYPE = "application/octet-stream";
@@ -81,6 +83,13 @@ export class StreamProtocol {
   #current(now: number): ProtocolMeta | undefined {
     const meta = this.#tables.meta;
     if (meta && !meta.gone && isExpired(meta, now) && meta.createdOverHttp) {
+      // A processor reads it or the platform wrote to it since the PUT: it is no longer the
+      // protocol's to expire, so it stays, without its TTL (see `#delete`).
+      if (!this.#host.erasable()) {
+        const { ttlSeconds: _ttl, expiresAt: _at, ...kept } = meta;
+        this.#tables.saveMeta(kept);
+        return kept;
+      }
       if (meta.forkRefs > 0) this.#tables.saveMeta({ ...meta, gone: true });
       else this.#erase();
       return this.#tables.meta;
