@@ -89,6 +89,24 @@ describe("repos through itx", () => {
     await expectCode(stream.append({ type: COMMIT_COMPLETED, payload: { branch: "main" } }), "PERMISSION_DENIED");
   });
 
+  test("only the root changes the config repository: its code is the project worker, which acts as the root", async ({ project: { itx } }) => {
+    const child = itx.extend({ name: "helper" });
+    const config = child.repos.get("/repos/config");
+    await expectCode(child.repo.commit({ message: "take over", files: { "worker.ts": "export default {}" } }), "PERMISSION_DENIED");
+    await expectCode(config.commit({ message: "take over", files: { "worker.ts": "export default {}" } }), "PERMISSION_DENIED");
+    await expectCode(config.createBranch({ name: "mine" }), "PERMISSION_DENIED");
+    await expectCode(config.deleteBranch({ name: "main" }), "PERMISSION_DENIED");
+    // A script acting as that context is refused the same way; it still reads the repository.
+    const attempt = await expectCode(child.run(`async (itx) => itx.repo.commit({ message: "take over", files: { "worker.ts": "export default {}" } })`), "SCRIPT_FAILED");
+    expect(attempt.message).toMatch(/PERMISSION_DENIED/);
+    expect((await config.log({ limit: 1 })).length).toBe(1);
+    // Its own repositories it changes as before, and the root changes the config repository.
+    const own = await child.repos.create({ path: "/repos/helper-notes" });
+    expect((await own.commit({ message: "note", files: { "a.md": "hi" } })).changedPaths).toEqual(["a.md"]);
+    await itx.repo.createBranch({ name: "rooted" });
+    await itx.repo.deleteBranch({ name: "rooted" });
+  });
+
   test("session.repos is the admin's deployment-wide collection; others find nothing", async ({ os, admin, project: { projectId }, connect }) => {
     const path = `/repos/ops-${Date.now().toString(36)}`;
     await admin.repos.create({ path }).commit({ message: "ops", files: { "a.txt": "a" } });

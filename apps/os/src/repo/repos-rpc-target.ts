@@ -1,4 +1,5 @@
 import { RpcTarget } from "cloudflare:workers";
+import { ItxError } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
@@ -8,7 +9,7 @@ import type { RepoDurableObject } from "./repo-durable-object.ts";
 import { repoStub } from "./repo-stub.ts";
 import { listRepository } from "./repo-seed.ts";
 import { REPO_DIRECTORY_PATH, REPO_LISTED } from "./repo-events.ts";
-import { parseRepoPath } from "./repo-names.ts";
+import { CONFIG_REPO_PATH, parseRepoPath } from "./repo-names.ts";
 
 /** What a repos collection is bound to: fixed when it is minted, never taken from input. */
 export interface RepoScope {
@@ -105,6 +106,7 @@ export class RepoRpcTarget extends RpcTarget {
 
   /** Commits files onto a branch; `expectedHead` makes it compare-and-swap (OFFSET_CONFLICT when stale). */
   async commit(input: unknown) {
+    this.#mayChange("commit to");
     return call((await this.#stub()).commit(input, actorOf(this.#scope.caller)));
   }
 
@@ -125,16 +127,28 @@ export class RepoRpcTarget extends RpcTarget {
   }
 
   async createBranch(input: unknown) {
+    this.#mayChange("create branches in");
     return call((await this.#stub()).createBranch(input, actorOf(this.#scope.caller)));
   }
 
   async deleteBranch(input: unknown) {
+    this.#mayChange("delete branches of");
     return call((await this.#stub()).deleteBranch(input, actorOf(this.#scope.caller)));
   }
 
   /** An inert file map of a branch (its head now) or a commit, masked by globs. */
   async snapshot(at: unknown, masks?: unknown) {
     return call((await this.#stub()).snapshot(at, masks));
+  }
+
+  // The config repository's code is the project worker, which acts as the root: a change to it
+  // is the root's to make. Code acting as any other context (an agent's script) would otherwise
+  // write the code that then runs as the root; authority flows down the tree, never up.
+  #mayChange(what: string): void {
+    if (this.#path !== CONFIG_REPO_PATH || this.#scope.caller.origin === "/") return;
+    throw new ItxError("PERMISSION_DENIED", `code acting as ${this.#scope.caller.origin} cannot ${what} ${CONFIG_REPO_PATH}: its code runs as the project's root, so only the root changes it`, {
+      details: { reason: "config-repo-root-only" },
+    });
   }
 
   async #stub(): Promise<RepoStub> {
