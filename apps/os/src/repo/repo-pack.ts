@@ -92,9 +92,9 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
     if (pack && pack.byteLength > 0) {
       const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
       store.fs.stage(`${store.gitdir}/${name}`, pack);
-      const { oids } = await indexPack({ ...store, dir: store.gitdir, filepath: name });
-      for (const oid of oids) incoming.add(oid);
-      await checkObjects(store, oids);
+      const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name }));
+      for (const oid of oids.oids) incoming.add(oid);
+      await unpacked(() => checkObjects(store, oids.oids));
     }
     const results: Array<{ ref: string; error?: string }> = [];
     const updates: RefUpdate[] = [];
@@ -118,6 +118,23 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
     return commands.map(({ ref }) => ({ ref, error: `[${code}] ${errorMessage(error)}` }));
   } finally {
     store.fs.discard();
+  }
+}
+
+/**
+ * Reading a pushed pack: its bytes are the client's, so a pack isomorphic-git cannot read (a bad
+ * header, a truncated or corrupt object) is the push's fault, INVALID_ARGUMENT, not a bug thrown
+ * across the Durable Object boundary (which logs it with its stack, once per push).
+ */
+async function unpacked<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (errorCode(error) !== undefined) throw error;
+    // isomorphic-git's errors keep their own short message in data.message.
+    const reason = (error as { data?: { message?: unknown } }).data?.message;
+    const text = typeof reason === "string" ? reason : errorMessage(error);
+    throw new ItxError("INVALID_ARGUMENT", `the pushed pack could not be read: ${text.slice(0, 200)}`, { cause: error });
   }
 }
 
