@@ -247,6 +247,13 @@ const PLATFORM_LIMITS = {
    * it is indexed.
    */
   GIT_HTTP_BODY_MAX_BYTES: 67_108_864,
+  /**
+   * Bytes a pushed pack's objects may inflate to, deltas counted as the objects they rebuild.
+   * Indexing inflates every object in JavaScript on the repository's thread (locally the OS's one
+   * thread): a small pack of deflated zeros stands for a thousand times its size, so the body's
+   * own bound does not bound this. A larger push is several pushes.
+   */
+  GIT_PUSH_INFLATED_MAX_BYTES: 134_217_728,
   /** Bytes of a fetch's negotiation (wants and haves): far more than any real clone sends. */
   GIT_HTTP_NEGOTIATION_MAX_BYTES: 1_048_576,
   /** Ref updates one push may carry. */

@@ -1,5 +1,6 @@
 import { indexPack, readCommit, readObject, readTree } from "isomorphic-git";
 import { writePack } from "./pack-writer.ts";
+import { checkPackInflation } from "./pack-inflation.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED } from "./repo-events.ts";
@@ -90,6 +91,7 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
   try {
     const incoming = new Set<string>();
     if (pack && pack.byteLength > 0) {
+      checkPackInflation(pack);
       const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
       store.fs.stage(`${store.gitdir}/${name}`, pack);
       const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name }));
