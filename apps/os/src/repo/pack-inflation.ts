@@ -9,7 +9,8 @@ import { LIMITS, limitDetails } from "../limits.ts";
  * the size the object declared: 256 KiB of deflated zeros held the thread for 3.5 s, and a body
  * of GIT_HTTP_BODY_MAX_BYTES could stand for 64 GiB. Here each object stops inflating as soon as
  * it passes the size it declared, and the pack stops as soon as the sum passes the limit; a delta
- * counts its data and the object it rebuilds (which indexing materializes). Only counts are kept.
+ * counts its data and the object it rebuilds (which indexing materializes). An object larger than
+ * REPO_FILE_MAX_BYTES is refused from its header, before any of it is inflated. Only counts are kept.
  */
 export function checkPackInflation(pack: Uint8Array): void {
   const view = new DataView(pack.buffer, pack.byteOffset, pack.byteLength);
@@ -36,6 +37,7 @@ export function checkPackInflation(pack: Uint8Array): void {
     }
     if (type === 6) at = pastVarint(pack, at); // the base's offset
     if (type === 7) at += 20; // the base's id
+    if (type !== 6 && type !== 7) checkObjectSize(size);
     count(size);
     const head: number[] = [];
     let inflated = 0;
@@ -50,7 +52,11 @@ export function checkPackInflation(pack: Uint8Array): void {
     if (inflator.err || !inflator.ended) return; // corrupt or cut short: isomorphic-git says why
     at = pack.byteLength - inflator.strm.avail_in;
     // A delta starts with two varints, the base's size and the size of the object it rebuilds.
-    if (type === 6 || type === 7) count(deltaResultSize(head));
+    if (type === 6 || type === 7) {
+      const rebuilt = deltaResultSize(head);
+      checkObjectSize(rebuilt);
+      count(rebuilt);
+    }
   }
 }
 
@@ -68,6 +74,16 @@ function deltaResultSize(head: number[]): number {
     const byte = head[at++] ?? 0;
     size += (byte & 0x7f) * scale;
     if (!(byte & 0x80)) return size;
+  }
+}
+
+// No object of a repository is larger than a file may be (checkFileSize refuses such a blob after
+// indexing; trees and commits are far smaller): refused before it is inflated at all.
+function checkObjectSize(size: number): void {
+  if (size > LIMITS.REPO_FILE_MAX_BYTES) {
+    throw new ItxError("INVALID_ARGUMENT", `a pushed object has ${size} bytes, more than ${LIMITS.REPO_FILE_MAX_BYTES}; nothing was written`, {
+      details: limitDetails("REPO_FILE_MAX_BYTES"),
+    });
   }
 }
 

@@ -96,6 +96,7 @@ function lower(name: keyof typeof LIMITS, value: number): void {
 
 describe("GIT_PUSH_INFLATED_MAX_BYTES", () => {
   test("a small pack of deflated zeros standing for more than the limit is refused before it is inflated, and nothing is kept", async () => {
+    lower("REPO_FILE_MAX_BYTES", LIMITS.GIT_PUSH_INFLATED_MAX_BYTES + 1);
     const size = LIMITS.GIT_PUSH_INFLATED_MAX_BYTES + 1;
     const bomb = await packOf([{ header: objectHeader(BLOB, size), data: await deflatedZeros(size) }]);
     expect(bomb.byteLength).toBeLessThan(LIMITS.GIT_PUSH_INFLATED_MAX_BYTES / 500);
@@ -114,6 +115,20 @@ describe("GIT_PUSH_INFLATED_MAX_BYTES", () => {
     const error = await expectCode(async () => checkPackInflation(liar), "INVALID_ARGUMENT");
     expect((error as Error).message).toContain("inflates past the size it declares");
     expect(performance.now() - started).toBeLessThan(1_000);
+  }, 60_000);
+
+  test("REPO_FILE_MAX_BYTES: one object, whole or rebuilt by a delta, larger than a file may be is refused from its header", async () => {
+    const size = LIMITS.REPO_FILE_MAX_BYTES + 1;
+    const big = await packOf([{ header: objectHeader(BLOB, size), data: await deflatedZeros(size) }]);
+    const started = performance.now();
+    const error = await expectCode(async () => checkPackInflation(big), "INVALID_ARGUMENT");
+    expect((error as { details?: { limit?: string } }).details?.limit).toBe("REPO_FILE_MAX_BYTES");
+    expect(performance.now() - started).toBeLessThan(100);
+    const instructions = new Uint8Array([...varint(16), ...varint(size), 0x91, 0, 0xff]);
+    const small = { header: objectHeader(BLOB, 16), data: await deflated(new Uint8Array(16)) };
+    const delta = { header: [...objectHeader(OFS_DELTA, instructions.byteLength), 0x10], data: await deflated(instructions) };
+    const rebuilt = await expectCode(async () => checkPackInflation(await packOf([small, delta])), "INVALID_ARGUMENT");
+    expect((rebuilt as { details?: { limit?: string } }).details?.limit).toBe("REPO_FILE_MAX_BYTES");
   }, 60_000);
 
   test("objects count together, and a delta counts the object it rebuilds; at the limit a pack passes", async () => {
