@@ -142,3 +142,27 @@ describe("GIT_PUSH_INFLATED_MAX_BYTES", () => {
     limited(await expectCode(async () => checkPackInflation(await packOf([mib, delta])), "INVALID_ARGUMENT"));
   }, 60_000);
 });
+
+/** An object id no repository holds. */
+const unknown = (i: number) => i.toString(16).padStart(40, "0");
+
+describe("a fetch's negotiation", () => {
+  test("GIT_FETCH_WANTS_MAX and GIT_FETCH_HAVES_MAX: repeats are read once, distinct wants past the limit are refused, haves past it are not looked up", async () => {
+    const stub = await freshRepo();
+    const first = await open(stub.commit({ message: "one", files: { "a.txt": "a" } }, actor));
+    const second = await open(stub.commit({ message: "two", files: { "b.txt": "b" } }, actor));
+    const once = await open(stub.uploadPack({ wants: [second.commit], haves: [first.commit] }));
+    // A negotiation the size GIT_HTTP_NEGOTIATION_MAX_BYTES allows, one id over and over: one read each.
+    const repeated = await open(stub.uploadPack({ wants: Array(19_000).fill(second.commit), haves: Array(19_000).fill(first.commit) }));
+    expect(repeated.common).toEqual([first.commit]);
+    expect(repeated.pack).toEqual(once.pack);
+    const tooMany = await expectCode(stub.uploadPack({ wants: Array.from({ length: LIMITS.GIT_FETCH_WANTS_MAX + 1 }, (_, i) => unknown(i)), haves: [] }).then(unwrapCoded), "INVALID_ARGUMENT");
+    expect((tooMany as { details?: { limit?: string } }).details?.limit).toBe("GIT_FETCH_WANTS_MAX");
+    // The one have the repository knows, last of GIT_FETCH_HAVES_MAX: found. One place later: not looked up.
+    const unknowns = Array.from({ length: LIMITS.GIT_FETCH_HAVES_MAX - 1 }, (_, i) => unknown(i + 1));
+    expect((await open(stub.uploadPack({ wants: [second.commit], haves: [...unknowns, first.commit] }))).common).toEqual([first.commit]);
+    const past = await open(stub.uploadPack({ wants: [second.commit], haves: [...unknowns, unknown(0), first.commit] }));
+    expect(past.common).toEqual([]);
+    expect(past.pack.byteLength).toBeGreaterThan(once.pack.byteLength);
+  }, 120_000);
+});
