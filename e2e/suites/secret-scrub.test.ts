@@ -186,6 +186,21 @@ describe("a run's result never carries material the run used", () => {
     expect(await itx.run(`async () => ({ text: "sk-live- [secret]? no", n: 1 })`)).toEqual({ text: "sk-live- [secret]? no", n: 1 });
   });
 
+  // OPEN (found by the attack pass, not fixed): only runs are watched. A dynamic worker's method
+  // that turns a reversed echo back returns the material to its caller unscrubbed. This test pins
+  // the leak as it stands; when worker calls get the run's scrub, flip its expectation.
+  test("open hole: a dynamic worker's method returns material a server echoed reversed, unscrubbed", { timeout: 120_000 }, async () => {
+    const files = {
+      "src/index.ts": `import { WorkerEntrypoint } from "cloudflare:workers";
+export default class extends WorkerEntrypoint {
+  async grab() { return ${unreverse("plain")}; }
+}
+`,
+    };
+    const worker = itx.workers.get({ source: { files } }) as unknown as { grab(): Promise<string> };
+    expect(await worker.grab()).toBe(PLAIN);
+  });
+
   test("no answer, event, error or log line the client saw contains either material", () => {
     expect(seenByClient.length).toBeGreaterThan(10);
     for (const text of seenByClient) {

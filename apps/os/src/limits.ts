@@ -247,6 +247,21 @@ const PLATFORM_LIMITS = {
    * it is indexed.
    */
   GIT_HTTP_BODY_MAX_BYTES: 67_108_864,
+  /**
+   * Bytes a pushed pack's objects may inflate to, deltas counted as the objects they rebuild.
+   * Indexing inflates every object in JavaScript on the repository's thread (locally the OS's one
+   * thread): a small pack of deflated zeros stands for a thousand times its size, so the body's
+   * own bound does not bound this. A larger push is several pushes.
+   */
+  GIT_PUSH_INFLATED_MAX_BYTES: 134_217_728,
+  /** Distinct objects one fetch may want (each is read): clients want ref tips, at most one per branch. */
+  GIT_FETCH_WANTS_MAX: 1000,
+  /**
+   * Distinct haves of one fetch that are looked up (each is an object read on the repository's
+   * thread); the rest are ignored, which only makes the pack larger. git gives up after 256 haves
+   * the server does not know.
+   */
+  GIT_FETCH_HAVES_MAX: 1024,
   /** Bytes of a fetch's negotiation (wants and haves): far more than any real clone sends. */
   GIT_HTTP_NEGOTIATION_MAX_BYTES: 1_048_576,
   /** Ref updates one push may carry. */

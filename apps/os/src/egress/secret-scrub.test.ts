@@ -145,6 +145,20 @@ describe("the secret scrub", () => {
     expect(clean.get("content-type")).toBe("text/plain");
   });
 
+  test("a header whose name spells material is dropped, whatever its case (a name cannot hold [secret])", () => {
+    const token = "sk_live_0123456789ABCDEFghij";
+    const tokenPatterns = scrubPatterns([token]);
+    const headers = new Headers([
+      [`x-${token}`, "1"],
+      [`X-Echo-${token.toUpperCase()}-Seen`, "1"],
+      [`x-${encodeURIComponent(token)}`, "1"],
+      ["x-other", "kept"],
+    ]);
+    const clean = scrubHeaders(headers, tokenPatterns);
+    expect([...clean.keys()]).toEqual(["x-other"]);
+    expect(clean.get("x-other")).toBe("kept");
+  });
+
   test("a JSON value is scrubbed in strings and keys; other values and lone surrogates are left alone", () => {
     const value = { [ASCII]: [`x ${ASCII} y`, 1, true, null, { deep: base64(bytesOf(ASCII)) }], lone: "\ud800 ok" };
     const { value: clean, scrubbed } = scrubJsonValue(value, patterns);

@@ -21,6 +21,7 @@ export interface ScrubPattern {
 }
 
 const encoder = new TextEncoder();
+const NAME_DECODER = new TextDecoder();
 const REPLACEMENT_UTF8 = encoder.encode(SCRUB_REPLACEMENT);
 const REPLACEMENT_UTF16LE = utf16(SCRUB_REPLACEMENT, true);
 const REPLACEMENT_UTF16BE = utf16(SCRUB_REPLACEMENT, false);
@@ -225,11 +226,15 @@ export function scrubStream(body: ReadableStream<Uint8Array>, patterns: readonly
   );
 }
 
-/** Headers with each value scrubbed; every set-cookie line is scrubbed on its own. */
+/** Headers with each value scrubbed (every set-cookie line on its own), and none whose name spells material. */
 export function scrubHeaders(headers: Headers, patterns: readonly ScrubPattern[]): Headers {
   const out = new Headers();
+  // Names are case-insensitive and come lowercased: a header whose name spells material, in any
+  // case, is dropped, since a name cannot hold [secret].
+  const nameSpellings = patterns.filter((pattern) => pattern.replacement === REPLACEMENT_UTF8).map((pattern) => NAME_DECODER.decode(pattern.bytes).toLowerCase());
   for (const [name, value] of headers) {
     if (name.toLowerCase() === "set-cookie") continue;
+    if (nameSpellings.some((spelling) => name.toLowerCase().includes(spelling))) continue;
     out.append(name, scrubText(value, patterns));
   }
   for (const cookie of headers.getSetCookie()) out.append("set-cookie", scrubText(cookie, patterns));

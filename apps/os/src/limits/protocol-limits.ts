@@ -45,6 +45,12 @@ export const PROTOCOL_LIMITS = {
    * and the isolate serves every project). One more is answered 503 with Retry-After.
    */
   STREAMS_HTTP_LIVE_REQUESTS_MAX: 10_000,
+  /**
+   * Of those, how many one caller (a principal) may hold: the isolate's slots are shared by every
+   * project, and without this one caller spreading long-polls over its own streams could take
+   * them all, so every other project's live reads were refused. One more is 503 with Retry-After.
+   */
+  STREAMS_HTTP_LIVE_REQUESTS_PER_CALLER_MAX: 1_000,
   /** Idempotent producers remembered per stream; past it the least recently active is forgotten (its next write must start again at seq 0). */
   STREAMS_HTTP_PRODUCERS_MAX: 1_000,
   /**

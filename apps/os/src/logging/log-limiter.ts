@@ -92,6 +92,15 @@ export function isMissingMethodCall(error: unknown): boolean {
 const limiter = new LogLimiter();
 
 /**
+ * Logs a line through the OS's limiter, for what untrusted input can provoke again and again (a
+ * project's own code failing, say). `message` is constant, so the summary counts it as one; the
+ * particulars go in `rest`.
+ */
+export function logLimited(message: string, ...rest: unknown[]): void {
+  limiter.error(message, ...rest);
+}
+
+/**
  * Logs an error that needs attention, through the OS's limiter. A coded error (an expected
  * outcome), a client disconnect and a call of a missing method are not logged.
  */

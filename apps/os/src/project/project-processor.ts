@@ -1,5 +1,6 @@
 import { errorCode, errorMessage } from "iterate/errors";
 import { StreamProcessor, stepKey, type BackgroundContext, type EmittedInput, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
+import { logLimited } from "../logging/log-limiter.ts";
 import { needsUpdate, ProjectContract, reduceProject, type ProjectState } from "./project-contract.ts";
 import {
   PROJECT_CONFIG_REPO_SEEDED,
@@ -99,7 +100,8 @@ export class ProjectProcessor extends StreamProcessor<Contract> {
         await this.#effects.sleep(1_000 * 2 ** (attempts - 1));
       }
     }
-    if (error !== undefined) console.warn(`project: the worker's processEvent failed ${attempts} times for the event at ${offset}: ${error}`);
+    // Anyone in the project can append the events the worker is fed: the line passes the limiter.
+    if (error !== undefined) logLimited("project: the worker's processEvent failed", { offset, attempts, error });
     try {
       await append({
         type: PROJECT_WORKER_EVENT_DELIVERED,
@@ -175,7 +177,7 @@ export class ProjectProcessor extends StreamProcessor<Contract> {
         return await work();
       } catch (error) {
         if (errorCode(error) === "INVALID_ARGUMENT") throw error;
-        console.warn(`project: a step failed for a transient reason, retrying in ${wait} ms: ${errorMessage(error)}`);
+        logLimited("project: a step failed for a transient reason, retrying", { wait, error: errorMessage(error) });
         await this.#effects.sleep(wait);
       }
     }

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import type { StreamEvent, WaitForEventInput } from "iterate/types";
 import { expectCode } from "iterate/stream/test-support";
 import { throwCoded, unwrapCoded } from "../api/coded-result.ts";
@@ -8,6 +8,9 @@ import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
 import { createProject } from "./project-lifecycle.ts";
 import { PROJECT_FEED_ATTEMPTS_MAX } from "./project-processor.ts";
+import { FEED_QUEUE_MAX } from "./project-contract.ts";
+import { LOG_LINES_PER_WINDOW } from "../logging/log-limiter.ts";
+import { LIMITS } from "../limits.ts";
 import { waitLong as waitLongOn } from "../../test/wait-long.ts";
 import { PROJECT_WORKER_UPDATE_FAILED, PROJECT_WORKER_UPDATED } from "./project-events.ts";
 
@@ -97,6 +100,43 @@ export default class extends IterateConfigEntrypoint {
     const tries = (await root(record.projectId).getEvents({ afterOffset: triggered.offset, types: ["test/heartbeat-handled"], limit: 500 })) as StreamEvent[];
     expect(tries.filter((event) => (event.payload as { offset: number }).offset === triggered.offset)).toHaveLength(PROJECT_FEED_ATTEMPTS_MAX);
     await env.SCHEDULER.getByName(`${record.projectId}:/`).cancel({ key: "heartbeat", caller });
+  }, 300_000);
+
+  test("a worker that throws on every heartbeat cannot make the OS print a line per event: its failures pass the log limiter", async () => {
+    // project/heartbeat-triggered is open to every writer of the project, so anyone in it can feed
+    // the worker as many as they like; each failed delivery is a fact (worker-event-delivered with
+    // its error), and what the OS prints of them is held to LOG_LINES_PER_WINDOW per LOG_WINDOW_MS.
+    const record = await createProject(env, slug("noisy"), "tester");
+    const marker = `noisy-worker-${record.projectId}`;
+    const noisyWorker = `import { IterateConfigEntrypoint } from "iterate/sdk";
+export default class extends IterateConfigEntrypoint {
+  async processEvent(event) {
+    if (event.type === "events.iterate.com/project/heartbeat-triggered") throw new Error(${JSON.stringify(marker)});
+  }
+  async fetch() { return new Response("ok"); }
+}
+`;
+    const after = await root(record.projectId).head();
+    unwrapCoded(await repoStub(env, record.projectId, "/repos/config").commit({ message: "noisy", files: { "worker.ts": noisyWorker } }, caller));
+    await waitLong(record.projectId, { type: PROJECT_WORKER_UPDATED, afterOffset: after });
+    const printed: number[] = [];
+    const watch = (...args: unknown[]) => {
+      if (args.some((arg) => String(arg).includes(marker) || JSON.stringify(arg ?? null).includes(marker))) printed.push(Date.now());
+    };
+    const spies = [vi.spyOn(console, "warn").mockImplementation(watch), vi.spyOn(console, "error").mockImplementation(watch), vi.spyOn(console, "log").mockImplementation(watch)];
+    try {
+      const heartbeats = Array.from({ length: FEED_QUEUE_MAX }, () => ({ type: "events.iterate.com/project/heartbeat-triggered", payload: { scheduleKey: "attack" } }));
+      const appended = await root(record.projectId).append(...heartbeats);
+      const last = appended.at(-1)?.offset ?? 0;
+      const delivered = await waitLong(record.projectId, { type: "events.iterate.com/project/worker-event-delivered", afterOffset: last, payload: { offset: last } });
+      expect(delivered.payload).toMatchObject({ attempts: PROJECT_FEED_ATTEMPTS_MAX, error: expect.stringContaining(marker) });
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    // In no window of LOG_WINDOW_MS did more than LOG_LINES_PER_WINDOW of these lines print.
+    for (const [index, at] of printed.entries()) {
+      expect(printed.filter((time) => time >= at && time < at + LIMITS.LOG_WINDOW_MS).length, `lines from ${index}`).toBeLessThanOrEqual(LOG_LINES_PER_WINDOW);
+    }
   }, 300_000);
 
   test("the template's files are what the config repo is seeded with", async () => {

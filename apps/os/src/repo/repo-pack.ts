@@ -1,5 +1,6 @@
 import { indexPack, readCommit, readObject, readTree } from "isomorphic-git";
 import { writePack } from "./pack-writer.ts";
+import { checkPackInflation } from "./pack-inflation.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED } from "./repo-events.ts";
@@ -58,8 +59,17 @@ async function collectTree(store: ObjectStore, tree: string, into: Set<string>, 
  * object its `haves` reach (git's contract), so commits it has are skipped and the files of the
  * commits it has are not sent again.
  */
-export async function uploadPack(repo: RepoStore, wants: string[], haves: string[]): Promise<{ pack: Uint8Array; common: string[] }> {
+export async function uploadPack(repo: RepoStore, wantList: string[], haveList: string[]): Promise<{ pack: Uint8Array; common: string[] }> {
   const store = repo.objects;
+  // Each want and have is an object read: a 1 MiB negotiation repeating one id 19,000 times held
+  // the repository's thread 18 s. Repeats are read once; wants are ref tips, so a client names at
+  // most as many as there are branches; haves only save sending what the client has, so those
+  // past GIT_FETCH_HAVES_MAX are not looked up (the pack may hold objects the client has).
+  const wants = [...new Set(wantList)];
+  if (wants.length > LIMITS.GIT_FETCH_WANTS_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `a fetch wants at most ${LIMITS.GIT_FETCH_WANTS_MAX} objects`, { details: limitDetails("GIT_FETCH_WANTS_MAX") });
+  }
+  const haves = [...new Set(haveList)].slice(0, LIMITS.GIT_FETCH_HAVES_MAX);
   for (const want of wants) {
     if (!(await exists(store, want))) throw new ItxError("NOT_FOUND", `not our ref ${want}`);
   }
@@ -90,11 +100,12 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
   try {
     const incoming = new Set<string>();
     if (pack && pack.byteLength > 0) {
+      checkPackInflation(pack);
       const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
       store.fs.stage(`${store.gitdir}/${name}`, pack);
-      const { oids } = await indexPack({ ...store, dir: store.gitdir, filepath: name });
-      for (const oid of oids) incoming.add(oid);
-      await checkObjects(store, oids);
+      const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name }));
+      for (const oid of oids.oids) incoming.add(oid);
+      await unpacked(() => checkObjects(store, oids.oids));
     }
     const results: Array<{ ref: string; error?: string }> = [];
     const updates: RefUpdate[] = [];
@@ -118,6 +129,23 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
     return commands.map(({ ref }) => ({ ref, error: `[${code}] ${errorMessage(error)}` }));
   } finally {
     store.fs.discard();
+  }
+}
+
+/**
+ * Reading a pushed pack: its bytes are the client's, so a pack isomorphic-git cannot read (a bad
+ * header, a truncated or corrupt object) is the push's fault, INVALID_ARGUMENT, not a bug thrown
+ * across the Durable Object boundary (which logs it with its stack, once per push).
+ */
+async function unpacked<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (errorCode(error) !== undefined) throw error;
+    // isomorphic-git's errors keep their own short message in data.message.
+    const reason = (error as { data?: { message?: unknown } }).data?.message;
+    const text = typeof reason === "string" ? reason : errorMessage(error);
+    throw new ItxError("INVALID_ARGUMENT", `the pushed pack could not be read: ${text.slice(0, 200)}`, { cause: error });
   }
 }
 

@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import { newHttpBatchRpcSession } from "capnweb";
 import { describe, expect, test } from "vitest";
 import type { UnauthenticatedRoot } from "iterate/types";
+import { LIMITS } from "../limits.ts";
 import { LIVE_REQUESTS } from "./live-requests.ts";
 
 // The /streams route as a caller meets it: the Worker's own fetch handler, real Durable Objects.
@@ -19,6 +20,13 @@ async function projectWithToken(prefix: string): Promise<{ slug: string; token: 
 function adminBatch() {
   const root = newHttpBatchRpcSession<UnauthenticatedRoot>(new Request(`${ORIGIN}/api`, { fetcher: exports.default } as RequestInit));
   return root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" });
+}
+
+/** Creates the project's /live stream and starts a long-poll on it. */
+async function longPoll({ slug, token }: { slug: string; token: string }): Promise<Response> {
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  expect((await exports.default.fetch(`${ORIGIN}/streams/${slug}/live`, { method: "PUT", headers })).status).toBe(201);
+  return exports.default.fetch(`${ORIGIN}/streams/${slug}/live?offset=-1&live=long-poll`, { headers });
 }
 
 describe("/streams answers callers who are not allowed, or send nonsense, like a missing stream", () => {
@@ -58,5 +66,30 @@ describe("/streams answers callers who are not allowed, or send nonsense, like a
     expect(missing.status).toBe(404);
     await missing.body?.cancel();
     expect(LIVE_REQUESTS.open).toBe(before);
+  });
+
+  test("STREAMS_HTTP_LIVE_REQUESTS_PER_CALLER_MAX: a caller holding its share of live reads gets 503 for one more; another project's caller is unaffected", async () => {
+    const mallory = await projectWithToken("route-greedy");
+    const alice = await projectWithToken("route-bystander");
+    // Mallory's principal already holds its share (as if its long-polls were spread over many streams).
+    const held = LIMITS.STREAMS_HTTP_LIVE_REQUESTS_PER_CALLER_MAX;
+    for (let i = 0; i < held; i++) expect(LIVE_REQUESTS.enter("route-greedy-caller")).toBe(true);
+    try {
+      const refused = await longPoll(mallory);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect(await refused.text()).toContain("STREAMS_HTTP_LIVE_REQUESTS_PER_CALLER_MAX");
+      const before = LIVE_REQUESTS.open;
+      const waiting = longPoll(alice);
+      await expect.poll(() => LIVE_REQUESTS.open, { timeout: 5_000 }).toBe(before + 1);
+      const headers = { authorization: `Bearer ${alice.token}`, "content-type": "application/json" };
+      expect((await exports.default.fetch(`${ORIGIN}/streams/${alice.slug}/live`, { method: "POST", headers, body: "[1]" })).status).toBe(204);
+      const answered = await waiting;
+      expect(answered.status).toBe(200);
+      await answered.body?.cancel();
+    } finally {
+      for (let i = 0; i < held; i++) LIVE_REQUESTS.leave("route-greedy-caller");
+    }
+    expect(LIVE_REQUESTS.open).toBe(0);
   });
 });

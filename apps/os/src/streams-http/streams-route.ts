@@ -98,17 +98,18 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
     }
     case "GET": {
       const query = readQuery(url);
-      if (query.live !== undefined && !LIVE_REQUESTS.enter()) {
-        const busy = text(503, `this isolate holds ${LIMITS.STREAMS_HTTP_LIVE_REQUESTS_MAX} live reads already (STREAMS_HTTP_LIVE_REQUESTS_MAX)`);
+      if (query.live !== undefined && !LIVE_REQUESTS.enter(principal.id)) {
+        const limit = LIVE_REQUESTS.refusal ?? "STREAMS_HTTP_LIVE_REQUESTS_MAX";
+        const busy = text(503, `${limit === "STREAMS_HTTP_LIVE_REQUESTS_MAX" ? "this isolate" : "this caller"} holds ${LIMITS[limit]} live reads already (${limit})`);
         busy.headers.set("retry-after", "1");
         return busy;
       }
-      if (query.live === "sse") return serveSse(ctx, request, query, (operation) => stream(operation), liveWaitMs(env), () => LIVE_REQUESTS.leave());
+      if (query.live === "sse") return serveSse(ctx, request, query, (operation) => stream(operation), liveWaitMs(env), () => LIVE_REQUESTS.leave(principal.id));
       let answer: ProtocolAnswer;
       try {
         answer = await stream({ op: "read", from: query.from, offsetParam: query.offsetParam, waitMs: liveWaitMs(env), ...(query.live ? { live: query.live } : {}) });
       } finally {
-        if (query.live !== undefined) LIVE_REQUESTS.leave();
+        if (query.live !== undefined) LIVE_REQUESTS.leave(principal.id);
       }
       if (query.live === "long-poll" && answer.status < 300) answer.headers[H.cursor] = responseCursor(query.cursor);
       const etag = answer.headers.etag;

@@ -1,0 +1,92 @@
+import { Inflate } from "pako";
+import { ItxError } from "iterate/errors";
+import { LIMITS, limitDetails } from "../limits.ts";
+
+/**
+ * Walks a pushed pack before isomorphic-git indexes it, and refuses one that would inflate past
+ * GIT_PUSH_INFLATED_MAX_BYTES. isomorphic-git inflates every object whole (in JavaScript, on the
+ * Durable Object's thread, which locally is the one thread of the whole OS) before it compares
+ * the size the object declared: 256 KiB of deflated zeros held the thread for 3.5 s, and a body
+ * of GIT_HTTP_BODY_MAX_BYTES could stand for 64 GiB. Here each object stops inflating as soon as
+ * it passes the size it declared, and the pack stops as soon as the sum passes the limit; a delta
+ * counts its data and the object it rebuilds (which indexing materializes). An object larger than
+ * REPO_FILE_MAX_BYTES is refused from its header, before any of it is inflated. Only counts are kept.
+ */
+export function checkPackInflation(pack: Uint8Array): void {
+  const view = new DataView(pack.buffer, pack.byteOffset, pack.byteLength);
+  if (pack.byteLength < 12 || view.getUint32(0) !== 0x5041434b || view.getUint32(4) !== 2) return; // not a pack: isomorphic-git says why
+  const objects = view.getUint32(8);
+  let at = 12;
+  let total = 0;
+  const count = (bytes: number) => {
+    total += bytes;
+    if (total > LIMITS.GIT_PUSH_INFLATED_MAX_BYTES) {
+      throw new ItxError("INVALID_ARGUMENT", `a pushed pack inflates to more than ${LIMITS.GIT_PUSH_INFLATED_MAX_BYTES} bytes; push in parts`, {
+        details: limitDetails("GIT_PUSH_INFLATED_MAX_BYTES"),
+      });
+    }
+  };
+  for (let index = 0; index < objects && at < pack.byteLength; index += 1) {
+    // The header: type in bits 6-4 of the first byte, the size as a little-endian varint.
+    let byte = pack[at++] ?? 0;
+    const type = (byte >> 4) & 7;
+    let size = byte & 15;
+    for (let scale = 16; byte & 0x80; scale *= 128) {
+      byte = pack[at++] ?? 0;
+      size += (byte & 0x7f) * scale;
+    }
+    if (type === 6) at = pastVarint(pack, at); // the base's offset
+    if (type === 7) at += 20; // the base's id
+    if (type !== 6 && type !== 7) checkObjectSize(size);
+    count(size);
+    const head: number[] = [];
+    let inflated = 0;
+    const inflator = new Inflate({ chunkSize: 65_536 });
+    inflator.onData = (chunk) => {
+      inflated += chunk.byteLength;
+      if (inflated > size) throw malformed("an object inflates past the size it declares");
+      for (let i = 0; head.length < 20 && i < chunk.byteLength; i += 1) head.push(chunk[i] ?? 0);
+    };
+    inflator.onEnd = () => {};
+    inflator.push(pack.subarray(at), false);
+    if (inflator.err || !inflator.ended) return; // corrupt or cut short: isomorphic-git says why
+    at = pack.byteLength - inflator.strm.avail_in;
+    // A delta starts with two varints, the base's size and the size of the object it rebuilds.
+    if (type === 6 || type === 7) {
+      const rebuilt = deltaResultSize(head);
+      checkObjectSize(rebuilt);
+      count(rebuilt);
+    }
+  }
+}
+
+/** The index just past the varint that starts at `at`. */
+function pastVarint(bytes: ArrayLike<number>, at: number): number {
+  let next = at;
+  for (let byte = 0x80; byte & 0x80; next += 1) byte = bytes[next] ?? 0;
+  return next;
+}
+
+function deltaResultSize(head: number[]): number {
+  let at = pastVarint(head, 0);
+  let size = 0;
+  for (let scale = 1; ; scale *= 128) {
+    const byte = head[at++] ?? 0;
+    size += (byte & 0x7f) * scale;
+    if (!(byte & 0x80)) return size;
+  }
+}
+
+// No object of a repository is larger than a file may be (checkFileSize refuses such a blob after
+// indexing; trees and commits are far smaller): refused before it is inflated at all.
+function checkObjectSize(size: number): void {
+  if (size > LIMITS.REPO_FILE_MAX_BYTES) {
+    throw new ItxError("INVALID_ARGUMENT", `a pushed object has ${size} bytes, more than ${LIMITS.REPO_FILE_MAX_BYTES}; nothing was written`, {
+      details: limitDetails("REPO_FILE_MAX_BYTES"),
+    });
+  }
+}
+
+function malformed(why: string): ItxError {
+  return new ItxError("INVALID_ARGUMENT", `the pushed pack could not be read: ${why}`);
+}

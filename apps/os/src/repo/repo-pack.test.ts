@@ -1,0 +1,168 @@
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, test } from "vitest";
+import { expectCode } from "iterate/stream/test-support";
+import { unwrapCoded, type Coded } from "../api/coded-result.ts";
+import { LIMITS } from "../limits.ts";
+import { checkPackInflation } from "./pack-inflation.ts";
+
+// Pushed packs are untrusted bytes: whatever they hold, a push is answered with each ref's status
+// (git's `ng <ref> <reason>`), never an exception the Durable Object would log with its stack.
+
+let counter = 0;
+const actor = { principal: "tester", origin: "/" };
+const PUSH = [{ from: null, to: "1".repeat(40), ref: "refs/heads/main" }];
+
+async function open<T>(answer: Promise<Coded<T>>): Promise<T> {
+  return unwrapCoded(await answer);
+}
+
+async function freshRepo() {
+  counter += 1;
+  const stub = env.REPO.getByName(`prj_pack${Date.now()}${counter}:/repos/pack`);
+  await open(stub.create(actor));
+  return stub;
+}
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+describe("hostile packs", () => {
+  test("a pack that is not one (bad magic, bad version, truncated) is refused coded for every ref, and nothing is kept", async () => {
+    const stub = await freshRepo();
+    for (const pack of [bytes("garbage"), new Uint8Array(100), bytes("PACK\0\0\0\x09\0\0\0\x01")]) {
+      const statuses = await open(stub.receivePack({ commands: PUSH, pack }, actor));
+      expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringMatching(/^\[INVALID_ARGUMENT\] the pushed pack could not be read: /) }]);
+    }
+    // A pack cut short after its header is read as far as it goes: the ref's commit is missing.
+    const truncated = await open(stub.receivePack({ commands: PUSH, pack: bytes("PACK\0\0\0\x02\0\0\0\x01\x35") }, actor));
+    expect(truncated).toEqual([{ ref: "refs/heads/main", error: "missing necessary objects" }]);
+    expect(await open(stub.branches())).toEqual([]);
+    expect((await open(stub.describe())).sizeBytes).toBe(0);
+  });
+});
+
+/** zlib-deflated zeros, `size` of them, deflated in 1 MiB pieces. */
+async function deflatedZeros(size: number): Promise<Uint8Array> {
+  const stream = new CompressionStream("deflate");
+  const writer = stream.writable.getWriter();
+  const done = new Response(stream.readable).arrayBuffer();
+  const piece = new Uint8Array(1 << 20);
+  for (let left = size; left > 0; left -= piece.byteLength) await writer.write(piece.subarray(0, Math.min(left, piece.byteLength)));
+  await writer.close();
+  return new Uint8Array(await done);
+}
+
+async function deflated(data: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(new Blob([data]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
+}
+
+/** A pack object's header: its type and the size it declares. */
+function objectHeader(type: number, size: number): number[] {
+  const out: number[] = [];
+  let byte = (type << 4) | (size & 15);
+  for (let rest = Math.floor(size / 16); rest > 0; rest = Math.floor(rest / 128)) {
+    out.push(byte | 0x80);
+    byte = rest & 0x7f;
+  }
+  out.push(byte);
+  return out;
+}
+
+function varint(value: number): number[] {
+  const out: number[] = [];
+  let rest = value;
+  for (; rest >= 0x80; rest = Math.floor(rest / 128)) out.push((rest & 0x7f) | 0x80);
+  out.push(rest);
+  return out;
+}
+
+/** A version 2 pack of the given objects (header bytes and deflated data each), with its SHA-1 trailer. */
+async function packOf(objects: Array<{ header: number[]; data: Uint8Array }>): Promise<Uint8Array> {
+  const parts = [new Uint8Array([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, objects.length]), ...objects.flatMap(({ header, data }) => [new Uint8Array(header), data])];
+  const body = new Uint8Array(await new Blob(parts).arrayBuffer());
+  const sha = new Uint8Array(await crypto.subtle.digest("SHA-1", body));
+  return new Uint8Array(await new Blob([body, sha]).arrayBuffer());
+}
+
+const BLOB = 3;
+const OFS_DELTA = 6;
+const saved = { ...LIMITS };
+afterEach(() => Object.assign(LIMITS, saved));
+
+const limited = (error: unknown) => expect((error as { details?: { limit?: string } }).details?.limit).toBe("GIT_PUSH_INFLATED_MAX_BYTES");
+// Some limits are too large to cross quickly: a test lowers one (the Durable Objects run in this isolate).
+function lower(name: keyof typeof LIMITS, value: number): void {
+  (LIMITS as Record<string, number>)[name] = value;
+}
+
+describe("GIT_PUSH_INFLATED_MAX_BYTES", () => {
+  test("a small pack of deflated zeros standing for more than the limit is refused before it is inflated, and nothing is kept", async () => {
+    lower("REPO_FILE_MAX_BYTES", LIMITS.GIT_PUSH_INFLATED_MAX_BYTES + 1);
+    const size = LIMITS.GIT_PUSH_INFLATED_MAX_BYTES + 1;
+    const bomb = await packOf([{ header: objectHeader(BLOB, size), data: await deflatedZeros(size) }]);
+    expect(bomb.byteLength).toBeLessThan(LIMITS.GIT_PUSH_INFLATED_MAX_BYTES / 500);
+    const started = performance.now();
+    limited(await expectCode(async () => checkPackInflation(bomb), "INVALID_ARGUMENT"));
+    expect(performance.now() - started).toBeLessThan(1_000);
+    const stub = await freshRepo();
+    const statuses = await open(stub.receivePack({ commands: PUSH, pack: bomb }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining("inflates to more than") }]);
+    expect((await open(stub.describe())).sizeBytes).toBe(0);
+  }, 120_000);
+
+  test("an object that declares a small size and inflates to a large one stops at the size it declared", async () => {
+    const liar = await packOf([{ header: objectHeader(BLOB, 10), data: await deflatedZeros(64 << 20) }]);
+    const started = performance.now();
+    const error = await expectCode(async () => checkPackInflation(liar), "INVALID_ARGUMENT");
+    expect((error as Error).message).toContain("inflates past the size it declares");
+    expect(performance.now() - started).toBeLessThan(1_000);
+  }, 60_000);
+
+  test("REPO_FILE_MAX_BYTES: one object, whole or rebuilt by a delta, larger than a file may be is refused from its header", async () => {
+    const size = LIMITS.REPO_FILE_MAX_BYTES + 1;
+    const big = await packOf([{ header: objectHeader(BLOB, size), data: await deflatedZeros(size) }]);
+    const started = performance.now();
+    const error = await expectCode(async () => checkPackInflation(big), "INVALID_ARGUMENT");
+    expect((error as { details?: { limit?: string } }).details?.limit).toBe("REPO_FILE_MAX_BYTES");
+    expect(performance.now() - started).toBeLessThan(100);
+    const instructions = new Uint8Array([...varint(16), ...varint(size), 0x91, 0, 0xff]);
+    const small = { header: objectHeader(BLOB, 16), data: await deflated(new Uint8Array(16)) };
+    const delta = { header: [...objectHeader(OFS_DELTA, instructions.byteLength), 0x10], data: await deflated(instructions) };
+    const rebuilt = await expectCode(async () => checkPackInflation(await packOf([small, delta])), "INVALID_ARGUMENT");
+    expect((rebuilt as { details?: { limit?: string } }).details?.limit).toBe("REPO_FILE_MAX_BYTES");
+  }, 60_000);
+
+  test("objects count together, and a delta counts the object it rebuilds; at the limit a pack passes", async () => {
+    lower("GIT_PUSH_INFLATED_MAX_BYTES", 3 << 20);
+    const mib = { header: objectHeader(BLOB, 1 << 20), data: await deflatedZeros(1 << 20) };
+    checkPackInflation(await packOf([mib, mib, mib]));
+    limited(await expectCode(async () => checkPackInflation(await packOf([mib, mib, mib, mib])), "INVALID_ARGUMENT"));
+    // A delta on the first object: 6 bytes of instructions that say they rebuild 3 MiB.
+    const instructions = new Uint8Array([...varint(1 << 20), ...varint(3 << 20), 0x91, 0, 0xff]);
+    const delta = { header: [...objectHeader(OFS_DELTA, instructions.byteLength), 0x10], data: await deflated(instructions) };
+    limited(await expectCode(async () => checkPackInflation(await packOf([mib, delta])), "INVALID_ARGUMENT"));
+  }, 60_000);
+});
+
+/** An object id no repository holds. */
+const unknown = (i: number) => i.toString(16).padStart(40, "0");
+
+describe("a fetch's negotiation", () => {
+  test("GIT_FETCH_WANTS_MAX and GIT_FETCH_HAVES_MAX: repeats are read once, distinct wants past the limit are refused, haves past it are not looked up", async () => {
+    const stub = await freshRepo();
+    const first = await open(stub.commit({ message: "one", files: { "a.txt": "a" } }, actor));
+    const second = await open(stub.commit({ message: "two", files: { "b.txt": "b" } }, actor));
+    const once = await open(stub.uploadPack({ wants: [second.commit], haves: [first.commit] }));
+    // A negotiation the size GIT_HTTP_NEGOTIATION_MAX_BYTES allows, one id over and over: one read each.
+    const repeated = await open(stub.uploadPack({ wants: Array(19_000).fill(second.commit), haves: Array(19_000).fill(first.commit) }));
+    expect(repeated.common).toEqual([first.commit]);
+    expect(repeated.pack).toEqual(once.pack);
+    const tooMany = await expectCode(stub.uploadPack({ wants: Array.from({ length: LIMITS.GIT_FETCH_WANTS_MAX + 1 }, (_, i) => unknown(i)), haves: [] }).then(unwrapCoded), "INVALID_ARGUMENT");
+    expect((tooMany as { details?: { limit?: string } }).details?.limit).toBe("GIT_FETCH_WANTS_MAX");
+    // The one have the repository knows, last of GIT_FETCH_HAVES_MAX: found. One place later: not looked up.
+    const unknowns = Array.from({ length: LIMITS.GIT_FETCH_HAVES_MAX - 1 }, (_, i) => unknown(i + 1));
+    expect((await open(stub.uploadPack({ wants: [second.commit], haves: [...unknowns, first.commit] }))).common).toEqual([first.commit]);
+    const past = await open(stub.uploadPack({ wants: [second.commit], haves: [...unknowns, unknown(0), first.commit] }));
+    expect(past.common).toEqual([]);
+    expect(past.pack.byteLength).toBeGreaterThan(once.pack.byteLength);
+  }, 120_000);
+});
