@@ -201,7 +201,7 @@ describe("every project is an MCP server at /mcp/<project>", () => {
       expect(enqueue.isError).toBe(true);
       expect(enqueue.structuredContent).toMatchObject({ code: "PERMISSION_DENIED" });
       // Open types a platform contract folds (the worker's heartbeat) and platform types alike.
-      for (const type of ["events.iterate.com/project/heartbeat-triggered", "events.iterate.com/itx/capability-provided", "events.iterate.com/itx/later"]) {
+      for (const type of ["events.iterate.com/project/heartbeat-triggered", "events.iterate.com/itx/capability-provided", "events.iterate.com/itx/later-added"]) {
         const result = await client.callTool({ name: "append", arguments: { events: [{ type: "note/added" }, { type, payload: { scheduleKey: "x" } }] } });
         expect(result.isError, type).toBe(true);
         expect(result.structuredContent, type).toMatchObject({ code: "PERMISSION_DENIED" });
