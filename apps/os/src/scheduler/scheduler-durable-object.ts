@@ -10,6 +10,7 @@ import { coordinateOfObject } from "../stream/coordinate.ts";
 import { dueOccurrence, nextDueAt, type DueOccurrence } from "./schedule-clock.ts";
 import { parseScheduleDefinition, parseScheduleKey, type ScheduleView } from "./schedule-input.ts";
 import { runOccurrence } from "./schedule-run.ts";
+import { HeldRunner } from "../worker-loader/runner-client.ts";
 import {
   SCHEDULE_CANCELLED,
   SCHEDULE_FAILED,
@@ -49,6 +50,8 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
   readonly #path: string;
   /** Occurrences running in this incarnation, by schedule key. */
   readonly #running = new Map<string, Promise<void>>();
+  /** The occurrences' open session into the runner (local OS only): a Durable Object outlives its requests. */
+  readonly #runner = new HeldRunner();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -134,7 +137,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
     const storageKey = `${IN_FLIGHT_PREFIX}${schedule.key}`;
     await this.ctx.storage.put(storageKey, inFlight);
     const started = Date.now();
-    const outcome = await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule);
+    const outcome = await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule, this.#runner);
     const durationMs = Date.now() - started;
     await this.#settle(inFlight, outcome.status === "succeeded" ? { type: SCHEDULE_FIRED, durationMs } : { type: SCHEDULE_FAILED, error: outcome.error }, schedule);
     await this.ctx.storage.delete(storageKey);

@@ -108,18 +108,16 @@ export async function callRunner(
  * may have killed the runner.
  */
 export class HeldRunner {
-  #open: { stub: OpenSession; alive: boolean } | undefined;
+  #open: OpenEntry | undefined;
   #closed = false;
 
   /** The open session (opened now if none is: pipelined with the first call on it), or none once closed. */
   session(runner: RunnerBinding): RunnerRoad | undefined {
     if (this.#closed) return undefined;
     if (this.#open?.alive) return this.#open.stub;
-    const entry: { stub: OpenSession; alive: boolean } = { stub: undefined as unknown as OpenSession, alive: true };
-    const watch = new SessionWatch(() => {
-      entry.alive = false;
-      if (this.#open === entry) this.#open = undefined;
-    });
+    const entry: OpenEntry = { stub: undefined as unknown as OpenSession, alive: true, released: false };
+    // The session ended (its runner is gone, or it was released): never used again, and let go.
+    const watch = new SessionWatch(() => this.#forget(entry));
     entry.stub = runner.session(watch) as unknown as OpenSession;
     this.#open = entry;
     return entry.stub;
@@ -128,18 +126,29 @@ export class HeldRunner {
   /** Forgets `session` (it failed, or its runner drains): the next call opens another. */
   drop(session: RunnerRoad): void {
     const open = this.#open;
-    if (open?.stub !== session) return;
-    this.#open = undefined;
-    release(open.stub);
+    if (open?.stub === session) this.#forget(open);
   }
 
   /** Ends the held session for good: its owner ended. Later calls go on the binding. */
   close(): void {
     this.#closed = true;
     const open = this.#open;
-    this.#open = undefined;
-    if (open) release(open.stub);
+    if (open) this.#forget(open);
   }
+
+  #forget(entry: OpenEntry): void {
+    entry.alive = false;
+    if (this.#open === entry) this.#open = undefined;
+    if (entry.released) return;
+    entry.released = true;
+    release(entry.stub);
+  }
+}
+
+interface OpenEntry {
+  stub: OpenSession;
+  alive: boolean;
+  released: boolean;
 }
 
 // The runner holds this for a session's life; its disposal (the session ended, or the runner's
