@@ -257,6 +257,11 @@ const PLATFORM_LIMITS = {
   /** Distinct objects one fetch may want (each is read): clients want ref tips, at most one per branch. */
   GIT_FETCH_WANTS_MAX: 1000,
   /**
+   * Distinct `ref-prefix` arguments of one `ls-refs` (each ref is checked against each, on the
+   * Worker's thread): git sends a few (HEAD, refs/heads/, refs/tags/, one per refspec).
+   */
+  GIT_LS_REFS_PREFIXES_MAX: 256,
+  /**
    * Distinct haves of one fetch that are looked up (each is an object read on the repository's
    * thread); the rest are ignored, which only makes the pack larger. git gives up after 256 haves
    * the server does not know.

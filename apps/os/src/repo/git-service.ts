@@ -43,7 +43,12 @@ export async function uploadPackV2(repo: RepoStub, body: Uint8Array): Promise<Ui
 
 async function lsRefs(repo: RepoStub, args: string[]): Promise<Uint8Array> {
   const { defaultBranch, refs } = unwrapCoded(await relay(repo.advertise()));
-  const prefixes = args.filter((arg) => arg.startsWith("ref-prefix ")).map((arg) => arg.slice("ref-prefix ".length));
+  const prefixes = [...new Set(args.filter((arg) => arg.startsWith("ref-prefix ")).map((arg) => arg.slice("ref-prefix ".length)))];
+  if (prefixes.length > LIMITS.GIT_LS_REFS_PREFIXES_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `ls-refs takes at most ${LIMITS.GIT_LS_REFS_PREFIXES_MAX} distinct ref prefixes, got ${prefixes.length}`, {
+      details: limitDetails("GIT_LS_REFS_PREFIXES_MAX"),
+    });
+  }
   const wanted = (name: string) => prefixes.length === 0 || prefixes.some((prefix) => name.startsWith(prefix));
   const symrefs = args.includes("symrefs");
   const lines: string[] = [];
