@@ -63,3 +63,13 @@ export async function ensureRootChild(env: Env, input: { projectId: string; path
     details: { reason: "not-root-born" },
   });
 }
+
+/**
+ * Whether code acting as `origin` acts as the context at `path` or one of its ancestors (read
+ * from the context's birth certificate): authority flows down the tree, never to a sibling.
+ */
+export async function actsAsSelfOrAncestor(env: Env, where: { projectId: string; path: string }, origin: string): Promise<boolean> {
+  if (origin === where.path || origin === "/") return true;
+  const { ancestors } = await hostStub(env, where.projectId, where.path).birth();
+  return ancestors.includes(origin);
+}

@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { stampOf, type Caller } from "../capability-host/capability-host-api.ts";
-import { hostStub } from "../capability-host/host-stub.ts";
+import { actsAsSelfOrAncestor } from "../itx/context-lifecycle.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import { streamStub, type StreamBackend } from "../stream/stream-rpc-target.ts";
@@ -109,9 +109,7 @@ export class ProcessorRpcTarget extends RpcTarget {
   // acting as the context or one of its ancestors may; a sibling (another agent's script) may not.
   async #refuseStrangers(where: { projectId: string; path: string }, what: string): Promise<void> {
     const origin = this.#scope.caller.origin;
-    if (origin === where.path || origin === "/") return;
-    const { ancestors } = await hostStub(this.#scope.env, where.projectId, where.path).birth();
-    if (ancestors.includes(origin)) return;
+    if (await actsAsSelfOrAncestor(this.#scope.env, where, origin)) return;
     throw new ItxError("PERMISSION_DENIED", `code acting as ${origin} cannot ${what} ${where.path}: only the context itself and its ancestors can`, {
       details: { reason: "not-an-ancestor" },
     });

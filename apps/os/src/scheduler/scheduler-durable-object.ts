@@ -3,13 +3,13 @@ import { ItxError, errorCode } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { stampOf } from "../capability-host/capability-host-api.ts";
-import { hostStub } from "../capability-host/host-stub.ts";
 import { asCoded, type Coded } from "../api/coded-result.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import { dueOccurrence, nextDueAt, type DueOccurrence } from "./schedule-clock.ts";
 import { parseScheduleDefinition, parseScheduleKey, type ScheduleView } from "./schedule-input.ts";
 import { runOccurrence } from "./schedule-run.ts";
+import { actsAsSelfOrAncestor } from "../itx/context-lifecycle.ts";
 import { HeldRunner } from "../worker-loader/runner-client.ts";
 import {
   SCHEDULE_CANCELLED,
@@ -169,9 +169,8 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
   // Changing or cancelling a schedule someone else set takes the setter's own origin, or code
   // acting as this context or one of its ancestors (as with capability rows); a sibling may not.
   async #refuseStrangers(schedule: Schedule, caller: Caller, what: string): Promise<void> {
-    if (caller.origin === schedule.setBy.origin || caller.origin === this.#path || caller.origin === "/") return;
-    const { ancestors } = await hostStub(this.env, this.#projectId, this.#path).birth();
-    if (ancestors.includes(caller.origin)) return;
+    if (caller.origin === schedule.setBy.origin) return;
+    if (await actsAsSelfOrAncestor(this.env, { projectId: this.#projectId, path: this.#path }, caller.origin)) return;
     throw new ItxError("PERMISSION_DENIED", `code acting as ${caller.origin} cannot ${what} schedule ${schedule.key} of ${this.#path}: it was set by ${schedule.setBy.origin ?? "the platform"}`, {
       details: { reason: "not-an-ancestor" },
     });
