@@ -38,6 +38,8 @@ export interface RestartableOs {
   start(): Promise<void>;
   /** Kills the OS's runner process (SIGKILL) and resolves once its watchdog has started the next one; the OS keeps running. */
   crashRunner(): Promise<void>;
+  /** Has the OS's runner drained and replaced, as one past RUNNER_RSS_RECYCLE_MB is; resolves once the next one is up. */
+  recycleRunner(): Promise<void>;
   /** `kill()`, then `start()` at once. */
   killAndRestart(): Promise<void>;
   /** Stops the OS for good and removes its state folder (the `restartable` fixture does it after the test). */
@@ -87,6 +89,10 @@ export async function startRestartableOs(): Promise<RestartableOs> {
     async crashRunner() {
       const runner = running().runner ?? failWith("this OS runs untrusted code in its own Loader: it has no runner");
       await runner.crash();
+    },
+    async recycleRunner() {
+      const runner = running().runner ?? failWith("this OS runs untrusted code in its own Loader: it has no runner");
+      await runner.recycle();
     },
     async killAndRestart() {
       await kill();

@@ -288,4 +288,33 @@ describe("a runner that died between calls", () => {
     expect(await enqueue("async () => 'two'")).toMatchObject({ status: "succeeded", result: "two" });
     expect(await root.run("async (itx) => (await itx.whoami()).path")).toBe("/");
   });
+
+  test("a recycled runner tells the sessions held into it as it starts to drain: runs sent back to back across the recycle all succeed", { timeout: 180_000 }, async ({ restartable }) => {
+    const admin = restartable.session();
+    const { projectId } = await admin.projects.create({ slug: "recycled-runner" }).whoami();
+    const root = restartable.project(projectId);
+    // A new source each time: each run also loads an isolate ahead of its request (preloadScript).
+    let sent = 0;
+    const failures: string[] = [];
+    const state = { recycling: true };
+    const loop = (async () => {
+      while (state.recycling) {
+        const n = sent++;
+        try {
+          expect(await root.run(`async () => ${n} /* across a recycle */`)).toBe(n);
+        } catch (error) {
+          failures.push(String((error as Error).message).slice(0, 200));
+        }
+      }
+    })();
+    for (let round = 0; round < 3; round++) {
+      await expect.poll(() => sent, { timeout: 30_000 }).toBeGreaterThan(10 + round * 20);
+      await restartable.recycleRunner();
+    }
+    const afterRecycles = sent;
+    await expect.poll(() => sent, { timeout: 30_000 }).toBeGreaterThan(afterRecycles + 10);
+    state.recycling = false;
+    await loop;
+    expect(failures).toEqual([]);
+  });
 });

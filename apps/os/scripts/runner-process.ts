@@ -34,6 +34,7 @@ const runner = new Miniflare(
         workerLoaders: { LOADER: {} },
         bindings: {
           DRAIN_MAX_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS,
+          DRAIN_NOTICE_MS: UNTRUSTED_LIMITS.RUNNER_DRAIN_NOTICE_MS,
           // The watchdog's secret for POST /drain (runner-worker.ts): untrusted code in this
           // runner may reach its port, but cannot know this.
           CONTROL_TOKEN: process.env.RUNNER_CONTROL_TOKEN ?? "",

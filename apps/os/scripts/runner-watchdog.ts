@@ -46,6 +46,11 @@ export interface RunnerWatchdog {
    * sessions into it; resolves once the watchdog has replaced it with a healthy one (tests).
    */
   crash(): Promise<void>;
+  /**
+   * Asks the runner to drain once no call is in flight, as a runner past RUNNER_RSS_RECYCLE_MB is
+   * asked, and resolves once the watchdog has replaced it with a healthy one (tests).
+   */
+  recycle(): Promise<void>;
   /** Stops the runner and the watchdog. */
   stop(): Promise<void>;
 }
@@ -60,6 +65,8 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
   // The secret of the current runner's POST /drain, and whether it was asked already.
   let controlToken = "";
   let drainAsked = false;
+  // Set by recycle(): the next poll asks the runner to drain, as it asks one past RUNNER_RSS_RECYCLE_MB.
+  let recycleAsked = false;
   let restarts = 0;
   let stopped = false;
   let replacing = false;
@@ -130,14 +137,16 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
       if (stopped) return;
       if (stopped || replacing) continue;
       const rssMb = child?.pid === undefined ? 0 : residentMb(child.pid);
-      if (rssMb > rssRecycleMb && rssMb <= rssMaxMb && !drainAsked) {
+      const recycling = recycleAsked ? "it was asked to recycle" : rssMb > rssRecycleMb && rssMb <= rssMaxMb ? `it held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB)` : undefined;
+      if (recycling !== undefined && !drainAsked) {
         // Between calls, not mid-call: it drains once idle, /health then fails and it is replaced below.
+        recycleAsked = false;
         const asked = url;
-        const agreed = await askDrain(asked, controlToken, `it held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB)`);
+        const agreed = await askDrain(asked, controlToken, recycling);
         // A runner replaced meanwhile is a new one, not asked yet.
         if (agreed && url === asked) {
           drainAsked = true;
-          log(`[watchdog] runner held ${rssMb} MB (RUNNER_RSS_RECYCLE_MB): draining it for replacement once no call is in flight`);
+          log(`[watchdog] runner ${recycling.replace(/^it /, "")}: draining it for replacement once no call is in flight`);
         }
       }
       const health = rssMb > rssMaxMb ? { ok: false as const, reason: `held ${rssMb} MB (RUNNER_RSS_MAX_MB)` } : await askHealth(url, UNTRUSTED_LIMITS.RUNNER_HANG_MS);
@@ -156,6 +165,12 @@ export async function startRunnerWatchdog(options: RunnerWatchdogOptions): Promi
       const before = restarts;
       const replaced = () => stopped || (restarts > before && !replacing);
       killGroup(child);
+      while (!replaced()) await sleep(50);
+    },
+    async recycle() {
+      const before = restarts;
+      const replaced = () => stopped || (restarts > before && !replacing);
+      recycleAsked = true;
       while (!replaced()) await sleep(50);
     },
     async stop() {

@@ -12,6 +12,8 @@ import { unwrapCallback, type DirectEgressVerdict, type LentToken, type RunnerAn
 interface RunnerEnv {
   /** UNTRUSTED_LIMITS.RUNNER_DRAIN_MAX_MS, from runner-process.ts. */
   DRAIN_MAX_MS: number;
+  /** UNTRUSTED_LIMITS.RUNNER_DRAIN_NOTICE_MS, from runner-process.ts. */
+  DRAIN_NOTICE_MS: number;
   /** The watchdog's secret for POST /drain, from runner-process.ts; empty: the route is off. */
   CONTROL_TOKEN?: string;
   /** UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES, from runner-process.ts. */
@@ -75,13 +77,29 @@ let drainReason = "a call outlived its deadline, and code it left may still run"
 let recycleReason: string | undefined;
 
 function drainIfIdleAndRecycling(): void {
-  if (recycleReason === undefined || inFlight > 0 || drainingSince !== undefined) return;
-  drainingSince = Date.now();
-  drainReason = recycleReason;
+  if (recycleReason === undefined || inFlight > 0) return;
+  beginDraining(recycleReason);
 }
 
-function drained(drainMaxMs: number): boolean {
-  return drainingSince !== undefined && (inFlight === 0 || Date.now() - drainingSince > drainMaxMs);
+// The sessions open now (RunnerSession), each with how it tells its OS side that this runner
+// drains, and those that have not heard yet since the drain began (see RUNNER_DRAIN_NOTICE_MS).
+const openSessions = new Map<RunnerSession, () => void>();
+const unnoticed = new Set<RunnerSession>();
+
+function beginDraining(reason?: string): void {
+  if (drainingSince !== undefined) return;
+  drainingSince = Date.now();
+  if (reason !== undefined) drainReason = reason;
+  for (const [session, tell] of openSessions) {
+    unnoticed.add(session);
+    tell();
+  }
+}
+
+function drained(env: RunnerEnv): boolean {
+  if (drainingSince === undefined) return false;
+  const since = Date.now() - drainingSince;
+  return (inFlight === 0 && (unnoticed.size === 0 || since > env.DRAIN_NOTICE_MS)) || since > env.DRAIN_MAX_MS;
 }
 
 const REFUSED: RunnerAnswer = { ok: false, refused: true, error: { message: "this runner is draining before its replacement" } };
@@ -117,7 +135,7 @@ async function within(
   );
   try {
     const outcome = await Promise.race([answer, deadline]);
-    if (!outcome.ok && "deadline" in outcome) drainingSince ??= Date.now();
+    if (!outcome.ok && "deadline" in outcome) beginDraining();
     return outcome;
   } finally {
     inFlight--;
@@ -134,6 +152,20 @@ async function runScriptIn(env: RunnerEnv, load: RunnerLoad, itx: unknown, token
   const worker = loadIsolate(env, { ...load, id: isolate.id });
   // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
   return within(isolate, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx), direct);
+}
+
+// A script module's isolate, loaded under the id its run will take (see isolateIdOf): `ready()` is
+// the module's one member that runs nothing of the script. Not a call in flight: no token is lent,
+// so nothing the load could run would have an itx or egress.
+async function preloadScriptIn(env: RunnerEnv, load: RunnerLoad): Promise<RunnerAnswer> {
+  if (drainingSince !== undefined) return REFUSED;
+  try {
+    // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
+    await (loadIsolate(env, { ...load, id: isolateIdOf(load).id }).getEntrypoint() as any).ready();
+    return { ok: true, value: null };
+  } catch (error) {
+    return { ok: false, error: { message: error instanceof Error ? error.message : String(error) } };
+  }
 }
 
 async function invokeIn(env: RunnerEnv, load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
@@ -162,6 +194,10 @@ function state(): "ready" | "draining" {
 export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
   async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
     return runScriptIn(this.env, load, itx, token, timeoutMs, direct);
+  }
+
+  async preloadScript(load: RunnerLoad): Promise<RunnerAnswer> {
+    return preloadScriptIn(this.env, load);
   }
 
   async revokeDirectEgress(floor: number): Promise<RunnerAnswer> {
@@ -195,10 +231,27 @@ export class RunnerSession extends RpcTarget implements RunnerCalls {
     super();
     this.#env = env;
     this.#watch = watch;
+    // The watch is a stub of the request that opened this session: only that request may call it.
+    // The promise is made here, so a drain that begins in any other request resolves it and its
+    // continuation still runs in this one (workerd's cross-request promise resolution).
+    const { promise: told, resolve: tell } = Promise.withResolvers<void>();
+    void told
+      .then(() => watch.draining?.())
+      .catch(() => undefined)
+      .finally(() => unnoticed.delete(this));
+    openSessions.set(this, tell);
+    if (drainingSince !== undefined) {
+      unnoticed.add(this);
+      tell();
+    }
   }
 
   async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
     return runScriptIn(this.#env, load, itx, token, timeoutMs, direct);
+  }
+
+  async preloadScript(load: RunnerLoad): Promise<RunnerAnswer> {
+    return preloadScriptIn(this.#env, load);
   }
 
   async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
@@ -214,6 +267,8 @@ export class RunnerSession extends RpcTarget implements RunnerCalls {
   }
 
   [Symbol.dispose](): void {
+    openSessions.delete(this);
+    unnoticed.delete(this);
     this.#watch[Symbol.dispose]?.();
   }
 }
@@ -303,7 +358,7 @@ export default {
   async fetch(request: Request, env: RunnerEnv): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (pathname === "/health") {
-      if (drained(env.DRAIN_MAX_MS)) return new Response(`drained: ${drainReason}`, { status: 503 });
+      if (drained(env)) return new Response(`drained: ${drainReason}`, { status: 503 });
       return new Response(drainingSince === undefined ? "ok" : "draining");
     }
     // The watchdog asks a runner that grew too large to drain once it is idle, before it is replaced (RUNNER_RSS_RECYCLE_MB).

@@ -10,7 +10,7 @@ import { raceDeadline } from "../limits/deadline.ts";
 export type RunnerBinding = Service<RunnerEntrypoint>;
 
 /** What a call into the runner is sent on: the binding itself, or a session held open on it (HeldRunner). */
-export type RunnerRoad = Pick<RunnerBinding, "runScript" | "invoke" | "revokeDirectEgress">;
+export type RunnerRoad = Pick<RunnerBinding, "runScript" | "preloadScript" | "invoke" | "revokeDirectEgress">;
 
 type OpenSession = RunnerRoad & Disposable;
 
@@ -117,10 +117,19 @@ export class HeldRunner {
     if (this.#open?.alive) return this.#open.stub;
     const entry: OpenEntry = { stub: undefined as unknown as OpenSession, alive: true, released: false };
     // The session ended (its runner is gone, or it was released): never used again, and let go.
-    const watch = new SessionWatch(() => this.#forget(entry));
+    // Its runner drains: nothing more is sent on it; it is let go when the runner is gone.
+    const watch = new SessionWatch(
+      () => this.#forget(entry),
+      () => this.#retire(entry),
+    );
     entry.stub = runner.session(watch) as unknown as OpenSession;
     this.#open = entry;
     return entry.stub;
+  }
+
+  /** The session open now, if one is and its runner is not known to be gone; never opens one. */
+  opened(): RunnerRoad | undefined {
+    return this.#closed || !this.#open?.alive ? undefined : this.#open.stub;
   }
 
   /** Forgets `session` (it failed, or its runner drains): the next call opens another. */
@@ -134,6 +143,14 @@ export class HeldRunner {
     this.#closed = true;
     const open = this.#open;
     if (open) this.#forget(open);
+  }
+
+  // Its runner drains: calls wait for the next runner (a session opened now would reach the
+  // draining one, which may be gone before the call arrives).
+  #retire(entry: OpenEntry): void {
+    entry.alive = false;
+    if (this.#open === entry) this.#open = undefined;
+    runnerReplaced = true;
   }
 
   #forget(entry: OpenEntry): void {
@@ -151,14 +168,21 @@ interface OpenEntry {
   released: boolean;
 }
 
-// The runner holds this for a session's life; its disposal (the session ended, or the runner's
-// process is gone) is the only thing it carries.
+// The runner holds this for a session's life. Its disposal says the session ended (released, or
+// the runner's process is gone); `draining` says the runner takes no more calls and will be
+// replaced: calls in flight on the session finish, and no new one is sent there.
 class SessionWatch extends RpcTarget {
   readonly #ended: () => void;
+  readonly #draining: () => void;
 
-  constructor(ended: () => void) {
+  constructor(ended: () => void, draining: () => void) {
     super();
     this.#ended = ended;
+    this.#draining = draining;
+  }
+
+  draining(): void {
+    this.#draining();
   }
 
   [Symbol.dispose](): void {
@@ -213,6 +237,30 @@ export function runnerRunScript(
   held?: HeldRunner,
 ): Promise<RunnerAnswer> {
   return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs, direct?.valid(direct.verdict)), timeoutMs, "the script", held));
+}
+
+/**
+ * Starts loading a prepared script module's isolate in the runner on `held`'s open session, so
+ * that the load, in the runner's process, overlaps what the caller waits for before the run (its
+ * request becoming durable). Nothing of the script runs in a load. Best effort: a load that fails
+ * fails again in the run, and nothing is sent while a runner is being replaced or before `held`
+ * has a session open (its first run opens it).
+ */
+export function preloadScript(load: RunnerLoad, held: HeldRunner): void {
+  // Only on a session already open: one opened here, toward a runner that may be going away,
+  // would then carry the run itself, which could take the failure of that opening for a death.
+  const session = runnerReplaced ? undefined : held.opened();
+  if (!session) return;
+  void Promise.resolve(session.preloadScript(load)).then(
+    (answer) => {
+      // The runner drains: the run that follows waits for the next one, on a session of its own.
+      if (!answer.ok && "refused" in answer) {
+        held.drop(session);
+        runnerReplaced = true;
+      }
+    },
+    () => undefined,
+  );
 }
 
 /** Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its code. */

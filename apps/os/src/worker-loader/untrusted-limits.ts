@@ -32,6 +32,14 @@ export const UNTRUSTED_LIMITS = {
    * end, or after this long at most, when the calls still in flight are stopped with it.
    */
   RUNNER_DRAIN_MAX_MS: 10_000,
+  /**
+   * A runner that starts to drain tells the OS on every session held into it (so the OS sends
+   * nothing more there), and reports itself drained only once each has heard, or this long after
+   * the drain began. Without it, a runner asked to drain while idle was replaced at once, and the
+   * next call on a held session, sent before the OS saw the process go, was taken for a call the
+   * runner died under (RESOURCE_EXHAUSTED).
+   */
+  RUNNER_DRAIN_NOTICE_MS: 1_000,
   /** How often the watchdog asks the runner for /health. */
   RUNNER_HEALTH_INTERVAL_MS: 250,
   /**
