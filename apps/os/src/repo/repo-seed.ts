@@ -1,7 +1,7 @@
 import { relay } from "../api/relay.ts";
 import { unwrapCoded } from "../api/coded-result.ts";
 import type { Caller } from "../capability-host/capability-host-api.ts";
-import { ensureContext } from "../itx/context-lifecycle.ts";
+import { ensureRootChild } from "../itx/context-lifecycle.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { REPO_DIRECTORY_PATH, REPO_LISTED } from "./repo-events.ts";
 import { repoStub } from "./repo-stub.ts";
@@ -33,7 +33,9 @@ export async function seedRepository(
 ): Promise<Seeded> {
   const { projectId, path, caller } = input;
   const [, seeded] = await Promise.all([
-    ensureContext(env, { projectId, path, name: path.slice(path.lastIndexOf("/") + 1), parent: "/", ancestors: ["/"], caller }),
+    // A context already at `path` born under another parent is refused (not-root-born): its
+    // ancestors would hold authority over the repository's context.
+    ensureRootChild(env, { projectId, path, name: path.slice(path.lastIndexOf("/") + 1), caller }, "repository"),
     relay(repoStub(env, projectId, path).seed({ branch: input.branch, message: input.message, files: input.files }, { principal: caller.principal, origin: caller.origin })),
     listRepository(env, projectId, path, caller),
   ]);
