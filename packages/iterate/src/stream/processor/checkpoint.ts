@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ItxError } from "../../errors/index.ts";
 import type { SkippedEvent, StreamEvent } from "../../types.ts";
 import { utf8ByteLength, utf8FitsIn } from "../events/index.ts";
+import { compileSafeParse } from "./compiled-schema.ts";
 import type { AnyProcessorContract } from "./contract.ts";
 import type { FoldStep } from "./fold.ts";
 import { checkpointKey, type ProcessorStorage } from "./host.ts";
@@ -29,6 +30,7 @@ const checkpointSchema = z.object({
   skipped: z.number().int().nonnegative(),
   recentSkips: z.array(z.object({ offset: z.number(), type: z.string(), issues: z.array(z.string()) })),
 });
+const parseCheckpoint = compileSafeParse(checkpointSchema);
 
 /** What storage holds for a processor: a checkpoint to continue from, nothing at all, or the need to rebuild. */
 export type LoadedCheckpoint =
@@ -49,13 +51,13 @@ export type LoadedCheckpoint =
  */
 export async function loadCheckpoint(storage: ProcessorStorage, contract: AnyProcessorContract): Promise<LoadedCheckpoint> {
   const raw = await storage.get(checkpointKey(contract.slug));
-  const stored = checkpointSchema.safeParse(raw);
+  const stored = parseCheckpoint(raw);
   if (!stored.success) {
     const born = raw !== undefined || (await storage.get(bornKey(contract.slug))) !== undefined;
     return born ? { kind: "rebuild", replayTo: undefined } : { kind: "new" };
   }
   const checkpoint = stored.data as ProcessorCheckpoint;
-  if (checkpoint.version !== contract.version || !contract.stateSchema.safeParse(checkpoint.state).success) {
+  if (checkpoint.version !== contract.version || !compileSafeParse(contract.stateSchema)(checkpoint.state).success) {
     return { kind: "rebuild", replayTo: checkpoint.offset };
   }
   return { kind: "current", checkpoint };

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ItxError, errorMessage } from "../../errors/index.ts";
 import type { StreamEvent } from "../../types.ts";
 import { validateEventType } from "../events/index.ts";
+import { compileSafeParse } from "./compiled-schema.ts";
 
 /** Event type -> zod schema of its payload. */
 export type EventCatalog = Record<string, z.ZodType>;
@@ -138,6 +139,8 @@ export function defineProcessorContract<
   if (!initial.success) fail(`stateSchema.parse({}) must succeed to give the initial state: ${formatIssues(initial.error.issues).join("; ")}`);
 
   const consumed = new Set<string>(consumes);
+  // Each payload schema compiled on first use (see compiled-schema.ts): zod's answers, faster.
+  const parsers = new Map<string, (payload: unknown) => z.ZodSafeParseResult<unknown>>();
   const contract: AnyProcessorContract = {
     slug,
     version,
@@ -152,9 +155,14 @@ export function defineProcessorContract<
     initialState: () => stateSchema.parse({}),
     isConsumed: (type) => consumed.has(type),
     parsePayload: (event) => {
-      const schema = catalog[event.type];
-      if (schema === undefined) return { ok: false, issues: [`"${event.type}" is not in the catalog of ${slug}`] };
-      const result = schema.safeParse(event.payload);
+      let parse = parsers.get(event.type);
+      if (parse === undefined) {
+        const schema = catalog[event.type];
+        if (schema === undefined) return { ok: false, issues: [`"${event.type}" is not in the catalog of ${slug}`] };
+        parse = compileSafeParse(schema);
+        parsers.set(event.type, parse);
+      }
+      const result = parse(event.payload);
       return result.success ? { ok: true, payload: result.data } : { ok: false, issues: formatIssues(result.error.issues) };
     },
   };

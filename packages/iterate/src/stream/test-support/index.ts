@@ -2,7 +2,7 @@
  * `iterate/stream/test-support`: run processors in plain Node without the platform. Reduce tables
  * with `reduceProcessor`, processEvent rows with `processEventOnce` and a `fakeClock`, and whole
  * engines over `memoryStream` and `memoryStorage`, awaited with `settle`. `expectCode` checks that a
- * call failed with a given error code.
+ * call failed with a given error code; `checkAgainstZod` that a schema's compiled parser answers as zod.
  *
  * @example
  * import { reduceProcessor } from "iterate/stream/test-support";
@@ -17,3 +17,4 @@ export { memoryStorage, type MemoryStorage } from "./memory-storage.ts";
 export { fakeClock, type FakeClock } from "./fake-clock.ts";
 export { connectEngine, settle, type EngineConnection } from "./settle.ts";
 export { expectCode } from "./expect-code.ts";
+export { checkAgainstZod, type EquivalenceReport } from "./zod-equivalence.ts";
