@@ -293,7 +293,7 @@ describe("a runner that died between calls", () => {
     const admin = restartable.session();
     const { projectId } = await admin.projects.create({ slug: "recycled-runner" }).whoami();
     const root = restartable.project(projectId);
-    // A new source each time: each run also loads an isolate ahead of its request (preloadScript).
+    // A new source each time, so each run loads an isolate of its own.
     let sent = 0;
     const failures: string[] = [];
     const state = { recycling: true };

@@ -118,12 +118,6 @@ export type RunnerAnswer =
 export interface RunnerCalls {
   /** Runs a prepared script module's `run(itx)`; answers a deadline failure past `timeoutMs`. */
   runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer>;
-  /**
-   * Loads a prepared script module's isolate ahead of its `runScript`, which then finds it loaded
-   * (or loading). Runs none of the script: the module evaluates its expression only in `run`.
-   * Answers once the isolate is loaded; a load that fails fails again in `runScript`.
-   */
-  preloadScript(load: RunnerLoad): Promise<RunnerAnswer>;
   /** Calls a member of an entrypoint of a loaded isolate; answers a deadline failure past `timeoutMs`. */
   invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
   /** Voids every direct-egress verdict older than `floor`, of calls in flight and of calls still on their way. Also while draining. */

@@ -154,20 +154,6 @@ async function runScriptIn(env: RunnerEnv, load: RunnerLoad, itx: unknown, token
   return within(isolate, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx), direct);
 }
 
-// A script module's isolate, loaded under the id its run will take (see isolateIdOf): `ready()` is
-// the module's one member that runs nothing of the script. Not a call in flight: no token is lent,
-// so nothing the load could run would have an itx or egress.
-async function preloadScriptIn(env: RunnerEnv, load: RunnerLoad): Promise<RunnerAnswer> {
-  if (drainingSince !== undefined) return REFUSED;
-  try {
-    // oxlint-disable-next-line typescript/no-explicit-any -- the module is the OS's script module (script-module.ts)
-    await (loadIsolate(env, { ...load, id: isolateIdOf(load).id }).getEntrypoint() as any).ready();
-    return { ok: true, value: null };
-  } catch (error) {
-    return { ok: false, error: { message: error instanceof Error ? error.message : String(error) } };
-  }
-}
-
 async function invokeIn(env: RunnerEnv, load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
   if (drainingSince !== undefined) return REFUSED;
   const facet = call.facet;
@@ -194,10 +180,6 @@ function state(): "ready" | "draining" {
 export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements RunnerApi {
   async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
     return runScriptIn(this.env, load, itx, token, timeoutMs, direct);
-  }
-
-  async preloadScript(load: RunnerLoad): Promise<RunnerAnswer> {
-    return preloadScriptIn(this.env, load);
   }
 
   async revokeDirectEgress(floor: number): Promise<RunnerAnswer> {
@@ -248,10 +230,6 @@ export class RunnerSession extends RpcTarget implements RunnerCalls {
 
   async runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
     return runScriptIn(this.#env, load, itx, token, timeoutMs, direct);
-  }
-
-  async preloadScript(load: RunnerLoad): Promise<RunnerAnswer> {
-    return preloadScriptIn(this.#env, load);
   }
 
   async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {

@@ -10,7 +10,7 @@ import { raceDeadline } from "../limits/deadline.ts";
 export type RunnerBinding = Service<RunnerEntrypoint>;
 
 /** What a call into the runner is sent on: the binding itself, or a session held open on it (HeldRunner). */
-export type RunnerRoad = Pick<RunnerBinding, "runScript" | "preloadScript" | "invoke" | "revokeDirectEgress">;
+export type RunnerRoad = Pick<RunnerBinding, "runScript" | "invoke" | "revokeDirectEgress">;
 
 type OpenSession = RunnerRoad & Disposable;
 
@@ -127,11 +127,6 @@ export class HeldRunner {
     return entry.stub;
   }
 
-  /** The session open now, if one is and its runner is not known to be gone; never opens one. */
-  opened(): RunnerRoad | undefined {
-    return this.#closed || !this.#open?.alive ? undefined : this.#open.stub;
-  }
-
   /** Forgets `session` (it failed, or its runner drains): the next call opens another. */
   drop(session: RunnerRoad): void {
     const open = this.#open;
@@ -237,30 +232,6 @@ export function runnerRunScript(
   held?: HeldRunner,
 ): Promise<RunnerAnswer> {
   return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs, direct?.valid(direct.verdict)), timeoutMs, "the script", held));
-}
-
-/**
- * Starts loading a prepared script module's isolate in the runner on `held`'s open session, so
- * that the load, in the runner's process, overlaps what the caller waits for before the run (its
- * request becoming durable). Nothing of the script runs in a load. Best effort: a load that fails
- * fails again in the run, and nothing is sent while a runner is being replaced or before `held`
- * has a session open (its first run opens it).
- */
-export function preloadScript(load: RunnerLoad, held: HeldRunner): void {
-  // Only on a session already open: one opened here, toward a runner that may be going away,
-  // would then carry the run itself, which could take the failure of that opening for a death.
-  const session = runnerReplaced ? undefined : held.opened();
-  if (!session) return;
-  void Promise.resolve(session.preloadScript(load)).then(
-    (answer) => {
-      // The runner drains: the run that follows waits for the next one, on a session of its own.
-      if (!answer.ok && "refused" in answer) {
-        held.drop(session);
-        runnerReplaced = true;
-      }
-    },
-    () => undefined,
-  );
 }
 
 /** Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its code. */
