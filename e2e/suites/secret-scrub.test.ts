@@ -186,6 +186,21 @@ describe("a run's result never carries material the run used", () => {
     expect(await itx.run(`async () => ({ text: "sk-live- [secret]? no", n: 1 })`)).toEqual({ text: "sk-live- [secret]? no", n: 1 });
   });
 
+  test("a script that keeps material in a global and returns it from a later run that used none: [secret]", async () => {
+    // Isolates are reused across runs of the same source and scope: the second run finds the
+    // first one's global, and uses no secret itself.
+    const child = itx.extend({ name: "stash-script" });
+    const script = `async () => {
+      if (globalThis.kept) return { kept: globalThis.kept };
+      globalThis.kept = ${unreverse("plain")};
+      return "kept";
+    }`;
+    expect(await child.run(script)).toBe("kept");
+    const later = await child.run(script);
+    seenByClient.push(JSON.stringify(later));
+    expect(later).toEqual({ kept: "[secret]" });
+  });
+
   // OPEN (found by the attack pass, not fixed): only runs are watched. A dynamic worker's method
   // that turns a reversed echo back returns the material to its caller unscrubbed. This test pins
   // the leak as it stands; when worker calls get the run's scrub, flip its expectation.
