@@ -318,6 +318,18 @@ describe("what a dynamic worker answers never carries material its context used"
     expect(given).toBe("[secret]");
   });
 
+  test("a source capability's method: [secret]", { timeout: 120_000 }, async () => {
+    const context = itx.extend({ name: "w-capability" });
+    const module = `import { WorkerEntrypoint } from "cloudflare:workers";
+export default class extends WorkerEntrypoint {
+  async grab() { return ${unreverse("plain")}; }
+}`;
+    await context.provideCapability({ name: "grabber", capability: { type: "rpc", worker: { type: "source", source: { mainModule: "grabber.js", modules: { "grabber.js": module } } } } });
+    const grabbed = await (context as unknown as { grabber: { grab(): Promise<string> } }).grabber.grab();
+    seenByClient.push(grabbed);
+    expect(grabbed).toBe("[secret]");
+  });
+
   test("a worker whose context used no secret is answered untouched", { timeout: 120_000 }, async () => {
     const plain = itx.extend({ name: "w-plain" }).workers.get({ source: { files: { "src/index.ts": `import { WorkerEntrypoint } from "cloudflare:workers";
 export default class extends WorkerEntrypoint { echo(value: unknown) { return value; } }` } } }) as unknown as { echo(value: unknown): Promise<unknown> };
