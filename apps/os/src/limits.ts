@@ -181,6 +181,11 @@ const PLATFORM_LIMITS = {
   RECENT_MATERIALS_MAX: 64,
   /** Characters of material (and scope keys) the recent records of one isolate hold; past it the least recently used scope is forgotten. */
   RECENT_MATERIALS_MAX_CHARS: 4_194_304,
+  /**
+   * Bytes of scrub patterns kept for the sets of materials used last (worker-loader/scrubbed-call.ts):
+   * each material has dozens of spellings, several times its length, and 64 of the longest make tens of MB.
+   */
+  SCRUB_PATTERNS_CACHE_MAX_BYTES: 8_388_608,
 
   // ---- Dynamic workers ----
   /** Most files in one dynamic worker's source. */

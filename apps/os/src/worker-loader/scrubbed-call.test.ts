@@ -4,6 +4,7 @@ import { expectCode } from "iterate/stream/test-support";
 import { ensureContext } from "../itx/context-lifecycle.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { noteMaterialsUsed, type MaterialScope } from "../egress/materials-in-use.ts";
+import { scrubbedCall, scrubPatternsCacheSize } from "./scrubbed-call.ts";
 import { LIMITS } from "../limits.ts";
 
 // oxlint-disable typescript/no-explicit-any -- dynamic workers are dynamic by design
@@ -59,6 +60,8 @@ export class Keeper extends DurableObject {
 };
 
 const MATERIAL = "sk-live-scrubbed-call-0123456789";
+// A material of the longest length a secret may have.
+const long = (tag: string, i: number) => `${tag}-${i}-`.padEnd(LIMITS.SECRET_MATERIAL_MAX_LENGTH, "y");
 
 let counter = 0;
 async function contextItx(): Promise<{ itx: ItxRpcTarget; scope: MaterialScope; use: (material: string) => Promise<string> }> {
@@ -166,5 +169,80 @@ describe("a durable worker's facet: what it answers passes the scrub of the cont
     expect(await (await keeper()).grab(use, MATERIAL)).toBe("[secret]");
     expect(await (await keeper()).keep(use, MATERIAL)).toBe("kept");
     expect(await (await keeper()).give()).toBe("[secret]");
+  });
+});
+
+// One call in a fresh scope that used `count` of the longest materials, checked for its scrub.
+async function callUsing(count: number): Promise<void> {
+  const scope = { projectId: `p-${crypto.randomUUID()}`, origin: "/" };
+  const materials = Array.from({ length: count }, (_, i) => long(scope.projectId, i));
+  noteMaterialsUsed(scope, materials);
+  expect(await scrubbedCall(scope, () => `kept ${materials[0]}`)).toBe("kept [secret]");
+}
+
+describe("the scrub's patterns", () => {
+  test(`are kept for the sets of materials used last, at most LIMITS.SCRUB_PATTERNS_CACHE_MAX_BYTES (${LIMITS.SCRUB_PATTERNS_CACHE_MAX_BYTES}); a larger set is built for its call only`, { timeout: 120_000 }, async () => {
+    await callUsing(1);
+    const one = scrubPatternsCacheSize();
+    expect(one.sets).toBeGreaterThan(0);
+    // A set of every material's dozens of spellings, past the bound: used, not kept.
+    await callUsing(LIMITS.RECENT_MATERIALS_MAX);
+    expect(scrubPatternsCacheSize()).toEqual(one);
+    for (let i = 0; i < 12; i++) await callUsing(4);
+    expect(scrubPatternsCacheSize().bytes).toBeLessThanOrEqual(LIMITS.SCRUB_PATTERNS_CACHE_MAX_BYTES);
+    expect(scrubPatternsCacheSize().sets).toBeLessThan(12);
+  });
+});
+
+// A byte stream the test writes chunk by chunk, and when it likes.
+function fedStream(): { stream: ReadableStream<Uint8Array>; feed(text: string): void; end(): void } {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const stream = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+  return { stream, feed: (text) => controller.enqueue(new TextEncoder().encode(text)), end: () => controller.close() };
+}
+
+const scope = () => ({ projectId: `p-${crypto.randomUUID()}`, origin: "/" });
+const read = async (stream: unknown) => new Response(stream as ReadableStream).text();
+
+describe("a stream answered by loaded code is scrubbed as it streams", () => {
+
+  test("material split across chunks at every byte is found", async () => {
+    const at = scope();
+    noteMaterialsUsed(at, [MATERIAL]);
+    const { stream, feed, end } = fedStream();
+    const scrubbed = read(await scrubbedCall(at, () => stream));
+    feed("before ");
+    for (const char of MATERIAL) feed(char);
+    feed(" after");
+    end();
+    expect(await scrubbed).toBe("before [secret] after");
+  });
+
+  test("material first used after the stream was answered is scrubbed from the chunks after it, held-back bytes included", async () => {
+    const at = scope();
+    noteMaterialsUsed(at, ["sk-first-material-in-play"]);
+    const { stream, feed, end } = fedStream();
+    const scrubbed = read(await scrubbedCall(at, () => stream));
+    // The first half arrives while only the other material is in play: held back (it could begin
+    // a spelling of that one), then searched again once the second material comes into play.
+    feed(`x ${MATERIAL.slice(0, 10)}`);
+    await new Promise((done) => setTimeout(done, 10));
+    noteMaterialsUsed(at, [MATERIAL]);
+    feed(MATERIAL.slice(10));
+    feed(" and again " + MATERIAL);
+    end();
+    expect(await scrubbed).toBe("x [secret] and again [secret]");
+  });
+
+  test("a scope that had used no material when the stream was answered: chunks pass untouched until it does", async () => {
+    const at = scope();
+    const { stream, feed, end } = fedStream();
+    const scrubbed = read(await scrubbedCall(at, () => stream));
+    feed("plain [secret] text, ");
+    await new Promise((done) => setTimeout(done, 10));
+    noteMaterialsUsed(at, [MATERIAL]);
+    feed(`then ${MATERIAL}`);
+    end();
+    expect(await scrubbed).toBe("plain [secret] text, then [secret]");
   });
 });

@@ -3,6 +3,7 @@ import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import { callMembers } from "../capability-host/source-capability.ts";
 import { pathProxy } from "../itx/invoke-fallback.ts";
 import { materialKey, materialsInPlay, recentOverflow, watchMaterials, type MaterialScope, type MaterialWatch } from "../egress/materials-in-use.ts";
+import { LIMITS } from "../limits.ts";
 import { ByteScrubber, scrubBytes, scrubHeaders, scrubPatterns, scrubText, type ScrubPattern } from "../egress/secret-scrub.ts";
 
 // The scrub on the way out of loaded code that is called rather than run: a dynamic worker's
@@ -114,11 +115,11 @@ function copyOut(value: unknown, scrub: Scrub): unknown {
   const text = (input: string) => (patterns.length === 0 ? input : scrubText(input, patterns));
   const walk = (item: unknown): unknown => {
     if (typeof item === "string") return text(item);
-    if (typeof item === "function") return wrapStub(item, scope);
+    if (typeof item === "function") return wrapStub(item, live(scope, "a stub"));
     if (typeof item !== "object" || item === null) return item;
     const copied = seen.get(item);
     if (copied !== undefined) return copied;
-    if (isStub(item)) return wrapStub(item, scope);
+    if (isStub(item)) return wrapStub(item, live(scope, "a stub"));
     if (Array.isArray(item)) {
       const out: unknown[] = [];
       seen.set(item, out);
@@ -186,11 +187,11 @@ function scrubView(view: ArrayBufferView, patterns: readonly ScrubPattern[]): Ar
 
 // A stub (or function) handed out wrapped: calling it, or any path on it, is one scrubbed call.
 // Disposing the wrapper disposes the stub.
-function wrapStub(stub: unknown, scope: MaterialScope | undefined): unknown {
+function wrapStub(stub: unknown, scope: MaterialScope): unknown {
   const callable = stub as ((...args: unknown[]) => unknown) & Partial<Disposable>;
   return pathProxy(
     {
-      invokeCapability: ({ path, args }) => scrubbedCall(live(scope, "a stub"), () => (path.length === 0 ? callable(...args) : callMembers(callable, path, args))),
+      invokeCapability: ({ path, args }) => scrubbedCall(scope, () => (path.length === 0 ? callable(...args) : callMembers(callable, path, args))),
       [Symbol.dispose]: () => callable[Symbol.dispose]?.(),
     },
     [],
@@ -220,37 +221,50 @@ function liveScrub(body: ReadableStream<Uint8Array>, scrub: Scrub, scope: Materi
   const known = new Set(scrub.materials);
   let scrubber = scrub.patterns.length === 0 ? undefined : new ByteScrubber(scrub.patterns);
   let version: number | undefined;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        let bytes = chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk);
-        const inPlay = materialsInPlay(key);
-        if (inPlay?.overflowed) throw recentOverflow();
-        if (inPlay && inPlay.version !== version) {
-          version = inPlay.version;
-          const before = known.size;
-          for (const material of inPlay.materials) known.add(material);
-          if (known.size > before) {
-            if (encoded) throw unscrubbable("a body in a content-encoding, and secret material came into play while it streamed");
-            // What the last scrubber held back is searched again with the grown set.
-            const held = scrubber?.takeHeld();
-            if (held && held.length > 0) bytes = concatBytes(held, bytes);
-            scrubber = new ByteScrubber(patternsOf([...known]));
-          }
-        }
-        if (!scrubber) {
-          controller.enqueue(bytes);
+  const reader = body.getReader();
+  // The next bytes to release (possibly none: all held back), or undefined at the end.
+  const next = async (): Promise<Uint8Array | undefined> => {
+    const { done, value } = await reader.read();
+    if (done) return undefined;
+    let bytes = value instanceof Uint8Array ? value : new Uint8Array(value as ArrayBufferLike);
+    const inPlay = materialsInPlay(key);
+    if (inPlay?.overflowed) throw recentOverflow();
+    if (inPlay && inPlay.version !== version) {
+      version = inPlay.version;
+      const before = known.size;
+      for (const material of inPlay.materials) known.add(material);
+      if (known.size > before) {
+        if (encoded) throw unscrubbable("a body in a content-encoding, and secret material came into play while it streamed");
+        // What the last scrubber held back is searched again with the grown set.
+        const held = scrubber?.takeHeld();
+        if (held && held.length > 0) bytes = concatBytes(held, bytes);
+        scrubber = new ByteScrubber(patternsOf([...known]));
+      }
+    }
+    return scrubber ? scrubber.push(bytes) : bytes;
+  };
+  // Pulled chunk by chunk from the source: lighter than pipeThrough, which puts a writable side
+  // and its promises between. A pull must enqueue something or end, or the stream stalls.
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        const out = await next();
+        if (out === undefined) {
+          const rest = scrubber?.flush();
+          if (rest && rest.length > 0) controller.enqueue(rest);
+          controller.close();
           return;
         }
-        const out = scrubber.push(bytes);
-        if (out.length > 0) controller.enqueue(out);
-      },
-      flush(controller) {
-        const out = scrubber?.flush();
-        if (out && out.length > 0) controller.enqueue(out);
-      },
-    }),
-  );
+        if (out.length > 0) {
+          controller.enqueue(out);
+          return;
+        }
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
 }
 
 function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
@@ -260,22 +274,37 @@ function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
   return out;
 }
 
-// Scrub patterns of a set of materials, kept for the last few sets: a scope that uses a secret
-// asks for the same set call after call.
-const PATTERN_SETS_KEPT = 32;
-const patternSets = new Map<string, ScrubPattern[]>();
+// Scrub patterns of a set of materials, kept for the sets used last (at most
+// SCRUB_PATTERNS_CACHE_MAX_BYTES of spellings): a scope that uses a secret asks for the same set
+// call after call. A set larger than the bound is built for each call and not kept.
+const patternSets = new Map<string, { patterns: ScrubPattern[]; bytes: number }>();
+let patternBytes = 0;
 
 function patternsOf(materials: readonly string[]): ScrubPattern[] {
   const key = JSON.stringify(materials.toSorted());
   const kept = patternSets.get(key);
-  if (kept) return kept;
+  if (kept) {
+    // Most recently used last.
+    patternSets.delete(key);
+    patternSets.set(key, kept);
+    return kept.patterns;
+  }
   const patterns = scrubPatterns(materials);
-  patternSets.set(key, patterns);
-  for (const oldest of patternSets.keys()) {
-    if (patternSets.size <= PATTERN_SETS_KEPT) break;
+  const bytes = patterns.reduce((total, pattern) => total + pattern.bytes.length + pattern.replacement.length, key.length);
+  if (bytes > LIMITS.SCRUB_PATTERNS_CACHE_MAX_BYTES) return patterns;
+  patternSets.set(key, { patterns, bytes });
+  patternBytes += bytes;
+  for (const [oldest, set] of patternSets) {
+    if (patternBytes <= LIMITS.SCRUB_PATTERNS_CACHE_MAX_BYTES) break;
     patternSets.delete(oldest);
+    patternBytes -= set.bytes;
   }
   return patterns;
+}
+
+/** Sets of scrub patterns kept, and their bytes (for tests). */
+export function scrubPatternsCacheSize(): { sets: number; bytes: number } {
+  return { sets: patternSets.size, bytes: patternBytes };
 }
 
 function unscrubbable(what: string): ItxError {
