@@ -39,6 +39,8 @@ export async function setup(project: TestProject): Promise<void> {
   os = await startLocalOs({
     vars: { EGRESS_ALLOW_PRIVATE_ADDRESSES: "loopback", STREAMS_LIVE_WAIT_MS: "2000", MCP_EXA_URL: `http://127.0.0.1:${exaPort}/mcp` },
     readyTimeoutMs: readyTimeoutMs(SHARED_READY_TIMEOUT_MS),
+    // E2E_IN_PROCESS_LOADER=1: untrusted code in the OS's own Loader, as in a deployment (no runner).
+    inProcessLoader: process.env.E2E_IN_PROCESS_LOADER === "1",
   });
   project.provide("exaPort", exaPort);
   project.provide("baseUrl", os.baseUrl);

@@ -186,21 +186,159 @@ describe("a run's result never carries material the run used", () => {
     expect(await itx.run(`async () => ({ text: "sk-live- [secret]? no", n: 1 })`)).toEqual({ text: "sk-live- [secret]? no", n: 1 });
   });
 
-  // OPEN (found by the attack pass, not fixed): only runs are watched. A dynamic worker's method
-  // that turns a reversed echo back returns the material to its caller unscrubbed. This test pins
-  // the leak as it stands; when worker calls get the run's scrub, flip its expectation.
-  test("open hole: a dynamic worker's method returns material a server echoed reversed, unscrubbed", { timeout: 120_000 }, async () => {
-    const files = {
-      "src/index.ts": `import { WorkerEntrypoint } from "cloudflare:workers";
-export default class extends WorkerEntrypoint {
-  async grab() { return ${unreverse("plain")}; }
+  test("a script that keeps material in a global and returns it from a later run that used none: [secret]", async () => {
+    // Isolates are reused across runs of the same source and scope: the second run finds the
+    // first one's global, and uses no secret itself.
+    const child = itx.extend({ name: "stash-script" });
+    const script = `async () => {
+      if (globalThis.kept) return { kept: globalThis.kept };
+      globalThis.kept = ${unreverse("plain")};
+      return "kept";
+    }`;
+    expect(await child.run(script)).toBe("kept");
+    const later = await child.run(script);
+    seenByClient.push(JSON.stringify(later));
+    expect(later).toEqual({ kept: "[secret]" });
+  });
+});
+
+// A dynamic worker that turns a reversed echo back (which the response scrub cannot recognise)
+// and answers the material in every shape a method can answer.
+const WORKER = (grab: string) => `import { DurableObject, RpcTarget, WorkerEntrypoint } from "cloudflare:workers";
+const grab = async (): Promise<string> => ${grab};
+let kept: string | undefined;
+class Vault extends RpcTarget {
+  open(): string { return kept ?? "nothing kept"; }
 }
-`,
-    };
-    const worker = itx.workers.get({ source: { files } }) as unknown as { grab(): Promise<string> };
-    expect(await worker.grab()).toBe(PLAIN);
+export default class extends WorkerEntrypoint {
+  async grab(): Promise<string> { return grab(); }
+  async shapes(): Promise<unknown> {
+    const m = await grab();
+    return { m, [m]: "as a key", list: [btoa(m), "note " + m], bytes: new TextEncoder().encode("bytes " + m), n: 1 };
+  }
+  async boom(): Promise<never> { throw Object.assign(new Error("leaked: " + (await grab())), { code: "NOT_FOUND" }); }
+  async keep(): Promise<string> { kept = await grab(); return "kept"; }
+  recall(): string { return kept ?? "nothing kept"; }
+  vault(): Vault { return new Vault(); }
+  async streamed(): Promise<ReadableStream> { return new Response("streamed " + (await grab())).body as ReadableStream; }
+  async fetch(): Promise<Response> {
+    const m = await grab();
+    return new Response("body " + m, { headers: { "x-echo": m, "content-type": "text/plain" } });
+  }
+}
+export class Keeper extends DurableObject {
+  async keep(): Promise<string> { await this.ctx.storage.put("m", await grab()); return "kept"; }
+  async give(): Promise<unknown> { return this.ctx.storage.get("m"); }
+  async grab(): Promise<string> { return grab(); }
+}
+`;
+
+interface Grabber {
+  grab(): Promise<string>;
+  shapes(): Promise<{ m: string; list: string[]; bytes: Uint8Array; n: number } & Record<string, unknown>>;
+  boom(): Promise<never>;
+  keep(): Promise<string>;
+  recall(): Promise<string>;
+  vault(): Promise<{ open(): Promise<string> }>;
+  streamed(): Promise<ReadableStream<Uint8Array>>;
+  fetch(url: string): Promise<Response>;
+}
+interface Keeper {
+  keep(): Promise<string>;
+  give(): Promise<unknown>;
+  grab(): Promise<string>;
+}
+
+const files = () => ({ "src/index.ts": WORKER(unreverse("plain")) });
+// Each test takes a context of its own: a scope that has used no material until the test says so.
+const worker = (context: { workers: Pick<ProjectRoot["workers"], "get"> }) => context.workers.get({ source: { files: files() } }) as unknown as Grabber;
+
+describe("what a dynamic worker answers never carries material its context used", () => {
+
+  test("a method that returns material a server echoed reversed: [secret]", { timeout: 120_000 }, async () => {
+    const grabbed = await worker(itx.extend({ name: "w-grab" })).grab();
+    seenByClient.push(grabbed);
+    expect(grabbed).toBe("[secret]");
   });
 
+  test("in strings, keys, lists and bytes of a result, and in a thrown message (its code kept)", { timeout: 120_000 }, async () => {
+    const w = worker(itx.extend({ name: "w-shapes" }));
+    const shapes = await w.shapes();
+    const bytes = new TextDecoder().decode(shapes.bytes);
+    seenByClient.push(JSON.stringify(shapes), bytes);
+    expect(shapes.m).toBe("[secret]");
+    expect(shapes["[secret]"]).toBe("as a key");
+    expect(shapes.list[1]).toBe("note [secret]");
+    expect(shapes.list[0]).toContain("[secret]");
+    expect(bytes).toBe("bytes [secret]");
+    expect(shapes.n).toBe(1);
+    const error = await expectCode(w.boom(), "NOT_FOUND");
+    seenByClient.push(error.message);
+    expect(error.message).toContain("leaked: [secret]");
+  });
+
+  test("kept in a global by one call and returned by a later call that used none: [secret]", { timeout: 120_000 }, async () => {
+    const context = itx.extend({ name: "w-stash" });
+    expect(await worker(context).keep()).toBe("kept");
+    // Another handle on the same source and context reaches the same isolate.
+    const recalled = await worker(context).recall();
+    seenByClient.push(recalled);
+    expect(recalled).toBe("[secret]");
+  });
+
+  test("a stub handed out before any material was used scrubs what its methods answer later", { timeout: 120_000 }, async () => {
+    const w = worker(itx.extend({ name: "w-vault" }));
+    const vault = await w.vault();
+    expect(await w.keep()).toBe("kept");
+    const opened = await vault.open();
+    seenByClient.push(opened);
+    expect(opened).toBe("[secret]");
+  });
+
+  test("fetch answers a Response whose headers and body are scrubbed; a returned stream is scrubbed as it streams", { timeout: 120_000 }, async () => {
+    const w = worker(itx.extend({ name: "w-fetch" }));
+    const response = await w.fetch("https://worker.invalid/");
+    const body = await response.text();
+    seenByClient.push(body, [...response.headers].join("\n"));
+    expect(response.status).toBe(200);
+    expect(body).toBe("body [secret]");
+    expect(response.headers.get("x-echo")).toBe("[secret]");
+    const streamed = await new Response(await w.streamed()).text();
+    seenByClient.push(streamed);
+    expect(streamed).toBe("streamed [secret]");
+  });
+
+  test("a durable worker: its answers, and material it kept in its storage and gives back later", { timeout: 120_000 }, async () => {
+    const context = itx.extend({ name: "w-durable" });
+    const keeper = () => context.workers.get({ source: { files: files() }, durableObject: { className: "Keeper", key: "keeper" } }) as unknown as Keeper;
+    expect(await keeper().grab()).toBe("[secret]");
+    expect(await keeper().keep()).toBe("kept");
+    const given = await keeper().give();
+    seenByClient.push(String(given));
+    expect(given).toBe("[secret]");
+  });
+
+  test("a source capability's method: [secret]", { timeout: 120_000 }, async () => {
+    const context = itx.extend({ name: "w-capability" });
+    const module = `import { WorkerEntrypoint } from "cloudflare:workers";
+export default class extends WorkerEntrypoint {
+  async grab() { return ${unreverse("plain")}; }
+}`;
+    await context.provideCapability({ name: "grabber", capability: { type: "rpc", worker: { type: "source", source: { mainModule: "grabber.js", modules: { "grabber.js": module } } } } });
+    const grabbed = await (context as unknown as { grabber: { grab(): Promise<string> } }).grabber.grab();
+    seenByClient.push(grabbed);
+    expect(grabbed).toBe("[secret]");
+  });
+
+  test("a worker whose context used no secret is answered untouched", { timeout: 120_000 }, async () => {
+    const plain = itx.extend({ name: "w-plain" }).workers.get({ source: { files: { "src/index.ts": `import { WorkerEntrypoint } from "cloudflare:workers";
+export default class extends WorkerEntrypoint { echo(value: unknown) { return value; } }` } } }) as unknown as { echo(value: unknown): Promise<unknown> };
+    const value = { text: "sk-live- [secret]? no", list: [1, "two"], nested: { ok: true } };
+    expect(await plain.echo(value)).toEqual(value);
+  });
+});
+
+describe("the record every test added to", () => {
   test("no answer, event, error or log line the client saw contains either material", () => {
     expect(seenByClient.length).toBeGreaterThan(10);
     for (const text of seenByClient) {

@@ -171,6 +171,21 @@ const PLATFORM_LIMITS = {
   EGRESS_BODY_MAX_BYTES: 10_485_760,
   /** Distinct materials one run may use. Past it the run's result is withheld (it is fail-closed, not forgotten). */
   RUN_MATERIALS_MAX: 64,
+  /**
+   * How long a scope (project and origin context) is remembered to have used a material: what
+   * its loaded code answers in that time is scrubbed of it, so material kept in a global by one
+   * call and returned by a later one is caught (egress/materials-in-use.ts).
+   */
+  RECENT_MATERIALS_MS: 900_000,
+  /** Distinct materials one scope's recent record holds. Past it the scope's results are withheld until the window has passed. */
+  RECENT_MATERIALS_MAX: 64,
+  /** Characters of material (and scope keys) the recent records of one isolate hold; past it the least recently used scope is forgotten. */
+  RECENT_MATERIALS_MAX_CHARS: 4_194_304,
+  /**
+   * Bytes of scrub patterns kept for the sets of materials used last (worker-loader/scrubbed-call.ts):
+   * each material has dozens of spellings, several times its length, and 64 of the longest make tens of MB.
+   */
+  SCRUB_PATTERNS_CACHE_MAX_BYTES: 8_388_608,
 
   // ---- Dynamic workers ----
   /** Most files in one dynamic worker's source. */

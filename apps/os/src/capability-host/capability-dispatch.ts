@@ -1,6 +1,7 @@
 import { ItxError, errorCode } from "iterate/errors";
 import type { RunnerFacet } from "../runner/runner-protocol.ts";
 import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
+import { scrubbedCall } from "../worker-loader/scrubbed-call.ts";
 import type { Caller } from "./capability-host-api.ts";
 import { pathKey } from "./capability-path.ts";
 import { replayExpression } from "./expression.ts";
@@ -73,14 +74,17 @@ async function callSource(host: DispatchHost, mount: Mount, source: CapabilitySo
   const key = `capability:${pathKey(mount.path)}`;
   // Locally every source runs in the runner process, a durable one as a facet of the runner's
   // host for this context (docs/decisions/0007-untrusted-code-in-a-runner-process.md).
+  // What the code answers passes the secret scrub of the scope it acted as (scrubbed-call.ts).
   if (host.env.RUNNER) {
+    const { RUNNER: runner } = host.env;
     const target = durable ? { facet: runnerFacet(host.projectId, host.path, key, source.entrypoint as string) } : source.entrypoint === undefined ? {} : { entrypoint: source.entrypoint };
-    return invokeInRunner(host.env, host.env.RUNNER, await sourceLoad(source, props), { ...target, path: remainder, args }, props);
+    const load = await sourceLoad(source, props);
+    return scrubbedCall(props, () => invokeInRunner(host.env, runner, load, { ...target, path: remainder, args }, props));
   }
   const worker = await loadSource(host.env, source, props);
-  if (!durable) return callMembers(worker.getEntrypoint(source.entrypoint), remainder, args);
+  if (!durable) return scrubbedCall(props, () => callMembers(worker.getEntrypoint(source.entrypoint), remainder, args));
   const className = source.entrypoint as string;
-  return callMembers(host.facets.get(key, () => ({ class: worker.getDurableObjectClass(className) })), remainder, args);
+  return scrubbedCall(props, () => callMembers(host.facets.get(key, () => ({ class: worker.getDurableObjectClass(className) })), remainder, args));
 }
 
 /** A facet of the context at `path`, hosted by the runner: its host is named by that context alone. */

@@ -8,7 +8,7 @@ import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import { runScript } from "../worker-loader/run-script.ts";
 import { builtLoad, loadBuilt } from "../worker-loader/dynamic-workers.ts";
-import { DurableWorkerRpcTarget } from "../worker-loader/durable-worker-rpc-target.ts";
+import { LoadedWorkerRpcTarget } from "../worker-loader/loaded-worker-rpc-target.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
 import { parseCallPath, pathKey } from "./capability-path.ts";
@@ -170,11 +170,11 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
    * A stateful dynamic worker: its DurableObject class as a facet of this context's object under
    * `key`, with its own SQLite. The same key reaches the same facet (and state) again.
    */
-  durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget | RunnerIsolateRpcTarget | CodedFailure> {
+  durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<LoadedWorkerRpcTarget | RunnerIsolateRpcTarget | CodedFailure> {
     return answerCoded(() => this.#durableWorker(input));
   }
 
-  async #durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<DurableWorkerRpcTarget | RunnerIsolateRpcTarget> {
+  async #durableWorker(input: { built: BuiltWorker; className: string; key: string; isolate: IsolateProps }): Promise<LoadedWorkerRpcTarget | RunnerIsolateRpcTarget> {
     // A facet lives on and acts as this context, so only code acting as this context may start or reach one.
     if (input.isolate.origin !== this.#path) {
       throw new ItxError("PERMISSION_DENIED", `a durable worker acts as ${this.#path}: reach it from code acting as that context, not from ${input.isolate.origin}`);
@@ -186,7 +186,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     // Locally the facet lives in the runner process (decision 0007): code in it that never yields holds that process, not this one.
     if (this.env.RUNNER) return new RunnerIsolateRpcTarget(this.env, this.env.RUNNER, builtLoad(input.built, props), { facet: runnerFacet(this.#projectId, this.#path, key, input.className) }, props);
     const worker = loadBuilt(this.env, input.built, props);
-    return new DurableWorkerRpcTarget(this.ctx.facets.get(key, () => ({ class: worker.getDurableObjectClass(input.className) })));
+    return new LoadedWorkerRpcTarget(this.ctx.facets.get(key, () => ({ class: worker.getDurableObjectClass(input.className) })), props);
   }
 
   /**

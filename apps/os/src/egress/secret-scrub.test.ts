@@ -1,7 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { noteMaterialsUsed, watchMaterials, watchedScopes } from "./materials-in-use.ts";
 import { ByteScrubber, SCRUB_ENCODED_MIN_BYTES, scrubBytes, scrubHeaders, scrubJsonValue, scrubPatterns, scrubText } from "./secret-scrub.ts";
-import { LIMITS } from "../limits.ts";
 
 const MATERIAL = "sk-live-Ab9/+x?&= \"quoted\" \\ é€😀-end";
 const ASCII = "sk-live-0123456789abcdef";
@@ -173,34 +171,5 @@ describe("the secret scrub", () => {
     const short = scrubPatterns(["abc"]);
     expect(short.every((pattern) => pattern.bytes.length === 3 || pattern.bytes.length >= SCRUB_ENCODED_MIN_BYTES)).toBe(true);
     expect(new TextDecoder().decode(scrubBytes(bytesOf("xabcx"), short))).toBe("x[secret]x");
-  });
-});
-
-describe("materials a run used", () => {
-  const scope = { projectId: `p-${crypto.randomUUID()}`, origin: "/", principal: "admin" };
-
-  test("are recorded only while a run in that scope watches, and forgotten when it ends", () => {
-    noteMaterialsUsed(scope, ["before"]);
-    const watch = watchMaterials(scope);
-    const other = watchMaterials({ ...scope, origin: "/other" });
-    noteMaterialsUsed(scope, ["m1", "m2", "m1"]);
-    expect(watch.materials()).toEqual(["m1", "m2"]);
-    expect(other.materials()).toEqual([]);
-    const before = watchedScopes();
-    watch.end();
-    other.end();
-    expect(watchedScopes()).toBe(before - 2);
-    noteMaterialsUsed(scope, ["after"]);
-    expect(watch.materials()).toEqual(["m1", "m2"]);
-  });
-
-  test(`past LIMITS.RUN_MATERIALS_MAX (${LIMITS.RUN_MATERIALS_MAX}) distinct materials the run's result is withheld: LIMIT_EXCEEDED`, () => {
-    const watch = watchMaterials(scope);
-    noteMaterialsUsed(scope, Array.from({ length: LIMITS.RUN_MATERIALS_MAX }, (_, i) => `m${i}`));
-    expect(() => watch.assertWithinLimit()).not.toThrow();
-    noteMaterialsUsed(scope, ["one-more"]);
-    expect(() => watch.assertWithinLimit()).toThrow(/LIMIT_EXCEEDED/);
-    expect(watch.materials()).toHaveLength(LIMITS.RUN_MATERIALS_MAX);
-    watch.end();
   });
 });

@@ -123,6 +123,16 @@ export class ByteScrubber {
     return output;
   }
 
+  /**
+   * The bytes held back and not yet searched, handed over (and forgotten here) so that a scrubber
+   * with more patterns can search them: pushed into it, they are searched as if never held.
+   */
+  takeHeld(): Uint8Array {
+    const held = this.#carried;
+    this.#carried = new Uint8Array(0);
+    return held;
+  }
+
   /** The rest, at the end of the stream. */
   flush(): Uint8Array {
     const buffer = this.#carried;

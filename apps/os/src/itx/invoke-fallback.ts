@@ -28,11 +28,15 @@ export function installInvokeFallback(target: abstract new (...args: never[]) =>
 
 const callable = () => undefined;
 
-// A callable that accumulates property names and, when called, invokes the whole path once.
-// Cap'n Web walks a pipelined path with hasOwn + [] on functions, so both are answered.
-function pathProxy(owner: InvokesCapabilities, path: string[]): unknown {
+/**
+ * A callable that accumulates property names and, when called, invokes the whole path once
+ * (`[]` when the proxy itself is called). Cap'n Web and Workers RPC walk a pipelined path with
+ * hasOwn + [] on functions, so both are answered. Disposing the root (path `[]`) disposes `owner`.
+ */
+export function pathProxy(owner: InvokesCapabilities & Partial<Disposable>, path: string[]): unknown {
   return new Proxy(callable, {
     get(fn, property) {
+      if (property === Symbol.dispose && path.length === 0 && owner[Symbol.dispose]) return () => owner[Symbol.dispose]?.();
       if (typeof property !== "string") return Reflect.get(fn, property);
       if (RESERVED_PATH_SEGMENTS.has(property)) return undefined;
       return pathProxy(owner, [...path, property]);

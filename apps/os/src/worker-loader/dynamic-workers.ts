@@ -4,6 +4,7 @@ import { relay } from "../api/relay.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";
 import { buildWorker, parseWorkerSource, type BuiltWorker } from "./worker-build.ts";
+import { LoadedWorkerRpcTarget } from "./loaded-worker-rpc-target.ts";
 import { RunnerIsolateRpcTarget } from "./runner-isolate-rpc-target.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 import { notGranted } from "../capability-host/jail.ts";
@@ -37,7 +38,10 @@ export class WorkersRpcTarget extends RpcTarget {
     this.#scope = scope;
   }
 
-  /** A stub on the referenced worker: call its methods (and `fetch`) directly. */
+  /**
+   * A handle on the referenced worker: call its methods (and `fetch`) on it. Each call's answer
+   * passes the secret scrub of this context (scrubbed-call.ts).
+   */
   async get(ref: unknown): Promise<unknown> {
     if (typeof ref !== "object" || ref === null) throw new ItxError("INVALID_ARGUMENT", "workers.get takes a worker ref");
     const { source, entrypoint, props, durableObject, ...rest } = ref as Record<string, unknown>;
@@ -55,7 +59,8 @@ export class WorkersRpcTarget extends RpcTarget {
     const runner = this.#scope.env.RUNNER;
     if (runner) return new RunnerIsolateRpcTarget(this.#scope.env, runner, builtLoad(built, isolate), call, isolate);
     const worker = loadBuilt(this.#scope.env, built, isolate);
-    return worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
+    // Not the entrypoint's stub itself: calls on it would never pass the secret scrub.
+    return new LoadedWorkerRpcTarget(worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props }), isolate);
   }
 
   // A repository source becomes the files it names now (repo/repo-worker-source.ts); reading a

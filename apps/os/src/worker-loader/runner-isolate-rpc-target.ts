@@ -5,11 +5,13 @@ import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
 import type { IsolateProps } from "./isolate-props.ts";
 import { runnerInvoke, type RunnerBinding } from "./runner-client.ts";
+import { scrubbedCall } from "./scrubbed-call.ts";
 
 /**
  * A handle on a stateless dynamic worker that lives in the runner: a stub on an isolate of another
  * process cannot be handed out, so every method called on this target (`fetch` included) is one
- * call into the runner, lending the worker its context's itx and egress for that call.
+ * call into the runner, lending the worker its context's itx and egress for that call. What it
+ * answers or throws passes the secret scrub of that context (scrubbed-call.ts).
  */
 export class RunnerIsolateRpcTarget extends RpcTarget {
   readonly #env: Env;
@@ -28,7 +30,7 @@ export class RunnerIsolateRpcTarget extends RpcTarget {
   }
 
   invokeCapability(input: { path: string[]; args: unknown[] }): Promise<unknown> {
-    return invokeInRunner(this.#env, this.#runner, this.#load, { ...this.#call, path: input.path, args: input.args }, this.#props);
+    return scrubbedCall(this.#props, () => invokeInRunner(this.#env, this.#runner, this.#load, { ...this.#call, path: input.path, args: input.args }, this.#props));
   }
 }
 installInvokeFallback(RunnerIsolateRpcTarget);
