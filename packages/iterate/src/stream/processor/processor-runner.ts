@@ -24,7 +24,7 @@ export interface SkipReport extends SkippedEvent {
 
 /** How one processor fared with a delivery or a catch-up. */
 export type ProcessorOutcome =
-  /** Everything was folded; `offset` is the committed checkpoint. */
+  /** Everything was folded; `offset` is the checkpoint (committed, or ahead only past types the processor does not consume). */
   | { slug: string; status: "processed"; offset: number }
   /** Stopped at an error; the checkpoint stays before the failing event so that redelivery retries it. */
   | { slug: string; status: "failed"; offset: number; error: unknown };
@@ -43,7 +43,9 @@ export interface RunnerOptions {
 
 /**
  * Hosts one processor: its serial chain, its committed checkpoint, and the fold. Everything that
- * touches the checkpoint runs on the chain; the checkpoint in memory is always the committed one.
+ * touches the checkpoint runs on the chain. The checkpoint in memory is the committed one, or ahead
+ * of it only past events the processor does not consume: those change no state, so a batch of
+ * nothing else is not written (a restart reads them again and passes them by again).
  */
 export class ProcessorRunner {
   readonly slug: string;
@@ -51,6 +53,8 @@ export class ProcessorRunner {
   readonly #chain = new SerialChain();
   #committed: ProcessorCheckpoint | undefined;
   #born = false;
+  // Whether storage holds a checkpoint of this processor (loaded, or committed by this runner).
+  #stored = false;
   // The newest folded state, committed or not, for background work to read. Folding is
   // deterministic, so a state a failed batch never committed is the one its retry will fold again.
   #latest: { state: unknown } | undefined;
@@ -151,6 +155,9 @@ export class ProcessorRunner {
     const head = knownHead ?? (await stream.head());
     let working = this.#checkpoint();
     const skips: SkippedEvent[] = [];
+    // Whether the batch held an event the processor consumes (folded or skipped): only then is
+    // there anything to write. Offsets alone stay in memory (see the class comment).
+    let consumed = false;
     for (const event of events) {
       try {
         if (event.ephemeral === true) {
@@ -159,6 +166,7 @@ export class ProcessorRunner {
         }
         if (event.offset <= working.offset) continue;
         const step = foldEvent(processor, working.state, event);
+        if (step.kind !== "ignored") consumed = true;
         if (step.kind === "folded") this.#latest = { state: step.state };
         if (step.kind === "folded" && processor.processEvent !== undefined) {
           await this.#pass({ event: step.event, state: step.state, previousState: working.state, caughtUp: event.offset >= head });
@@ -172,7 +180,10 @@ export class ProcessorRunner {
       }
     }
     try {
-      if (working !== this.#committed) await this.#commit(working, skips);
+      if (working !== this.#committed) {
+        if (consumed || !this.#stored) await this.#commit(working, skips);
+        else this.#committed = working;
+      }
     } finally {
       this.#latest = undefined;
     }
@@ -254,6 +265,7 @@ export class ProcessorRunner {
   async #commit(checkpoint: ProcessorCheckpoint, skips: readonly SkippedEvent[]): Promise<void> {
     await commitCheckpoint(this.#options.storage, checkpoint, this.#options.checkpointMaxBytes);
     this.#committed = checkpoint;
+    this.#stored = true;
     if (!this.#born) {
       await markBorn(this.#options.storage, checkpoint);
       this.#born = true;
@@ -271,7 +283,10 @@ export class ProcessorRunner {
     if (this.#committed !== undefined) return this.#committed;
     const { storage, stream, processor, batchSize } = this.#options;
     const loaded = await loadCheckpoint(storage, processor.contract);
-    if (loaded.kind === "current") return (this.#committed = loaded.checkpoint);
+    if (loaded.kind === "current") {
+      this.#stored = true;
+      return (this.#committed = loaded.checkpoint);
+    }
     if (loaded.kind === "new") return (this.#committed = emptyCheckpoint(processor.contract));
     const replayTo = loaded.replayTo ?? (await stream.head());
     let working = emptyCheckpoint(processor.contract);
