@@ -188,6 +188,35 @@ describe("ProcessorEngine folding", () => {
     expect(await restarted.snapshot("counter")).toMatchObject({ offset: 4, state: { count: 3, increments: 2 } });
   });
 
+  it("folds the host's own writes without writing them; the next batch from the stream writes them before it answers", async () => {
+    const { stream, storage, engine } = setup();
+    await stream.append(inc(1));
+    await engine.catchUp();
+    const writes = storage.checkpointWrites("counter");
+    // The host's own append, folded as it answers: nothing written yet.
+    const own = await stream.append(inc(2));
+    expect(await engine.deliver(own, { head: 2, own: true })).toEqual([{ slug: "counter", status: "processed", offset: 2 }]);
+    expect(storage.checkpointWrites("counter")).toBe(writes);
+    expect(storage.checkpoint("counter")?.offset).toBe(1);
+    expect(await engine.snapshot("counter")).toMatchObject({ offset: 2, state: { count: 3, increments: 2 } });
+    // The stream's delivery of it (nothing new to fold) is answered once storage has it.
+    expect(await engine.deliver(own, { head: 2 })).toEqual([{ slug: "counter", status: "processed", offset: 2 }]);
+    expect(storage.checkpointWrites("counter")).toBe(writes + 1);
+    expect(storage.checkpoint("counter")).toMatchObject({ offset: 2, state: { count: 3, increments: 2 } });
+  });
+
+  it("a host that dies with its own writes unwritten reads them again from the stream", async () => {
+    const { stream, storage, engine } = setup();
+    await stream.append(inc(1));
+    await engine.catchUp();
+    await engine.deliver(await stream.append(inc(2)), { head: 2, own: true });
+    expect(storage.checkpoint("counter")?.offset).toBe(1);
+    const restarted = new ProcessorEngine({ stream, storage, processors: [new RecordingCounter()], clock: fakeClock() });
+    await restarted.start();
+    expect(await restarted.snapshot("counter")).toMatchObject({ offset: 2, state: { count: 3, increments: 2 } });
+    expect(storage.checkpoint("counter")).toMatchObject({ offset: 2, state: { count: 3, increments: 2 } });
+  });
+
   it("passes ephemeral events to processEvent without folding them or moving the checkpoint", async () => {
     const { stream, storage, counter, engine } = setup();
     connectEngine(stream, engine);
