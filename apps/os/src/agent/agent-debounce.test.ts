@@ -48,6 +48,8 @@ function agentOnMemoryStream() {
   const stream = memoryStream({ path: "/agents/a", now: () => clock });
   const sleeps: number[] = [];
   const sleeping: Array<() => void> = [];
+  // The request offsets the model was asked for, once per ask.
+  const asked: number[] = [];
   let awake = false;
   // While set, appends wait for it: a turn caught between reading its state and writing.
   let held: PromiseWithResolvers<void> | undefined;
@@ -59,7 +61,8 @@ function agentOnMemoryStream() {
       await engine.deliver(written);
       return written;
     },
-    complete: async () => {
+    complete: async ({ requestOffset }) => {
+      asked.push(requestOffset);
       throw new ItxError("UNAVAILABLE", "no model in this test");
     },
     readEvents: async (after, before) => stream.events.filter((event) => event.offset > after && event.offset < before),
@@ -75,6 +78,7 @@ function agentOnMemoryStream() {
     stream,
     engine,
     sleeps,
+    asked,
     hold: () => (held = Promise.withResolvers<void>()),
     release: () => held?.resolve(),
     wakeFirst: () => sleeping.shift()?.(),
@@ -116,6 +120,9 @@ describe("when a turn asks the model", () => {
     const inputs = agent.stream.events.filter((event) => event.type === CONTEXT_ADDED).map((event) => event.offset);
     expect(agent.requests()).toEqual([inputs.at(-1)]);
     expect((await agent.state()).pending).toBeNull();
+    // The turn that appended the request asked the model for it, once; no other pass did.
+    const request = agent.stream.events.find((event) => event.type === LLM_REQUEST_REQUESTED);
+    expect(agent.asked).toEqual([request?.offset]);
   });
 
   test("turns that wake apart ask once: a later one waits for the earlier one's request and finds it", async () => {
@@ -133,5 +140,19 @@ describe("when a turn asks the model", () => {
     await settle(agent.engine);
     expect(agent.requests()).toEqual([2]);
     expect((await agent.state()).pending).toBeNull();
+    expect(agent.asked).toHaveLength(1);
+  });
+
+  test("a request folded with no turn answering it (its turn's host died) is asked for by the pass that finds it", async () => {
+    const agent = agentOnMemoryStream();
+    await agent.engine.start();
+    await agent.stream.append(created);
+    // What a dead host left: the input and its request on the stream, nothing answered.
+    await agent.stream.append(said("one"));
+    const [request] = await agent.stream.append({ type: LLM_REQUEST_REQUESTED, payload: { afterOffset: 2 }, idempotencyKey: "agent/llm-request-requested:2", source: { processor: "agent" } });
+    agent.wake();
+    await settle(agent.engine);
+    expect(agent.asked).toEqual([request?.offset]);
+    expect((await agent.state()).request).toBeNull();
   });
 });

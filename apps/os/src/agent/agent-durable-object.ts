@@ -6,7 +6,7 @@ import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import type { AgentState } from "./agent-contract.ts";
-import { LLM_RESPONSE_FRAME } from "./agent-events.ts";
+import { AGENT_SUBSCRIPTION_KEY, LLM_RESPONSE_FRAME } from "./agent-events.ts";
 import { AgentProcessor, type AgentEffects, type Completion } from "./agent-processor.ts";
 import { renderSurface, requestMessages, type SurfaceDescription } from "./agent-prompt.ts";
 import { defaultLlm } from "./default-llm.ts";
@@ -73,6 +73,7 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
     const written = await this.#stream().append({
       events,
       stamp: { principal: state.created?.principal ?? "platform", origin: this.#path, platform: "agent", reaction },
+      foldedBy: AGENT_SUBSCRIPTION_KEY,
     });
     // Read-your-writes: fold our own facts now rather than when the stream's delivery brings them
     // (a reply's final frame, appended beside its facts, is for live viewers only).

@@ -13,3 +13,6 @@ export const AGENT_LISTED = "events.iterate.com/agent/listed";
 
 /** The stream that lists a project's agents. */
 export const AGENT_DIRECTORY_PATH = "/agents";
+
+/** The key of an agent stream's subscription to its agent's processor host (see AgentRpcTarget.create). */
+export const AGENT_SUBSCRIPTION_KEY = "agent";

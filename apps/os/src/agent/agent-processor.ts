@@ -53,6 +53,9 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
   readonly #effects: AgentEffects | undefined;
   /** The newest turn start; the next one runs after it (see #oneAtATime). */
   #turnStarts: Promise<unknown> = Promise.resolve();
+  /** Requests their own turn is answering (see #turn), and whether a turn is appending one right now. */
+  readonly #answering = new Set<number>();
+  #appendingRequest = false;
 
   /** Without effects the processor only folds (replays, tests). */
   constructor(effects?: AgentEffects) {
@@ -136,6 +139,9 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
     if (!effects || !delivery.caughtUp || !state.created) return;
     if (state.request) {
       const requestOffset = state.request.offset;
+      // A turn answers the request it appended itself, under its own claim (#turn). This drives
+      // the others: a request whose turn's host died, or one folded from the stream on a replay.
+      if (this.#appendingRequest || this.#answering.has(requestOffset)) return;
       await runInBackground(`llm:${requestOffset}`, (work) => this.#answer(effects, work, requestOffset));
       return;
     }
@@ -155,29 +161,51 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
       });
       return;
     }
-    await runInBackground(`turn:${pending.offset}`, async (work) => {
-      effects.prepareRequest?.(state);
-      // Debounce: a burst of input is one turn, answered from the newest pending item. The window
-      // counts from the input's append, so the time its delivery took is not waited twice.
-      const wait = debounceRemaining(pending.at, Date.now());
-      if (wait > 0) await effects.sleep(wait);
-      // One turn start at a time: each input of a burst starts a turn, and two of them waking
-      // together would otherwise both see no request yet and ask twice. The append folds its
-      // request before the next one looks (read-your-writes), so later ones find it and stop.
-      await this.#oneAtATime(async () => {
-        const now = work.state();
-        if (!now.pending || now.request || now.run || now.stopped) return;
-        await effects.append(now.pending.reaction, {
+    await runInBackground(`turn:${pending.offset}`, (work) => this.#turn(effects, work, state, pending));
+  }
+
+  /**
+   * One turn: waits out the debounce, appends the request, and answers it, all under the turn's
+   * one claim: a second claim for the model call would be one more write the request waits for,
+   * and one more stream read when it ends. If the host dies, the claim revives it and the at-head
+   * pass drives the request it finds folded (`llm:` work), or starts the turn again.
+   */
+  async #turn(effects: AgentEffects, work: BackgroundContext<typeof AgentContract>, state: AgentState, pending: NonNullable<AgentState["pending"]>): Promise<void> {
+    effects.prepareRequest?.(state);
+    // Debounce: a burst of input is one turn, answered from the newest pending item. The window
+    // counts from the input's append, so the time its delivery took is not waited twice.
+    const wait = debounceRemaining(pending.at, Date.now());
+    if (wait > 0) await effects.sleep(wait);
+    // One turn start at a time: each input of a burst starts a turn, and two of them waking
+    // together would otherwise both see no request yet and ask twice. The append folds its
+    // request before the next one looks (read-your-writes), so later ones find it and stop.
+    const requestOffset = await this.#oneAtATime(async () => {
+      const now = work.state();
+      if (!now.pending || now.request || now.run || now.stopped) return undefined;
+      // The append folds the request before it answers: the pass that sees it leaves it to us.
+      this.#appendingRequest = true;
+      try {
+        const [requested] = await effects.append(now.pending.reaction, {
           type: LLM_REQUEST_REQUESTED,
           payload: { afterOffset: now.pending.offset },
           idempotencyKey: `agent/llm-request-requested:${now.pending.offset}`,
           source: { processor: SELF },
         });
-      });
+        if (requested) this.#answering.add(requested.offset);
+        return requested?.offset;
+      } finally {
+        this.#appendingRequest = false;
+      }
     });
+    if (requestOffset === undefined) return;
+    try {
+      await this.#answer(effects, work, requestOffset);
+    } finally {
+      this.#answering.delete(requestOffset);
+    }
   }
 
-  #oneAtATime(step: () => Promise<void>): Promise<void> {
+  #oneAtATime<T>(step: () => Promise<T>): Promise<T> {
     const run = this.#turnStarts.then(step);
     this.#turnStarts = run.catch(() => undefined);
     return run;

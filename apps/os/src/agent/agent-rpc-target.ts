@@ -13,6 +13,7 @@ import {
   AGENT_CREATED,
   AGENT_DIRECTORY_PATH,
   AGENT_LISTED,
+  AGENT_SUBSCRIPTION_KEY,
   CONTEXT_ADDED,
   LLM_REQUEST_SETTLED,
   LOOP_STOPPED,
@@ -93,7 +94,7 @@ export class AgentRpcTarget extends RpcTarget {
         {
           type: SUBSCRIPTION_CONFIGURED,
           payload: {
-            key: "agent",
+            key: AGENT_SUBSCRIPTION_KEY,
             subscription: { type: "processor", binding: AGENT_BINDING, host: `${projectId}:${this.#path}`, processor: "agent" },
           },
           idempotencyKey: "itx/subscription-configured:agent",

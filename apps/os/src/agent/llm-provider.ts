@@ -78,13 +78,17 @@ async function completeOpenAiCompatible(request: CompletionRequest, config: Extr
 
 async function readEventStream(response: Response, url: string, onDelta: (delta: string) => void): Promise<Completion> {
   if (!response.body) throw new ItxError("UNAVAILABLE", `the model at ${url} answered an empty stream`);
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  // Decoded here rather than through a TextDecoderStream: a pipe between two streams costs each
+  // chunk more turns of the event loop, and the agent's turn waits for the last one.
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
   let buffered = "";
   let text = "";
   let usage: Record<string, number> | undefined;
   for (;;) {
     const { value, done } = await reader.read();
-    if (value) buffered += value;
+    if (value) buffered += decoder.decode(value, { stream: true });
+    if (done) buffered += decoder.decode();
     let newline = buffered.indexOf("\n");
     while (newline >= 0) {
       const line = buffered.slice(0, newline).trim();

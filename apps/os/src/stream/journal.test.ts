@@ -283,6 +283,34 @@ describe("Journal", () => {
     expect(result.olderFromSql).toEqual([]);
   });
 
+  test("answers a read that names types from memory exactly as SQLite does, and one at or past the head with nothing", async () => {
+    const { mismatches, atHead } = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      const at = "2026-12-01T08:00:00.123Z";
+      const types = ["demo/a", "demo/b", "demo/c"];
+      for (let i = 0; i < 40; i++) journal.write([event(types[i % 3] as string, i, i % 2 ? alice : bob, i % 7 === 0 ? `k${i}` : undefined)], at);
+      const fresh = new Journal(storage.sql, () => "/journal");
+      const found: string[] = [];
+      for (const wanted of [["demo/a"], ["demo/b", "demo/c"], ["demo/never"], ["demo/c", "demo/a", "demo/b"]]) {
+        for (let after = 0; after <= 42; after += 3) {
+          for (const before of [after + 1, after + 4, 41, Number.MAX_SAFE_INTEGER]) {
+            for (const limit of [0, 1, 2, 5, 500]) {
+              const memory = journal.read(after, before, limit, wanted);
+              const sql = fresh.read(after, before, limit, wanted);
+              if (JSON.stringify(memory) !== JSON.stringify(sql)) found.push(`${wanted} ${after} ${before} ${limit}`);
+            }
+          }
+        }
+      }
+      // Rows gone from under the journal: a read at or past the head still answers nothing, and
+      // asks SQLite nothing either.
+      storage.sql.exec("DELETE FROM journal");
+      return { mismatches: found, atHead: [journal.read(40, Number.MAX_SAFE_INTEGER, 10), journal.read(41, Number.MAX_SAFE_INTEGER, 10, ["demo/a"])] };
+    });
+    expect(mismatches).toEqual([]);
+    expect(atHead).toEqual([[], []]);
+  });
+
   test(`keeps at most JOURNAL_RECENT_MAX_CHARS (${LIMITS.JOURNAL_RECENT_MAX_CHARS}) characters of payload in memory`, async () => {
     const result = await withStorage((storage) => {
       const journal = new Journal(storage.sql, () => "/journal");

@@ -175,14 +175,15 @@ export class Journal {
 
   /**
    * Events with `after < offset < before`, oldest first, at most `limit`, optionally of `types`.
-   * A read right behind the head is answered from memory (the rows just written, parsed here as
-   * SQLite's answer would be), without a statement.
+   * A read at the head (a processor catching up, a waiter registering) is empty without a
+   * statement, and a read right behind it is answered from memory (the rows just written, parsed
+   * here as SQLite's answer would be), filtered by type there when it names types.
    */
   read(after: number, before: number, limit: number, types?: readonly string[]): StreamEvent[] {
-    if (types === undefined || types.length === 0) {
-      const recent = this.#recent.between(after, before, limit, this.#head, this.#path());
-      if (recent) return recent;
-    }
+    // Offsets are gapless and end at the head: nothing lies past it.
+    if (after >= this.#head) return [];
+    const recent = this.#recent.between(after, before, limit, this.#head, this.#path(), types);
+    if (recent) return recent;
     // Unfiltered, the page is the packed one SQLite concatenates from the stored text (it parses no
     // payload, where json_object() would re-parse each), unpacked here into events. It numbers rows
     // from `after`, so only whole, non-negative bounds take it.
@@ -391,16 +392,22 @@ class RecentEvents {
     this.#chars = 0;
   }
 
-  /** The events with `after < offset < before`, at most `limit` (0 or more), when memory holds all of them; else undefined. */
-  between(after: number, before: number, limit: number, head: number, streamPath: string): StreamEvent[] | undefined {
+  /**
+   * The events with `after < offset < before`, at most `limit` (0 or more), of `types` when named,
+   * when memory holds every row of that range; else undefined.
+   */
+  between(after: number, before: number, limit: number, head: number, streamPath: string, types?: readonly string[]): StreamEvent[] | undefined {
     const first = this.#rows[this.#start];
     const last = this.#rows.at(-1);
     if (first === undefined || last === undefined || last.offset !== head || after < first.offset - 1 || after >= head || !(limit >= 0)) return undefined;
+    if (!Number.isSafeInteger(after)) return undefined;
     const from = this.#start + (after - (first.offset - 1));
-    const until = Math.min(from + limit, this.#rows.length, from + Math.max(0, before - after - 1));
+    const end = Math.min(this.#rows.length, from + Math.max(0, before - after - 1));
+    const wanted = types === undefined || types.length === 0 ? undefined : new Set(types);
     const events: StreamEvent[] = [];
-    for (let i = from; i < until; i++) {
+    for (let i = from; i < end && events.length < limit; i++) {
       const row = this.#rows[i] as RecentRow;
+      if (wanted && !wanted.has(row.type)) continue;
       const event: StreamEvent = { streamPath, offset: row.offset, type: row.type, payload: JSON.parse(row.payload), createdAt: row.createdAt, source: JSON.parse(row.source) };
       if (row.idempotencyKey !== undefined) event.idempotencyKey = row.idempotencyKey;
       events.push(event);

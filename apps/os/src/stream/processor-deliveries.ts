@@ -1,5 +1,6 @@
 import type { StreamEvent } from "iterate/types";
 import { throwCoded } from "../api/coded-result.ts";
+import { deliveryDue } from "./delivery-due.ts";
 import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
 import { currentHostBinding, isProcessorHostBinding, type StreamCoreState } from "./stream-core.ts";
 import { StreamRpcTarget } from "./stream-rpc-target.ts";
@@ -26,8 +27,9 @@ export interface DeliveryHost {
 
 /**
  * A stream's deliveries to the processors subscribed to it (one HostedDelivery each, as the
- * core fold's subscriptions say): pumped after every commit, or after DELIVERY_HOLD_MS for an
- * append that holds delivery, and retried from the Durable Object's alarm.
+ * core fold's subscriptions say): pumped after every commit that is due to them (delivery-due.ts),
+ * or after DELIVERY_HOLD_MS for the rest and for an append that holds delivery, and retried from
+ * the Durable Object's alarm.
  */
 export class ProcessorDeliveries {
   readonly #host: DeliveryHost;
@@ -63,27 +65,37 @@ export class ProcessorDeliveries {
     }
   }
 
-  /** After a commit: pump now, or (holding) within DELIVERY_HOLD_MS, whichever pump comes first. */
-  afterCommit(hold: boolean): void {
+  /**
+   * After the commit of `written`: pump each delivery it is due to now, and the others (all of
+   * them, when the append holds delivery) within DELIVERY_HOLD_MS, whichever pump comes first.
+   * `foldedBy`: the subscription whose host wrote these events and folds them itself.
+   */
+  afterCommit(written: readonly StreamEvent[], hold: boolean, foldedBy?: string): void {
     if (this.#deliveries.size === 0) return;
-    if (!hold) {
+    const due = hold ? [] : [...this.#deliveries.values()].filter((delivery) => deliveryDue(delivery.key, delivery.subscription, written, foldedBy));
+    if (due.length === this.#deliveries.size) {
       this.#host.ctx.waitUntil(this.pump());
-    } else {
-      // Any pump sends everything up to the head, held events included; this one is the backstop.
-      this.#held ??= setTimeout(() => this.#host.ctx.waitUntil(this.pump()), LIMITS.DELIVERY_HOLD_MS);
+      return;
     }
+    if (due.length > 0) this.#host.ctx.waitUntil(this.#pump(due));
+    // Any pump of a delivery sends everything up to the head, held events included; this one is the backstop.
+    this.#held ??= setTimeout(() => this.#host.ctx.waitUntil(this.pump()), LIMITS.DELIVERY_HOLD_MS);
   }
 
-  /** Sends every due delivery what it has not had; sets the alarm for the earliest retry. */
+  /** Sends every delivery whose retry is due what it has not had; sets the alarm for the earliest retry. */
   async pump(): Promise<void> {
     if (this.#held !== undefined) {
       clearTimeout(this.#held);
       this.#held = undefined;
     }
+    await this.#pump([...this.#deliveries.values()]);
+  }
+
+  async #pump(deliveries: HostedDelivery[]): Promise<void> {
     const now = Date.now();
     const host = this.#host;
     await Promise.all(
-      [...this.#deliveries.values()]
+      deliveries
         .filter((delivery) => delivery.retryAt <= now)
         .map((delivery) =>
           delivery.pump({

@@ -18,6 +18,13 @@ export interface AppendRequest {
    * not held.
    */
   holdDelivery?: boolean;
+  /**
+   * The key of the subscription whose host is the writer and folds these events itself as the
+   * append answers (a host's read-your-writes): its delivery of them waits for the next commit
+   * due to it, or LIMITS.DELIVERY_HOLD_MS, instead of sending it what it already has. Set by the
+   * host's own code, never by a writer through the Stream capability.
+   */
+  foldedBy?: string;
   /** Trusted: set by the Worker or host that holds this stub, never by the writer. */
   stamp: EventSource;
 }

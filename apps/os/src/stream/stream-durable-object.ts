@@ -241,7 +241,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       deferred.written.push(...written);
       for (const { event } of ephemeralAt) deferred.ephemeral.push(event);
     } else {
-      this.#afterCommit(written, ephemeralAt.map(({ event }) => event), request.holdDelivery === true);
+      this.#afterCommit(written, ephemeralAt.map(({ event }) => event), request.holdDelivery === true, typeof request.foldedBy === "string" ? request.foldedBy : undefined);
     }
     if (request.answer === "receipt") return { offsets: result.map((event) => event.offset), head: this.#journal.head };
     return result;
@@ -331,7 +331,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     await this.#deliveries.pump();
   }
 
-  #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean): void {
+  #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean, foldedBy?: string): void {
     if (written.length > 0) this.#waiters.offer(written);
     if (written.length > 0) this.#protocol.notify();
     if (this.#live.size > 0) {
@@ -341,7 +341,7 @@ export class StreamDurableObject extends DurableObject<Env> {
         this.ctx.waitUntil(subscriber.pump(history));
       }
     }
-    if (written.length > 0) this.#deliveries.afterCommit(hold);
+    if (written.length > 0) this.#deliveries.afterCommit(written, hold, foldedBy);
   }
 
   #history() {

@@ -128,12 +128,15 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
 
   /**
    * Folds events this host appended itself, at once: read-your-writes without waiting for the
-   * stream's delivery (which arrives later and is ignored as already folded).
+   * stream's delivery (which arrives later and is ignored as already folded). Storage gets them
+   * with the next batch the stream delivers, before that batch is answered: a write here would be
+   * a commit that whatever the host sends next waits for, and the stream still has them for a host
+   * that dies first.
    */
   protected async ingest(events: StreamEvent[]): Promise<void> {
     if (!this.#engine) throw new ItxError("UNAVAILABLE", "this processor host has not been woken");
     // The stream's head as this host knows it: the append that wrote them just answered with them.
-    const [outcome] = await this.#engine.deliver(events, { head: events.at(-1)?.offset });
+    const [outcome] = await this.#engine.deliver(events, { head: events.at(-1)?.offset, own: true });
     if (outcome?.status === "failed") throw outcome.error;
   }
 

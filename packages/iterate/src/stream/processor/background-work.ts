@@ -103,7 +103,10 @@ export class BackgroundWork {
     // A stopped host leaves its claims behind, exactly as a dead one would.
     if (this.#stopped) return;
     await this.#options.afterWork(slug);
-    if (!this.#stopped) await storage.delete(claimKey(slug, key));
+    // The work's facts are on the stream and folded: the claim is bookkeeping now. A crash that
+    // loses its delete leaves a claim that revival finds nothing to drive for and releases, so
+    // what the host sends next (a turn's next request, say) does not wait for this write.
+    if (!this.#stopped) await storage.delete(claimKey(slug, key), { allowUnconfirmed: true });
   }
 
   /** Counts one death: the claim waits out its backoff, or is given up past the bound. */

@@ -131,6 +131,8 @@ describe("runInBackground", () => {
 
     expect(claimsDuringWork).toEqual([[{ slug: "jobs", key: "job:1", attempts: 1, nextAttemptAt: clock.now(), status: "running" }]]);
     expect(storage.claims("jobs")).toEqual([]);
+    // The work's facts are folded by then: what the host sends next does not wait for the delete.
+    expect(storage.deletes).toEqual([{ key: "processor/jobs/claim/job:1", allowUnconfirmed: true }]);
     expect(stream.events.map((event) => [event.type, event.source])).toEqual([
       [REQUESTED, {}],
       [FINISHED, { processor: "jobs" }],

@@ -69,8 +69,9 @@ describe("ProcessorEngine folding", () => {
     await settle(engine);
 
     expect(connection.failures()).toEqual([]);
-    // Three batches: [1, 2, 3], [4], and [5], the milestone the counter appended at 4.
-    expect(storage.checkpointWrites("counter")).toBe(3);
+    // Three batches: [1, 2, 3], [4], and [5], the milestone the counter appended at 4. The counter
+    // does not consume milestones, so [5] moves its checkpoint in memory and writes nothing.
+    expect(storage.checkpointWrites("counter")).toBe(2);
     expect(await engine.snapshot("counter")).toEqual({ offset: 5, state: { count: 10, increments: 4 }, version: "1.0.0", skipped: 0 });
     expect(counter.calls).toEqual([
       { offset: 1, ephemeral: false, count: 1, previousCount: 0, caughtUp: false },
@@ -161,6 +162,59 @@ describe("ProcessorEngine folding", () => {
     expect(await engine.snapshot("counter")).toMatchObject({ offset: 2, skipped: 0, state: { count: 0 } });
     expect(skips).toEqual([]);
     expect(counter.calls.map((call) => call.offset)).toEqual([null]);
+  });
+
+  it("writes nothing for a batch of types it does not consume; a new engine passes them by again", async () => {
+    const { stream, storage, engine } = setup();
+    await stream.append(inc(1));
+    await engine.catchUp();
+    const writes = storage.checkpointWrites("counter");
+    await stream.append({ type: "demo/ping" }, { type: "demo/pong" });
+    await engine.deliver(stream.events.slice(1));
+    expect(storage.checkpointWrites("counter")).toBe(writes);
+    expect(await engine.snapshot("counter")).toMatchObject({ offset: 3, state: { count: 1, increments: 1 } });
+
+    // Storage still holds the checkpoint at 1: a host that starts over reads 2 and 3 again, and
+    // the next event it consumes writes the whole way.
+    const counter = new RecordingCounter();
+    const next = new ProcessorEngine({ stream, storage, processors: [counter], clock: fakeClock() });
+    await next.start();
+    expect(await next.snapshot("counter")).toMatchObject({ offset: 3, state: { count: 1, increments: 1 } });
+    expect(counter.calls.map((call) => call.offset)).toEqual([null]);
+    await stream.append(inc(2));
+    await next.catchUp();
+    expect(storage.checkpointWrites("counter")).toBe(writes + 1);
+    const restarted = new ProcessorEngine({ stream, storage, processors: [new RecordingCounter()], clock: fakeClock() });
+    expect(await restarted.snapshot("counter")).toMatchObject({ offset: 4, state: { count: 3, increments: 2 } });
+  });
+
+  it("folds the host's own writes without writing them; the next batch from the stream writes them before it answers", async () => {
+    const { stream, storage, engine } = setup();
+    await stream.append(inc(1));
+    await engine.catchUp();
+    const writes = storage.checkpointWrites("counter");
+    // The host's own append, folded as it answers: nothing written yet.
+    const own = await stream.append(inc(2));
+    expect(await engine.deliver(own, { head: 2, own: true })).toEqual([{ slug: "counter", status: "processed", offset: 2 }]);
+    expect(storage.checkpointWrites("counter")).toBe(writes);
+    expect(storage.checkpoint("counter")?.offset).toBe(1);
+    expect(await engine.snapshot("counter")).toMatchObject({ offset: 2, state: { count: 3, increments: 2 } });
+    // The stream's delivery of it (nothing new to fold) is answered once storage has it.
+    expect(await engine.deliver(own, { head: 2 })).toEqual([{ slug: "counter", status: "processed", offset: 2 }]);
+    expect(storage.checkpointWrites("counter")).toBe(writes + 1);
+    expect(storage.checkpoint("counter")).toMatchObject({ offset: 2, state: { count: 3, increments: 2 } });
+  });
+
+  it("a host that dies with its own writes unwritten reads them again from the stream", async () => {
+    const { stream, storage, engine } = setup();
+    await stream.append(inc(1));
+    await engine.catchUp();
+    await engine.deliver(await stream.append(inc(2)), { head: 2, own: true });
+    expect(storage.checkpoint("counter")?.offset).toBe(1);
+    const restarted = new ProcessorEngine({ stream, storage, processors: [new RecordingCounter()], clock: fakeClock() });
+    await restarted.start();
+    expect(await restarted.snapshot("counter")).toMatchObject({ offset: 2, state: { count: 3, increments: 2 } });
+    expect(storage.checkpoint("counter")).toMatchObject({ offset: 2, state: { count: 3, increments: 2 } });
   });
 
   it("passes ephemeral events to processEvent without folding them or moving the checkpoint", async () => {

@@ -107,10 +107,12 @@ export class ProcessorEngine {
    * Hands a pushed batch to every processor, each on its own chain, and answers how each fared.
    * Already-folded events are ignored, so redelivery is safe. `head`, when the pusher knows it (the
    * stream's head when it read the batch), spares each processor asking the stream for it; it is
-   * as fresh as an answer to `head()` would be when it arrived.
+   * as fresh as an answer to `head()` would be when it arrived. `own`: the host's own writes,
+   * folded as its append answers; they are written to storage with the next batch the stream
+   * delivers, or the next catch-up (a batch from the stream is answered only once written).
    */
-  deliver(events: readonly StreamEvent[], options: { head?: number | undefined } = {}): Promise<ProcessorOutcome[]> {
-    return Promise.all([...this.#runners.values()].map((runner) => runner.deliver(events, options.head)));
+  deliver(events: readonly StreamEvent[], options: { head?: number | undefined; own?: boolean } = {}): Promise<ProcessorOutcome[]> {
+    return Promise.all([...this.#runners.values()].map((runner) => runner.deliver(events, options.head, options.own === true)));
   }
 
   /** Pulls every processor from its checkpoint to the head, ending with an at-head pass. */

@@ -31,8 +31,12 @@ export interface ProcessorStream {
 export interface ProcessorStorage {
   get(key: string): Promise<unknown>;
   put(key: string, value: unknown): Promise<void>;
-  /** True when the key existed. */
-  delete(key: string): Promise<boolean>;
+  /**
+   * True when the key existed. With `allowUnconfirmed`, what the host sends next need not wait for
+   * this write to be durable (a Durable Object's output gate): only for deletes whose loss in a
+   * crash is harmless.
+   */
+  delete(key: string, options?: { allowUnconfirmed?: boolean }): Promise<boolean>;
   /** Every entry whose key starts with `prefix`, in key order. */
   list(options: { prefix: string }): Promise<Map<string, unknown>>;
 }

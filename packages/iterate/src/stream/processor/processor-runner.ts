@@ -24,7 +24,7 @@ export interface SkipReport extends SkippedEvent {
 
 /** How one processor fared with a delivery or a catch-up. */
 export type ProcessorOutcome =
-  /** Everything was folded; `offset` is the committed checkpoint. */
+  /** Everything was folded; `offset` is the checkpoint (committed, or ahead only past types the processor does not consume). */
   | { slug: string; status: "processed"; offset: number }
   /** Stopped at an error; the checkpoint stays before the failing event so that redelivery retries it. */
   | { slug: string; status: "failed"; offset: number; error: unknown };
@@ -43,7 +43,13 @@ export interface RunnerOptions {
 
 /**
  * Hosts one processor: its serial chain, its committed checkpoint, and the fold. Everything that
- * touches the checkpoint runs on the chain; the checkpoint in memory is always the committed one.
+ * touches the checkpoint runs on the chain. The checkpoint in memory is the committed one, or ahead
+ * of it by events storage does not need yet:
+ * - events the processor does not consume: they change no state, so a batch of nothing else is
+ *   not written (a restart reads them again and passes them by again);
+ * - the host's own writes, folded as its append answers (`own`): the stream has not delivered
+ *   them, and cannot pass them before a delivery from it is answered, which writes them first. A
+ *   host that dies before that reads them again from the stream.
  */
 export class ProcessorRunner {
   readonly slug: string;
@@ -51,6 +57,10 @@ export class ProcessorRunner {
   readonly #chain = new SerialChain();
   #committed: ProcessorCheckpoint | undefined;
   #born = false;
+  // Whether storage holds a checkpoint of this processor (loaded, or committed by this runner), and
+  // whether the one in memory folded consumed events that storage does not hold yet (own writes).
+  #stored = false;
+  #unwritten = false;
   // The newest folded state, committed or not, for background work to read. Folding is
   // deterministic, so a state a failed batch never committed is the one its retry will fold again.
   #latest: { state: unknown } | undefined;
@@ -66,9 +76,11 @@ export class ProcessorRunner {
   /**
    * Folds a pushed batch; events at or below the checkpoint are ignored, a hole is read from the
    * stream. `head`: the stream's head as the pusher knew it (asked of the stream when absent).
+   * `own`: the host's own writes, which it folds as its append answers; storage gets them with the
+   * next batch the stream delivers (see the class comment). Anything else answers once written.
    */
-  deliver(events: readonly StreamEvent[], head?: number): Promise<ProcessorOutcome> {
-    return this.#outcome(() => this.#deliver(events, head));
+  deliver(events: readonly StreamEvent[], head?: number, own = false): Promise<ProcessorOutcome> {
+    return this.#outcome(() => this.#deliver(events, head, own));
   }
 
   /** Pulls from the checkpoint to the head in batches, then makes the at-head pass. */
@@ -108,7 +120,7 @@ export class ProcessorRunner {
     });
   }
 
-  async #deliver(events: readonly StreamEvent[], knownHead: number | undefined): Promise<void> {
+  async #deliver(events: readonly StreamEvent[], knownHead: number | undefined, own: boolean): Promise<void> {
     // A head below the batch's own events is no head at all: ask the stream instead.
     const pushedHead = knownHead !== undefined && knownHead >= (events.at(-1)?.offset ?? 0) ? knownHead : undefined;
     const before = (await this.#load()).offset;
@@ -116,41 +128,54 @@ export class ProcessorRunner {
     const last = fresh.at(-1);
     if (last !== undefined && fresh.some((event, i) => event.offset !== before + 1 + i)) {
       // A hole before or inside the batch: read the durable range from the stream instead.
-      await this.#pullThrough(last.offset);
+      await this.#pullThrough(last.offset, own);
       const ephemeral = events.filter((event) => event.ephemeral === true);
       if (ephemeral.length > 0) await this.#runBatch(ephemeral);
     } else {
-      await this.#runBatch(events, pushedHead);
+      await this.#runBatch(events, pushedHead, own);
     }
     const after = this.#checkpoint().offset;
     if ((after > before || this.#passAfterRebuild) && after >= (pushedHead ?? (await this.#options.stream.head()))) {
       await this.#atHeadPass();
     }
+    if (!own) await this.#writeUnwritten();
   }
 
   async #catchUp(): Promise<void> {
     await this.#load();
     await this.#pullThrough(Number.POSITIVE_INFINITY);
     await this.#atHeadPass();
+    await this.#writeUnwritten();
   }
 
-  async #pullThrough(lastOffset: number): Promise<void> {
+  async #pullThrough(lastOffset: number, own = false): Promise<void> {
     const { stream, batchSize } = this.#options;
     for (;;) {
       const from = this.#checkpoint().offset;
       if (from >= lastOffset) return;
       const page = await stream.read({ afterOffset: from, limit: Math.min(batchSize, lastOffset - from) });
       if (page.length === 0) return;
-      await this.#runBatch(page);
+      await this.#runBatch(page, undefined, own);
     }
   }
 
-  /** Folds and processes one batch, then commits once. A failure commits what came before it and rethrows. */
-  async #runBatch(events: readonly StreamEvent[], knownHead?: number): Promise<void> {
+  // Before the stream is answered (or a catch-up ends): storage holds everything folded.
+  async #writeUnwritten(): Promise<void> {
+    if (this.#unwritten) await this.#commit(this.#checkpoint(), []);
+  }
+
+  /**
+   * Folds and processes one batch, then commits once (unless storage need not have it yet: see the
+   * class comment). A failure commits what came before it and rethrows.
+   */
+  async #runBatch(events: readonly StreamEvent[], knownHead?: number, own = false): Promise<void> {
     const { processor, stream } = this.#options;
     const head = knownHead ?? (await stream.head());
     let working = this.#checkpoint();
     const skips: SkippedEvent[] = [];
+    // Whether the batch held an event the processor consumes (folded or skipped): only then is
+    // there anything to write. Offsets alone stay in memory (see the class comment).
+    let consumed = false;
     for (const event of events) {
       try {
         if (event.ephemeral === true) {
@@ -159,6 +184,7 @@ export class ProcessorRunner {
         }
         if (event.offset <= working.offset) continue;
         const step = foldEvent(processor, working.state, event);
+        if (step.kind !== "ignored") consumed = true;
         if (step.kind === "folded") this.#latest = { state: step.state };
         if (step.kind === "folded" && processor.processEvent !== undefined) {
           await this.#pass({ event: step.event, state: step.state, previousState: working.state, caughtUp: event.offset >= head });
@@ -172,7 +198,15 @@ export class ProcessorRunner {
       }
     }
     try {
-      if (working !== this.#committed) await this.#commit(working, skips);
+      if (working !== this.#committed) {
+        const later = this.#stored && skips.length === 0 && (own || !consumed);
+        if (!later) {
+          await this.#commit(working, skips);
+        } else {
+          this.#committed = working;
+          if (consumed) this.#unwritten = true;
+        }
+      }
     } finally {
       this.#latest = undefined;
     }
@@ -254,6 +288,8 @@ export class ProcessorRunner {
   async #commit(checkpoint: ProcessorCheckpoint, skips: readonly SkippedEvent[]): Promise<void> {
     await commitCheckpoint(this.#options.storage, checkpoint, this.#options.checkpointMaxBytes);
     this.#committed = checkpoint;
+    this.#stored = true;
+    this.#unwritten = false;
     if (!this.#born) {
       await markBorn(this.#options.storage, checkpoint);
       this.#born = true;
@@ -271,7 +307,10 @@ export class ProcessorRunner {
     if (this.#committed !== undefined) return this.#committed;
     const { storage, stream, processor, batchSize } = this.#options;
     const loaded = await loadCheckpoint(storage, processor.contract);
-    if (loaded.kind === "current") return (this.#committed = loaded.checkpoint);
+    if (loaded.kind === "current") {
+      this.#stored = true;
+      return (this.#committed = loaded.checkpoint);
+    }
     if (loaded.kind === "new") return (this.#committed = emptyCheckpoint(processor.contract));
     const replayTo = loaded.replayTo ?? (await stream.head());
     let working = emptyCheckpoint(processor.contract);

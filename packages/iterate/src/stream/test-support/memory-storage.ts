@@ -8,6 +8,8 @@ export interface MemoryStorage extends ProcessorStorage {
   entries(): Map<string, unknown>;
   /** Every key written, in order, once per put: count commits with it. */
   readonly puts: readonly string[];
+  /** Every delete, in order, and whether it let the host's output go on without waiting for it. */
+  readonly deletes: ReadonlyArray<{ key: string; allowUnconfirmed: boolean }>;
   /** How many times a processor's checkpoint was written. */
   checkpointWrites(slug: string): number;
   checkpoint(slug: string): ProcessorCheckpoint | undefined;
@@ -28,6 +30,7 @@ export interface MemoryStorage extends ProcessorStorage {
 export function memoryStorage(): MemoryStorage {
   const data = new Map<string, unknown>();
   const puts: string[] = [];
+  const deletes: Array<{ key: string; allowUnconfirmed: boolean }> = [];
   const byPrefix = (prefix: string) =>
     new Map(
       [...data.entries()]
@@ -41,10 +44,14 @@ export function memoryStorage(): MemoryStorage {
       data.set(key, structuredClone(value));
       puts.push(key);
     },
-    delete: async (key) => data.delete(key),
+    delete: async (key, options) => {
+      deletes.push({ key, allowUnconfirmed: options?.allowUnconfirmed === true });
+      return data.delete(key);
+    },
     list: async ({ prefix }) => byPrefix(prefix),
     entries: () => byPrefix(""),
     puts,
+    deletes,
     checkpointWrites: (slug) => puts.filter((key) => key === checkpointKey(slug)).length,
     checkpoint: (slug) => structuredClone(data.get(checkpointKey(slug))) as ProcessorCheckpoint | undefined,
     deleteCheckpoint: (slug) => data.delete(checkpointKey(slug)),

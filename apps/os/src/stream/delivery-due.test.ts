@@ -1,0 +1,79 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, test } from "vitest";
+import type { StreamEvent } from "iterate/types";
+import { CAPABILITY_PROVIDED, RUN_REQUESTED } from "../capability-host/itx-contract.ts";
+import { CAPABILITY_HOST_BINDING, ensureContext } from "../itx/context-lifecycle.ts";
+import { hostStub } from "../capability-host/host-stub.ts";
+import { LIMITS } from "../limits.ts";
+import { deliveryDue } from "./delivery-due.ts";
+import { streamStub } from "./stream-rpc-target.ts";
+import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
+
+const core = { type: "processor" as const, binding: CAPABILITY_HOST_BINDING, host: "prj_x:/", processor: "core" };
+const agent = { type: "processor" as const, binding: "AGENT", host: "prj_x:/agents/a", processor: "agent" };
+const written = (...types: string[]) => types.map((type, index) => ({ type, offset: index + 1 }) as StreamEvent);
+
+describe("deliveryDue", () => {
+  test("a capability host is due a commit only when it holds a type the host folds", () => {
+    expect(deliveryDue("core", core, written("demo/ping", "events.iterate.com/agent/context-added"), undefined)).toBe(false);
+    expect(deliveryDue("core", core, written("demo/ping", RUN_REQUESTED), undefined)).toBe(true);
+    expect(deliveryDue("core", core, written(CAPABILITY_PROVIDED), undefined)).toBe(true);
+  });
+
+  test("any other processor is due every commit, except the one whose host wrote it and folds it itself", () => {
+    expect(deliveryDue("agent", agent, written("demo/ping"), undefined)).toBe(true);
+    expect(deliveryDue("agent", agent, written("demo/ping"), "agent")).toBe(false);
+    expect(deliveryDue("core", core, written(RUN_REQUESTED), "agent")).toBe(true);
+  });
+});
+
+let counter = 0;
+const caller = { principal: "tester", origin: "/" };
+
+describe("a delivery that is not due", () => {
+  test("goes out with the next commit due to it, in order, or within DELIVERY_HOLD_MS", async () => {
+    counter += 1;
+    const projectId = `prj_due${Date.now()}${counter}`;
+    await ensureContext(env, { projectId, path: "/", name: "test", parent: null, ancestors: [], caller });
+    const stream = streamStub(env.STREAM, `${projectId}:/`);
+    const cursor = async () => (await stream.info()).processors.find((delivery) => delivery.key === "core")?.cursor;
+    await hostStub(env, projectId, "/").provide({ path: ["a"], capability: () => 1, caller: { ...caller, connectionId: "c" } });
+    await expect.poll(cursor).toBe(await stream.head());
+    // Types the capability host does not fold wait...
+    const [ping] = await stream.append({ events: [{ type: "demo/ping" }, { type: "demo/pong" }], stamp: caller });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await cursor()).toBe((ping?.offset ?? 0) - 1);
+    // ...for the next commit it folds, which sends them with it.
+    await hostStub(env, projectId, "/").provide({ path: ["b"], capability: () => 2, caller: { ...caller, connectionId: "c" } });
+    await expect.poll(cursor).toBe(await stream.head());
+    // Or for the backstop, when none comes.
+    const started = Date.now();
+    await stream.append({ events: [{ type: "demo/ping" }], stamp: caller });
+    await expect.poll(cursor, { timeout: LIMITS.DELIVERY_HOLD_MS + 2_000, interval: 50 }).toBe(await stream.head());
+    expect(Date.now() - started).toBeGreaterThanOrEqual(LIMITS.DELIVERY_HOLD_MS - 50);
+  });
+});
+
+const tally = (n: number) => ({ type: "test/tally-added", payload: { n } });
+
+describe("an append its subscriber folds itself", () => {
+  test("is not sent to that subscriber until a commit it did not write", async () => {
+    counter += 1;
+    const name = `prj_folded${Date.now()}${counter}:/tallies`;
+    const stream = streamStub(env.STREAM, name);
+    const subscription = { type: "processor", binding: "TEST_PROCESSORS", host: name, processor: "tally" };
+    await stream.append({ events: [{ type: SUBSCRIPTION_CONFIGURED, payload: { key: "tally", subscription } }], stamp: { principal: "tester", platform: "context" } });
+    const cursor = async () => (await stream.info()).processors[0]?.cursor;
+    await stream.append({ events: [tally(1)], stamp: caller });
+    await expect.poll(cursor, { timeout: 5_000 }).toBe(await stream.head());
+    await stream.append({ events: [tally(2)], stamp: caller, foldedBy: "tally" });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await cursor()).toBe((await stream.head()) - 1);
+    await stream.append({ events: [tally(3)], stamp: caller });
+    await expect.poll(cursor).toBe(await stream.head());
+    // The host (which folded nothing itself here) got both with the second delivery, each once.
+    const host = env.TEST_PROCESSORS.getByName(name) as unknown as { snapshot(): Promise<{ state: { count: number; offsets: number[] } }> };
+    await expect.poll(async () => (await host.snapshot()).state.count).toBe(3);
+    expect((await host.snapshot()).state.offsets).toEqual([2, 3, 4]);
+  });
+});
