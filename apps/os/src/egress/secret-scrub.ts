@@ -106,13 +106,14 @@ function utf16(text: string, littleEndian: boolean): Uint8Array {
  * (longest pattern − 1) bytes, which could begin a spelling that the next chunk completes.
  */
 export class ByteScrubber {
-  readonly #byFirstByte: ScrubPattern[][] = Array.from({ length: 256 }, () => []);
+  readonly #byFirstByte: readonly ScrubPattern[][];
   readonly #holdBack: number;
   #carried: Uint8Array = new Uint8Array(0);
 
   constructor(patterns: readonly ScrubPattern[]) {
-    for (const pattern of patterns) this.#byFirstByte[pattern.bytes[0] as number]?.push(pattern);
-    this.#holdBack = Math.max(0, ...patterns.map((pattern) => pattern.bytes.length - 1));
+    const index = indexOf(patterns);
+    this.#byFirstByte = index.byFirstByte;
+    this.#holdBack = index.holdBack;
   }
 
   /** The scrubbed bytes that can be released now. */
@@ -159,6 +160,20 @@ export class ByteScrubber {
     if (consumed > emitted) parts.push(buffer.subarray(emitted, consumed));
     return { output: concat(...parts), consumed };
   }
+}
+
+// The patterns by their first byte, built once per set: one scrubText builds two scrubbers, and
+// a result is scrubbed string by string with the same set.
+const indexes = new WeakMap<readonly ScrubPattern[], { byFirstByte: ScrubPattern[][]; holdBack: number }>();
+
+function indexOf(patterns: readonly ScrubPattern[]): { byFirstByte: ScrubPattern[][]; holdBack: number } {
+  const known = indexes.get(patterns);
+  if (known) return known;
+  const byFirstByte: ScrubPattern[][] = Array.from({ length: 256 }, () => []);
+  for (const pattern of patterns) byFirstByte[pattern.bytes[0] as number]?.push(pattern);
+  const index = { byFirstByte, holdBack: Math.max(0, ...patterns.map((pattern) => pattern.bytes.length - 1)) };
+  indexes.set(patterns, index);
+  return index;
 }
 
 function matchAt(buffer: Uint8Array, at: number, candidates: readonly ScrubPattern[]): ScrubPattern | undefined {
