@@ -4,7 +4,8 @@ import { raceDeadline } from "../limits/deadline.ts";
 import { directEgressVerdict, stillValid } from "../egress/direct-egress-verdict.ts";
 import { watchMaterials, type MaterialWatch } from "../egress/materials-in-use.ts";
 import type { DirectEgressVerdict } from "../runner/runner-protocol.ts";
-import { scrubJsonValue, scrubPatterns, scrubText } from "../egress/secret-scrub.ts";
+import { scrubJsonValue, scrubText } from "../egress/secret-scrub.ts";
+import { keptScrubPatterns } from "./scrubbed-call.ts";
 import { isolateAuthorityKey, isolateScopeKey, reactionKey, type IsolateProps } from "./isolate-props.ts";
 import { PreparedScripts } from "./prepared-scripts.ts";
 import { SCRIPT_LINE_OFFSET } from "./script-module.ts";
@@ -113,7 +114,8 @@ function scrubOutcome(outcome: ScriptOutcome, watch: MaterialWatch): ScriptOutco
   } catch (error) {
     return failed("SCRIPT_FAILED", errorMessage(error));
   }
-  const patterns = scrubPatterns(materials);
+  // A scope that used a secret lately has every run scrubbed of it: its patterns are kept.
+  const patterns = keptScrubPatterns(materials);
   if (outcome.status === "failed") return failed(outcome.error.code, scrubText(outcome.error.message, patterns));
   if (!("result" in outcome)) return outcome;
   return { status: "succeeded", result: scrubJsonValue(outcome.result, patterns).value };

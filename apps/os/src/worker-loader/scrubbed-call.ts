@@ -46,7 +46,7 @@ export async function scrubbedCall(scope: MaterialScope, call: () => unknown): P
     discard(result);
     throw refusal;
   }
-  return outward(result, { materials, patterns: patternsOf(materials), scope });
+  return outward(result, { materials, patterns: keptScrubPatterns(materials), scope });
 }
 
 // What a result is scrubbed of, and the scope whose later use its live parts follow (none for
@@ -65,7 +65,7 @@ function scrubbedError(error: unknown, watch: MaterialWatch): unknown {
   } catch (refusal) {
     return refusal;
   }
-  return scrubError(error, { materials, patterns: patternsOf(materials), scope: undefined });
+  return scrubError(error, { materials, patterns: keptScrubPatterns(materials), scope: undefined });
 }
 
 // An error rebuilt with its message scrubbed, keeping its code and name (the stack, which quotes
@@ -238,7 +238,7 @@ function liveScrub(body: ReadableStream<Uint8Array>, scrub: Scrub, scope: Materi
         // What the last scrubber held back is searched again with the grown set.
         const held = scrubber?.takeHeld();
         if (held && held.length > 0) bytes = concatBytes(held, bytes);
-        scrubber = new ByteScrubber(patternsOf([...known]));
+        scrubber = new ByteScrubber(keptScrubPatterns([...known]));
       }
     }
     return scrubber ? scrubber.push(bytes) : bytes;
@@ -280,7 +280,8 @@ function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
 const patternSets = new Map<string, { patterns: ScrubPattern[]; bytes: number }>();
 let patternBytes = 0;
 
-function patternsOf(materials: readonly string[]): ScrubPattern[] {
+/** The scrub patterns of `materials`, from the kept sets when there (runs ask for them too: run-script.ts). */
+export function keptScrubPatterns(materials: readonly string[]): ScrubPattern[] {
   const key = JSON.stringify(materials.toSorted());
   const kept = patternSets.get(key);
   if (kept) {
