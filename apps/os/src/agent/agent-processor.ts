@@ -171,11 +171,13 @@ export class AgentProcessor extends StreamProcessor<typeof AgentContract> {
    * pass drives the request it finds folded (`llm:` work), or starts the turn again.
    */
   async #turn(effects: AgentEffects, work: BackgroundContext<typeof AgentContract>, state: AgentState, pending: NonNullable<AgentState["pending"]>): Promise<void> {
-    effects.prepareRequest?.(state);
     // Debounce: a burst of input is one turn, answered from the newest pending item. The window
-    // counts from the input's append, so the time its delivery took is not waited twice.
+    // counts from the input's append, so the time its delivery took is not waited twice. Its
+    // timer starts before the surface description is sent for, which runs while it waits.
     const wait = debounceRemaining(pending.at, Date.now());
-    if (wait > 0) await effects.sleep(wait);
+    const waited = wait > 0 ? effects.sleep(wait) : undefined;
+    effects.prepareRequest?.(state);
+    await waited;
     // One turn start at a time: each input of a burst starts a turn, and two of them waking
     // together would otherwise both see no request yet and ask twice. The append folds its
     // request before the next one looks (read-your-writes), so later ones find it and stop.

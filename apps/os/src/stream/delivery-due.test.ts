@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import type { StreamEvent } from "iterate/types";
-import { CAPABILITY_PROVIDED, RUN_REQUESTED } from "../capability-host/itx-contract.ts";
+import { CONTEXT_ADDED, MESSAGE_SENT } from "../agent/agent-events.ts";
+import { CAPABILITY_PROVIDED, RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { CAPABILITY_HOST_BINDING, ensureContext } from "../itx/context-lifecycle.ts";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { LIMITS } from "../limits.ts";
@@ -11,6 +12,7 @@ import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 
 const core = { type: "processor" as const, binding: CAPABILITY_HOST_BINDING, host: "prj_x:/", processor: "core" };
 const agent = { type: "processor" as const, binding: "AGENT", host: "prj_x:/agents/a", processor: "agent" };
+const tallies = { type: "processor" as const, binding: "TEST_PROCESSORS", host: "prj_x:/tallies", processor: "tally" };
 const written = (...types: string[]) => types.map((type, index) => ({ type, offset: index + 1 }) as StreamEvent);
 
 describe("deliveryDue", () => {
@@ -20,9 +22,17 @@ describe("deliveryDue", () => {
     expect(deliveryDue("core", core, written(CAPABILITY_PROVIDED), undefined)).toBe(true);
   });
 
+  test("an agent is due everything it folds but the messages its scripts send, which go with what comes next", () => {
+    expect(deliveryDue("agent", agent, written(MESSAGE_SENT), undefined)).toBe(false);
+    expect(deliveryDue("agent", agent, written(MESSAGE_SENT, RUN_SETTLED), undefined)).toBe(true);
+    expect(deliveryDue("agent", agent, written(CONTEXT_ADDED), undefined)).toBe(true);
+    expect(deliveryDue("agent", agent, written("demo/ping"), undefined)).toBe(false);
+  });
+
   test("any other processor is due every commit, except the one whose host wrote it and folds it itself", () => {
-    expect(deliveryDue("agent", agent, written("demo/ping"), undefined)).toBe(true);
-    expect(deliveryDue("agent", agent, written("demo/ping"), "agent")).toBe(false);
+    expect(deliveryDue("tally", tallies, written("demo/ping"), undefined)).toBe(true);
+    expect(deliveryDue("tally", tallies, written("demo/ping"), "tally")).toBe(false);
+    expect(deliveryDue("agent", agent, written(CONTEXT_ADDED), "agent")).toBe(false);
     expect(deliveryDue("core", core, written(RUN_REQUESTED), "agent")).toBe(true);
   });
 });

@@ -7,6 +7,9 @@ import type { BackgroundStart } from "./stream-processor.ts";
 /** The first wait after a death; each further death doubles it. */
 export const BACKGROUND_BACKOFF_BASE_MS = 1_000;
 
+/** Longest a settled claim waits for the engine's next write to be deleted with it. */
+export const SETTLED_CLAIM_DELETE_WAIT_MS = 1_000;
+
 const claimSchema = z.object({
   slug: z.string(),
   key: z.string(),
@@ -41,10 +44,19 @@ export interface BackgroundWorkOptions {
  * bookkeeping of deaths. A claim found `running` that no task of this engine holds belonged to a
  * host that died: that is one death, answered with an exponential backoff and, past `maxDeaths`,
  * with giving up.
+ *
+ * When work settles, its claim is deleted with the engine's next write (a checkpoint: see
+ * `deleteSettled`), or after SETTLED_CLAIM_DELETE_WAIT_MS when none comes: a write of its own would
+ * be one more commit, and a Durable Object's commits hold its thread. Until then this engine knows
+ * the claim is done (it is neither listed nor revived); a host that dies first leaves a claim that
+ * revival finds nothing to drive for and releases.
  */
 export class BackgroundWork {
   readonly #options: BackgroundWorkOptions;
   readonly #live = new Map<string, Promise<void>>();
+  /** Claims of settled work not deleted yet, by live id. */
+  readonly #settled = new Map<string, { slug: string; key: string }>();
+  #deleteScheduled = false;
   #stopped = false;
 
   constructor(options: BackgroundWorkOptions) {
@@ -83,7 +95,9 @@ export class BackgroundWork {
 
   async #run(slug: string, key: string, work: (attempt: number) => Promise<void>, answer: (start: BackgroundStart) => void) {
     const { storage, clock } = this.#options;
-    let claim = parseClaim(await storage.get(claimKey(slug, key)));
+    // A claim of this key's own settled work is no dead host's: the new start overwrites it.
+    const settledHere = this.#settled.delete(liveId(slug, key));
+    let claim = settledHere ? undefined : parseClaim(await storage.get(claimKey(slug, key)));
     if (claim?.status === "running") claim = await this.#recordDeath(claim);
     if (claim?.status === "given-up") return answer("given-up");
     const waitMs = claim === undefined ? 0 : Math.max(0, claim.nextAttemptAt - clock.now());
@@ -103,10 +117,32 @@ export class BackgroundWork {
     // A stopped host leaves its claims behind, exactly as a dead one would.
     if (this.#stopped) return;
     await this.#options.afterWork(slug);
-    // The work's facts are on the stream and folded: the claim is bookkeeping now. A crash that
-    // loses its delete leaves a claim that revival finds nothing to drive for and releases, so
-    // what the host sends next (a turn's next request, say) does not wait for this write.
-    if (!this.#stopped) await storage.delete(claimKey(slug, key), { allowUnconfirmed: true });
+    // The work's facts are on the stream and folded: the claim is bookkeeping now.
+    if (this.#stopped) return;
+    this.#settled.set(liveId(slug, key), { slug, key });
+    this.#scheduleDelete();
+  }
+
+  /**
+   * Deletes the claims of settled work. The engine calls it beside each checkpoint write, so the
+   * deletes share that write's commit. A delete lost in a crash is harmless (see the class
+   * comment), so what the host sends next need not wait for it either.
+   */
+  async deleteSettled(): Promise<void> {
+    for (const [id, { slug, key }] of this.#settled) {
+      this.#settled.delete(id);
+      await this.#options.storage.delete(claimKey(slug, key), { allowUnconfirmed: true });
+    }
+  }
+
+  // Real time, not the engine's clock: this is bookkeeping, not a wait the processor's logic sees.
+  #scheduleDelete(): void {
+    if (this.#deleteScheduled) return;
+    this.#deleteScheduled = true;
+    setTimeout(() => {
+      this.#deleteScheduled = false;
+      if (!this.#stopped) void this.deleteSettled().catch(() => undefined);
+    }, SETTLED_CLAIM_DELETE_WAIT_MS);
   }
 
   /** Counts one death: the claim waits out its backoff, or is given up past the bound. */
@@ -146,10 +182,10 @@ export class BackgroundWork {
     return this.#options.storage.delete(claimKey(claim.slug, claim.key));
   }
 
-  /** Every stored claim of `slug`, given-up ones included. */
+  /** Every stored claim of `slug`, given-up ones included, but those of work settled here. */
   async claims(slug: string): Promise<BackgroundClaim[]> {
     const entries = await this.#options.storage.list({ prefix: claimPrefix(slug) });
-    return [...entries.values()].flatMap((value) => parseClaim(value) ?? []);
+    return [...entries.values()].flatMap((value) => parseClaim(value) ?? []).filter((claim) => !this.#settled.has(liveId(slug, claim.key)));
   }
 
   /** True while work under (slug, key) is live in this engine. */
@@ -161,9 +197,10 @@ export class BackgroundWork {
     return this.#live.size;
   }
 
-  /** Resolves when no work is live, including work started while waiting. */
+  /** Resolves when no work is live, including work started while waiting, and settled claims are deleted. */
   async idle(): Promise<void> {
     while (this.#live.size > 0) await Promise.allSettled(this.#live.values());
+    if (!this.#stopped) await this.deleteSettled();
   }
 
   /** Stops starting and finishing work; claims stay in storage for the next host. */

@@ -140,6 +140,24 @@ describe("runInBackground", () => {
     expect((await first.engine.snapshot("jobs")).state).toEqual({ open: [] });
   });
 
+  it("deletes a settled claim with the engine's next checkpoint write, and neither lists nor revives it meanwhile", async () => {
+    const { stream, storage, clock, control } = world();
+    const first = host(stream, storage, clock, control.effect);
+    await first.engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await until(() => !first.engine.isRunningInBackground("jobs", "job:1") && first.engine.isIdle());
+    // Settled: known done here, still in storage until the next write.
+    expect(storage.claims("jobs")).toHaveLength(1);
+    expect(await first.engine.claims()).toEqual([]);
+    expect((await first.engine.reviveClaims()).revived).toEqual([]);
+    expect(storage.deletes).toEqual([]);
+    // The next batch's checkpoint write takes the delete with it.
+    await stream.append({ type: REQUESTED, payload: { name: "b" } });
+    await settle(first.engine);
+    expect(storage.claims("jobs")).toEqual([]);
+    expect(storage.deletes[0]).toEqual({ key: "processor/jobs/claim/job:1", allowUnconfirmed: true });
+  });
+
   it("runs one driver per key however many passes ask for it", async () => {
     const { stream, storage, clock, control } = world();
     const gate = Promise.withResolvers<void>();

@@ -71,7 +71,7 @@ export class ProcessorEngine {
       maxDeaths: limits.maxBackgroundDeaths,
       onGiveUp: (claim) => options.onGiveUp?.(claim),
       onError: options.onBackgroundError ?? defaultBackgroundError,
-      afterWork: (slug) => this.#runner(slug).catchUp(),
+      afterWork: (slug) => this.#runner(slug).catchUp(false),
     });
     for (const processor of options.processors) {
       const { slug } = processor.contract;

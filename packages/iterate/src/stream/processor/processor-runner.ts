@@ -83,9 +83,13 @@ export class ProcessorRunner {
     return this.#outcome(() => this.#deliver(events, head, own));
   }
 
-  /** Pulls from the checkpoint to the head in batches, then makes the at-head pass. */
-  catchUp(): Promise<ProcessorOutcome> {
-    return this.#outcome(() => this.#catchUp());
+  /**
+   * Pulls from the checkpoint to the head in batches, then makes the at-head pass. With `write`
+   * false (background work settling), own writes folded earlier stay unwritten until the stream's
+   * next delivery: the catch-up only makes sure the work's own appends are folded.
+   */
+  catchUp(write = true): Promise<ProcessorOutcome> {
+    return this.#outcome(() => this.#catchUp(write));
   }
 
   async snapshot(): Promise<ProcessorSnapshot> {
@@ -141,11 +145,11 @@ export class ProcessorRunner {
     if (!own) await this.#writeUnwritten();
   }
 
-  async #catchUp(): Promise<void> {
+  async #catchUp(write: boolean): Promise<void> {
     await this.#load();
     await this.#pullThrough(Number.POSITIVE_INFINITY);
     await this.#atHeadPass();
-    await this.#writeUnwritten();
+    if (write) await this.#writeUnwritten();
   }
 
   async #pullThrough(lastOffset: number, own = false): Promise<void> {
@@ -287,6 +291,8 @@ export class ProcessorRunner {
 
   async #commit(checkpoint: ProcessorCheckpoint, skips: readonly SkippedEvent[]): Promise<void> {
     await commitCheckpoint(this.#options.storage, checkpoint, this.#options.checkpointMaxBytes);
+    // In the same commit: the claims of work that settled since the last one.
+    await this.#options.background.deleteSettled();
     this.#committed = checkpoint;
     this.#stored = true;
     this.#unwritten = false;
