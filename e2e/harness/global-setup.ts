@@ -10,6 +10,8 @@ declare module "vitest" {
     logPath: string;
     /** The loopback port the OS's MCP_EXA_URL names (`itx.mcp.exa`); 0 when the suites run against BASE_URL. */
     exaPort: number;
+    /** The local OS's state folder (its runner's is inside it); empty when the suites run against BASE_URL. */
+    stateDir: string;
   }
 }
 
@@ -26,6 +28,7 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide("baseUrl", given.replace(/\/+$/, ""));
     project.provide("adminSecret", adminSecret);
     project.provide("logPath", "");
+    project.provide("stateDir", "");
     // That OS's MCP_EXA_URL port, when it names one on loopback (else the exa case is skipped).
     project.provide("exaPort", Number(process.env.MCP_EXA_PORT ?? 0) || 0);
     return;
@@ -46,6 +49,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide("baseUrl", os.baseUrl);
   project.provide("adminSecret", os.adminSecret);
   project.provide("logPath", os.logPath);
+  project.provide("stateDir", os.persistTo);
 }
 
 export async function teardown(): Promise<void> {

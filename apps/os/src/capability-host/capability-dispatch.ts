@@ -1,5 +1,6 @@
 import { ItxError, errorCode } from "iterate/errors";
 import type { RunnerFacet } from "../runner/runner-protocol.ts";
+import type { HeldRunner } from "../worker-loader/runner-client.ts";
 import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
 import { scrubbedCall } from "../worker-loader/scrubbed-call.ts";
 import type { Caller } from "./capability-host-api.ts";
@@ -23,6 +24,8 @@ export interface DispatchHost {
   /** The jail code acting as `origin` runs in, if any. */
   confinementOf(origin: string): Promise<Confinement | undefined>;
   facets: DurableObjectFacets;
+  /** The host's open session into the runner, for calls on sources (local OS only). */
+  runner?: HeldRunner;
 }
 
 /** Calls `remainder` of the mount that answered a call's path, the way its kind says. */
@@ -79,7 +82,7 @@ async function callSource(host: DispatchHost, mount: Mount, source: CapabilitySo
     const { RUNNER: runner } = host.env;
     const target = durable ? { facet: runnerFacet(host.projectId, host.path, key, source.entrypoint as string) } : source.entrypoint === undefined ? {} : { entrypoint: source.entrypoint };
     const load = await sourceLoad(source, props);
-    return scrubbedCall(props, () => invokeInRunner(host.env, runner, load, { ...target, path: remainder, args }, props));
+    return scrubbedCall(props, () => invokeInRunner(runner, load, { ...target, path: remainder, args }, props, host.runner));
   }
   const worker = await loadSource(host.env, source, props);
   if (!durable) return scrubbedCall(props, () => callMembers(worker.getEntrypoint(source.entrypoint), remainder, args));

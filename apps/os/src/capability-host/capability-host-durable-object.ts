@@ -55,7 +55,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const direct = directEgressVerdict(this.env, scoped, (path) => this.provides(path));
     return runScript(this.env, scoped, isolateItx(this.env, scoped), run.script, { direct, held: this.#runner });
   });
-  /** The enqueued runs' open session into the runner (local OS only): a Durable Object outlives its requests. */
+  /** This object's open session into the runner (local OS only), for its enqueued runs and its calls on durable workers and sources: a Durable Object outlives its requests. */
   readonly #runner = new HeldRunner();
   readonly #projectId: string;
   readonly #path: string;
@@ -184,7 +184,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const props: IsolateProps = { ...isolate, origin: this.#path, path: this.#path, ...(confinement ? { confinement } : {}) };
     const key = `worker:${input.key}`;
     // Locally the facet lives in the runner process (decision 0007): code in it that never yields holds that process, not this one.
-    if (this.env.RUNNER) return new RunnerIsolateRpcTarget(this.env, this.env.RUNNER, builtLoad(input.built, props), { facet: runnerFacet(this.#projectId, this.#path, key, input.className) }, props);
+    if (this.env.RUNNER) return new RunnerIsolateRpcTarget(this.env.RUNNER, builtLoad(input.built, props), { facet: runnerFacet(this.#projectId, this.#path, key, input.className) }, props, this.#runner);
     const worker = loadBuilt(this.env, input.built, props);
     return new LoadedWorkerRpcTarget(this.ctx.facets.get(key, () => ({ class: worker.getDurableObjectClass(input.className) })), props);
   }
@@ -268,6 +268,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
         connectionLost: (connectionId) => this.ctx.waitUntil(this.disconnectConnection(connectionId).catch(() => 0)),
         confinementOf: (origin) => this.#confinementOf(origin),
         facets: this.ctx.facets,
+        runner: this.#runner,
       },
       mount,
       remainder,

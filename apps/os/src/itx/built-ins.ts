@@ -82,7 +82,7 @@ export const BUILT_INS = {
   },
   workers: {
     kind: "property",
-    get: (ctx: HandleContext) => new WorkersRpcTarget({ env: ctx.scope.env, props: () => isolatePropsOf(ctx) }),
+    get: (ctx: HandleContext) => new WorkersRpcTarget({ env: ctx.scope.env, props: () => isolatePropsOf(ctx), ...(ctx.scope.connection ? { held: ctx.scope.connection.runner } : {}) }),
     summary: "workers.get({ source: { files, entryPoint? } | { repo, branch | commit, include?, exclude?, entryPoint? }, entrypoint?, props? } | { source, durableObject: { className, key } }) -> a stub on that worker",
   },
   agents: {

@@ -10,6 +10,7 @@ import type { CertifiedWorker } from "../project/project-durable-object.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { builtLoad, loadBuilt } from "../worker-loader/dynamic-workers.ts";
 import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
+import { HeldRunner } from "../worker-loader/runner-client.ts";
 import { UNTRUSTED_LIMITS } from "../worker-loader/untrusted-limits.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
 import { parseUserProcessorHostName, processorFacetKey, USER_PROCESSOR_ROW_PREFIX, type UserProcessorAddress } from "./user-processor-address.ts";
@@ -50,6 +51,8 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
   #worker: (CertifiedWorker & { built: BuiltWorker }) | undefined;
   /** The artifact the in-process facet was started from. */
   #facetHash: string | undefined;
+  /** This object's open session into the runner (local OS only), for its calls on the processor's facet. */
+  readonly #runner = new HeldRunner();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -173,7 +176,7 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
     // Locally the facet lives in the runner process: code in it that never yields holds that process, not the OS.
     if (this.env.RUNNER) {
       const facet = runnerFacet(projectId, path, facetKey, className);
-      return invokeInRunner(this.env, this.env.RUNNER, builtLoad(worker.built, worker.isolate), { facet, path: member, args }, worker.isolate);
+      return invokeInRunner(this.env.RUNNER, builtLoad(worker.built, worker.isolate), { facet, path: member, args }, worker.isolate, this.#runner);
     }
     // A facet keeps the class it started with: other code restarts it (its storage stays).
     if (this.#facetHash !== undefined && this.#facetHash !== worker.hash) this.ctx.facets.abort(facetKey, new Error("its code changed"));

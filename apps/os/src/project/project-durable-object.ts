@@ -9,6 +9,7 @@ import { coordinateOfObject } from "../stream/coordinate.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
+import { HeldRunner } from "../worker-loader/runner-client.ts";
 import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
 import { CONFIG_BRANCH, CONFIG_REPO, type ProjectState } from "./project-contract.ts";
 import { ProjectProcessor, type ProjectEffects } from "./project-processor.ts";
@@ -32,6 +33,8 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
   readonly processor: ProjectProcessor;
   readonly #projectId: string;
   readonly #artifacts: ArtifactStore;
+  /** This object's open session into the runner (local OS only), for its calls on the project worker. */
+  readonly #runner = new HeldRunner();
   /** The commit this incarnation seeded from the template: its files are known without reading them back. */
   #seeded: string | undefined;
 
@@ -105,7 +108,7 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     const built = state.worker ? this.#artifacts.get(state.worker.hash) ?? (await this.#rebuild(state)) : undefined;
     if (!built || !state.record) return unavailable(`project ${state.record?.slug ?? ""} has no working worker yet`.replace("  ", " "));
     try {
-      const answer = await callConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug }, ["fetch"], [request]);
+      const answer = await callConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug }, ["fetch"], [request], this.#runner);
       if (answer instanceof Response) return answer;
       return Response.json({ code: "INTERNAL", message: "the project worker's fetch did not answer a Response" }, { status: 502 });
     } catch (error) {
@@ -128,7 +131,7 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     // Lifecycle events come from the platform's feed only: nobody may hand the worker a forged one.
     if (input.path[0] === "processEvent") throw new ItxError("NOT_FOUND", "the project worker has no method processEvent for callers");
     const built = this.#artifacts.get(state.worker.hash) ?? (await this.#rebuild(state));
-    return callConfigWorker(this.env, built, this.#isolate(state), { callerPath: input.callerPath, projectSlug: state.record.slug }, input.path, input.args);
+    return callConfigWorker(this.env, built, this.#isolate(state), { callerPath: input.callerPath, projectSlug: state.record.slug }, input.path, input.args, this.#runner);
   }
 
   /**
@@ -175,7 +178,7 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
       const built = await this.#artifact(workerFiles(CONFIG_TEMPLATE_FILES));
       // The prebuilt seed is the same code for every project: once it answered here, it answers.
       if (!SEED_PROBED.has(built.hash)) {
-        await probeConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug });
+        await probeConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug }, this.#runner);
         SEED_PROBED.add(built.hash);
       }
       return { commit: at.commit, hash: built.hash };
@@ -189,7 +192,7 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     const files: Record<string, string> = {};
     for (const [path, content] of Object.entries(snapshot.files)) if (typeof content === "string") files[path] = content;
     const built = await this.#artifact(files);
-    await probeConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug });
+    await probeConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug }, this.#runner);
     return { commit: snapshot.commit, hash: built.hash };
   }
 
@@ -220,7 +223,7 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
     if (!event) return;
     const built = this.#artifacts.get(state.worker.hash) ?? (await this.#rebuild(state));
     try {
-      await callConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug }, ["processEvent"], [event]);
+      await callConfigWorker(this.env, built, this.#isolate(state), { callerPath: "/", projectSlug: state.record.slug }, ["processEvent"], [event], this.#runner);
     } catch (error) {
       // A worker without processEvent takes no lifecycle events: that is its choice, not a failure.
       if (String(error).includes("does not implement the method")) return;

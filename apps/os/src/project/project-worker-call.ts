@@ -2,7 +2,7 @@ import { errorCode, errorMessage, ItxError } from "iterate/errors";
 import { RESERVED_PATH_SEGMENTS } from "../capability-host/capability-path.ts";
 import { builtLoad, loadBuilt } from "../worker-loader/dynamic-workers.ts";
 import type { IsolateProps } from "../worker-loader/isolate-props.ts";
-import { RUNNER_DIED } from "../worker-loader/runner-client.ts";
+import { RUNNER_DIED, type HeldRunner } from "../worker-loader/runner-client.ts";
 import { LIMITS } from "../limits.ts";
 import { invokeInRunner } from "../worker-loader/runner-isolate-rpc-target.ts";
 import type { BuiltWorker } from "../worker-loader/worker-build.ts";
@@ -20,13 +20,13 @@ export const READINESS_PROBE_URL = "https://project.invalid/.well-known/iterate/
  * Calls `path` on the project worker `built`, loaded for the root context with `isolate`'s
  * authority: in the runner when the deployment has one (decision 0007), else in this process's Loader.
  */
-export async function callConfigWorker(env: Env, built: BuiltWorker, isolate: IsolateProps, call: ConfigCall, path: string[], args: unknown[]): Promise<unknown> {
+export async function callConfigWorker(env: Env, built: BuiltWorker, isolate: IsolateProps, call: ConfigCall, path: string[], args: unknown[], held?: HeldRunner): Promise<unknown> {
   if (path.length === 0) throw new ItxError("NOT_FOUND", "call one of the project worker's methods");
   for (const segment of path) {
     if (RESERVED_PATH_SEGMENTS.has(segment)) throw new ItxError("INVALID_ARGUMENT", `"${segment}" is reserved`);
   }
   const props = { callerPath: call.callerPath, projectSlug: call.projectSlug };
-  if (env.RUNNER) return invokeInRunner(env, env.RUNNER, builtLoad(built, isolate), { props, path, args }, isolate);
+  if (env.RUNNER) return invokeInRunner(env.RUNNER, builtLoad(built, isolate), { props, path, args }, isolate, held);
   let target: unknown = loadBuilt(env, built, isolate).getEntrypoint(undefined, { props });
   for (const segment of path.slice(0, -1)) target = (target as Record<string, unknown>)[segment];
   // Called as a member, never through Function.prototype.apply: on an RPC stub, apply would send
@@ -44,11 +44,11 @@ export async function callConfigWorker(env: Env, built: BuiltWorker, isolate: Is
  * PROJECT_PROBE_RUNNER_DEATHS_MAX times: another project's code may have killed it, and a probe
  * is only a GET that any Response answers.
  */
-export async function probeConfigWorker(env: Env, built: BuiltWorker, isolate: IsolateProps, call: ConfigCall): Promise<void> {
+export async function probeConfigWorker(env: Env, built: BuiltWorker, isolate: IsolateProps, call: ConfigCall, held?: HeldRunner): Promise<void> {
   let answer: unknown;
   for (let deaths = 0; ; ) {
     try {
-      answer = await callConfigWorker(env, built, isolate, call, ["fetch"], [new Request(READINESS_PROBE_URL)]);
+      answer = await callConfigWorker(env, built, isolate, call, ["fetch"], [new Request(READINESS_PROBE_URL)], held);
       break;
     } catch (error) {
       const code = errorCode(error);

@@ -6,6 +6,7 @@ import { isolateScopeKey, type IsolateProps } from "./isolate-props.ts";
 import { buildWorker, parseWorkerSource, type BuiltWorker } from "./worker-build.ts";
 import { LoadedWorkerRpcTarget } from "./loaded-worker-rpc-target.ts";
 import { RunnerIsolateRpcTarget } from "./runner-isolate-rpc-target.ts";
+import type { HeldRunner } from "./runner-client.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 import { notGranted } from "../capability-host/jail.ts";
 import { isRepoSource, readRepoSource } from "../repo/repo-worker-source.ts";
@@ -25,6 +26,8 @@ export type DynamicWorkerRef =
 interface WorkersScope {
   env: Env;
   props: () => Promise<IsolateProps>;
+  /** The open session into the runner of the connection these handles are made on, if any. */
+  held?: HeldRunner;
 }
 
 const COMPATIBILITY_DATE = "2026-08-01";
@@ -57,7 +60,7 @@ export class WorkersRpcTarget extends RpcTarget {
     if (props !== undefined && (typeof props !== "object" || props === null || Array.isArray(props))) throw new ItxError("INVALID_ARGUMENT", "props is an object");
     const call = { ...(entrypoint === undefined ? {} : { entrypoint: entrypoint as string }), ...(props === undefined ? {} : { props: props as Record<string, unknown> }) };
     const runner = this.#scope.env.RUNNER;
-    if (runner) return new RunnerIsolateRpcTarget(this.#scope.env, runner, builtLoad(built, isolate), call, isolate);
+    if (runner) return new RunnerIsolateRpcTarget(runner, builtLoad(built, isolate), call, isolate, this.#scope.held);
     const worker = loadBuilt(this.#scope.env, built, isolate);
     // Not the entrypoint's stub itself: calls on it would never pass the secret scrub.
     return new LoadedWorkerRpcTarget(worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props }), isolate);

@@ -5,6 +5,7 @@ import type { RunnerEntrypoint } from "../runner/runner-worker.ts";
 import type { IsolateProps } from "./isolate-props.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 import { raceDeadline } from "../limits/deadline.ts";
+import { releaseAnswer } from "./runner-answer-release.ts";
 
 /** The OS's binding to the runner (set only by the local OS: apps/os/scripts/local-os.ts). */
 export type RunnerBinding = Service<RunnerEntrypoint>;
@@ -61,7 +62,10 @@ export async function callRunner(
     if (runnerReplaced) await waitForRunner(runner, started);
     const waitedMs = Date.now() - started;
     const session = held?.session(runner);
-    const outcome = await withDeadline(call(session ?? runner), deadlineMs + UNTRUSTED_LIMITS.RUNNER_DEADLINE_GRACE_MS);
+    const sent = call(session ?? runner);
+    // Once it arrives (past the deadline too), the answer keeps nothing open on its connection.
+    sent.then(releaseAnswer, () => undefined);
+    const outcome = await withDeadline(sent, deadlineMs + UNTRUSTED_LIMITS.RUNNER_DEADLINE_GRACE_MS);
     // A session that did not answer, or whose runner now drains, is not used again.
     if (session && (outcome.kind !== "answered" || (!outcome.answer.ok && ("deadline" in outcome.answer || "refused" in outcome.answer)))) held?.drop(session);
     if (outcome.kind === "timeout" || (outcome.kind === "answered" && !outcome.answer.ok && "deadline" in outcome.answer)) {
@@ -234,10 +238,13 @@ export function runnerRunScript(
   return lending(props, (token) => callRunner(runner, (stub) => stub.runScript(load, itx, token, timeoutMs, direct?.valid(direct.verdict)), timeoutMs, "the script", held));
 }
 
-/** Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its code. */
-export async function runnerInvoke(env: Env, runner: RunnerBinding, load: RunnerLoad, call: RunnerCall, props: IsolateProps): Promise<unknown> {
+/**
+ * Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its
+ * code. With `held`, the call travels on that caller's open session (see HeldRunner).
+ */
+export async function runnerInvoke(runner: RunnerBinding, load: RunnerLoad, call: RunnerCall, props: IsolateProps, held?: HeldRunner): Promise<unknown> {
   const what = `the call of ${call.path.join(".")}`;
-  const answer = await lending(props, (token) => callRunner(runner, (stub) => stub.invoke(load, call, token, UNTRUSTED_LIMITS.CALL_TIMEOUT_MS), UNTRUSTED_LIMITS.CALL_TIMEOUT_MS, what));
+  const answer = await lending(props, (token) => callRunner(runner, (stub) => stub.invoke(load, call, token, UNTRUSTED_LIMITS.CALL_TIMEOUT_MS), UNTRUSTED_LIMITS.CALL_TIMEOUT_MS, what, held));
   if (answer.ok) return answer.value;
   throw answerError(answer.error);
 }

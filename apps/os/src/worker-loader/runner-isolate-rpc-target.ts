@@ -4,7 +4,7 @@ import { RESERVED_PATH_SEGMENTS } from "../capability-host/capability-path.ts";
 import { installInvokeFallback } from "../itx/invoke-fallback.ts";
 import type { RunnerCall, RunnerLoad } from "../runner/runner-protocol.ts";
 import type { IsolateProps } from "./isolate-props.ts";
-import { runnerInvoke, type RunnerBinding } from "./runner-client.ts";
+import { runnerInvoke, type HeldRunner, type RunnerBinding } from "./runner-client.ts";
 import { scrubbedCall } from "./scrubbed-call.ts";
 
 /**
@@ -14,15 +14,16 @@ import { scrubbedCall } from "./scrubbed-call.ts";
  * answers or throws passes the secret scrub of that context (scrubbed-call.ts).
  */
 export class RunnerIsolateRpcTarget extends RpcTarget {
-  readonly #env: Env;
   readonly #runner: RunnerBinding;
   readonly #load: RunnerLoad;
   readonly #call: Omit<RunnerCall, "path" | "args">;
   readonly #props: IsolateProps;
+  readonly #held: HeldRunner | undefined;
 
-  constructor(env: Env, runner: RunnerBinding, load: RunnerLoad, call: Omit<RunnerCall, "path" | "args">, props: IsolateProps) {
+  /** `held`: the session of the connection or Durable Object that made this handle, for its calls (see HeldRunner). */
+  constructor(runner: RunnerBinding, load: RunnerLoad, call: Omit<RunnerCall, "path" | "args">, props: IsolateProps, held?: HeldRunner) {
     super();
-    this.#env = env;
+    this.#held = held;
     this.#runner = runner;
     this.#load = load;
     this.#call = call;
@@ -30,16 +31,16 @@ export class RunnerIsolateRpcTarget extends RpcTarget {
   }
 
   invokeCapability(input: { path: string[]; args: unknown[] }): Promise<unknown> {
-    return scrubbedCall(this.#props, () => invokeInRunner(this.#env, this.#runner, this.#load, { ...this.#call, path: input.path, args: input.args }, this.#props));
+    return scrubbedCall(this.#props, () => invokeInRunner(this.#runner, this.#load, { ...this.#call, path: input.path, args: input.args }, this.#props, this.#held));
   }
 }
 installInvokeFallback(RunnerIsolateRpcTarget);
 
 /** Calls `call.path` on an entrypoint loaded in the runner, after the checks `callMembers` makes in process. */
-export function invokeInRunner(env: Env, runner: RunnerBinding, load: RunnerLoad, call: RunnerCall, props: IsolateProps): Promise<unknown> {
+export function invokeInRunner(runner: RunnerBinding, load: RunnerLoad, call: RunnerCall, props: IsolateProps, held?: HeldRunner): Promise<unknown> {
   if (call.path.length === 0) throw new ItxError("NOT_FOUND", "call one of this capability's methods");
   for (const segment of call.path) {
     if (RESERVED_PATH_SEGMENTS.has(segment)) throw new ItxError("INVALID_ARGUMENT", `"${segment}" is reserved`);
   }
-  return runnerInvoke(env, runner, load, call, props);
+  return runnerInvoke(runner, load, call, props, held);
 }
