@@ -88,6 +88,44 @@ describe("a fetch shadow provided while a script runs", () => {
   });
 });
 
+// A dynamic worker's handle keeps its verdict across calls (KeptVerdict): a shadow provided
+// after its first call must take its next fetch all the same, on both kinds of worker.
+const fetcherFiles = {
+  "index.ts": `import { DurableObject, WorkerEntrypoint } from "cloudflare:workers";
+async function get(url: string, init?: RequestInit) { const response = await fetch(url, init); return [response.status, await response.text()]; }
+export default class Fetcher extends WorkerEntrypoint { get(url: string, init?: RequestInit) { return get(url, init); } }
+export class DurableFetcher extends DurableObject { get(url: string, init?: RequestInit) { return get(url, init); } }`,
+};
+
+interface Getter {
+  get(url: string, init?: RequestInit): Promise<[number, string]>;
+}
+
+describe.each([
+  ["a stateless worker", {}],
+  ["a durable worker", { durableObject: { className: "DurableFetcher", key: "f" } }],
+])("%s's fetches", (_kind, ref) => {
+  test("a shadow provided after the handle's first call takes its next fetch; placeholders are still substituted", async ({ project: { itx } }) => {
+    const path = `/worker-${crypto.randomUUID()}`;
+    const worker = itx.workers.get({ source: { files: fetcherFiles }, ...ref }) as unknown as Getter;
+    expect((await worker.get(`${base}${path}/1`))[0]).toBe(200);
+    const material = `sk-worker-${crypto.randomUUID()}`;
+    await itx.secrets.get("/secrets/token").update({ material, egress: { urls: [`${base}/`] } });
+    expect((await worker.get(`${base}${path}/secret`, { headers: { "X-Key": 'getSecret("/secrets/token")' } }))[0]).toBe(200);
+    expect(at(`${path}/secret`).headers["x-key"]).toBe(material);
+    const audit: string[] = [];
+    const interception = await itx.egress.intercept(async (request: Request) => {
+      audit.push(new URL(request.url).pathname);
+      return new Response("shadowed", { status: 299 });
+    });
+    expect(await worker.get(`${base}${path}/2`)).toEqual([299, "shadowed"]);
+    expect(audit).toEqual([`${path}/2`]);
+    await interception.release();
+    expect((await worker.get(`${base}${path}/3`))[0]).toBe(200);
+    expect([arrived(`${path}/1`), arrived(`${path}/2`), arrived(`${path}/3`)]).toEqual([1, 0, 1]);
+  });
+});
+
 describe("placeholders always take the pipe", () => {
   test("in a context with no shadow, every spelling the pipe substitutes is substituted; a placeholder-free request loses the secrets header", async ({ project: { itx } }) => {
     const material = `sk-direct-${crypto.randomUUID()}`;

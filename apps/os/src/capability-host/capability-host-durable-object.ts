@@ -18,7 +18,7 @@ import { dispatchToMount, notProvided, runnerFacet } from "./capability-dispatch
 import { RunnerIsolateRpcTarget } from "../worker-loader/runner-isolate-rpc-target.ts";
 import { HeldRunner } from "../worker-loader/runner-client.ts";
 import { hostStub } from "./host-stub.ts";
-import { directEgressVerdict, revokeDirectEgress, shadowsFetch } from "../egress/direct-egress-verdict.ts";
+import { directEgressVerdict, KeptVerdict, revokeDirectEgress, shadowsFetch } from "../egress/direct-egress-verdict.ts";
 import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ItxCore, confinementOfState, longestProvidedPrefix, type ItxState, type Mount } from "./itx-contract.ts";
 import type { Confinement } from "./jail.ts";
 import { releaseLive, retainLive } from "./live-capability.ts";
@@ -184,7 +184,11 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     const props: IsolateProps = { ...isolate, origin: this.#path, path: this.#path, ...(confinement ? { confinement } : {}) };
     const key = `worker:${input.key}`;
     // Locally the facet lives in the runner process (decision 0007): code in it that never yields holds that process, not this one.
-    if (this.env.RUNNER) return new RunnerIsolateRpcTarget(this.env.RUNNER, builtLoad(input.built, props), { facet: runnerFacet(this.#projectId, this.#path, key, input.className) }, props, this.#runner);
+    if (this.env.RUNNER) {
+      // Its fetches may leave from the runner while nothing on this context's chain shadows `fetch` (decision 0017).
+      const direct = new KeptVerdict(() => directEgressVerdict(this.env, props, (path) => this.provides(path)));
+      return new RunnerIsolateRpcTarget(this.env.RUNNER, builtLoad(input.built, props), { facet: runnerFacet(this.#projectId, this.#path, key, input.className) }, props, this.#runner, direct);
+    }
     const worker = loadBuilt(this.env, input.built, props);
     return new LoadedWorkerRpcTarget(this.ctx.facets.get(key, () => ({ class: worker.getDurableObjectClass(input.className) })), props);
   }

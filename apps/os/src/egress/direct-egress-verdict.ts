@@ -41,6 +41,26 @@ export async function directEgressVerdict(
   }
 }
 
+/**
+ * A verdict kept for the calls of one handle that lives long (a dynamic worker's): made at the
+ * first call, and made again only once a `fetch` provide raised the floor since. Each call still
+ * sends it through `stillValid`, so one made while a provide landed is never sent.
+ */
+export class KeptVerdict {
+  readonly #make: () => Promise<DirectEgressVerdict | undefined>;
+  #made: { floor: number; verdict: Promise<DirectEgressVerdict | undefined> } | undefined;
+
+  constructor(make: () => Promise<DirectEgressVerdict | undefined>) {
+    this.#make = make;
+  }
+
+  /** The verdict for a call starting now. */
+  current(): Promise<DirectEgressVerdict | undefined> {
+    if (this.#made === undefined || this.#made.floor !== floor) this.#made = { floor, verdict: this.#make() };
+    return this.#made.verdict;
+  }
+}
+
 /** The verdict as it may be sent now: undefined once a provide raised the floor past it. */
 export function stillValid(verdict: DirectEgressVerdict | undefined): DirectEgressVerdict | undefined {
   return verdict && verdict.epoch >= floor ? verdict : undefined;

@@ -119,7 +119,7 @@ export interface RunnerCalls {
   /** Runs a prepared script module's `run(itx)`; answers a deadline failure past `timeoutMs`. */
   runScript(load: RunnerLoad, itx: unknown, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer>;
   /** Calls a member of an entrypoint of a loaded isolate; answers a deadline failure past `timeoutMs`. */
-  invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer>;
+  invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer>;
   /** Voids every direct-egress verdict older than `floor`, of calls in flight and of calls still on their way. Also while draining. */
   revokeDirectEgress(floor: number): Promise<RunnerAnswer>;
   /** Answers at once: the OS asks it after a runner died or drained, before it sends work to the next one. */

@@ -154,17 +154,17 @@ async function runScriptIn(env: RunnerEnv, load: RunnerLoad, itx: unknown, token
   return within(isolate, token, timeoutMs, () => (worker.getEntrypoint() as any).run(itx), direct);
 }
 
-async function invokeIn(env: RunnerEnv, load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
+async function invokeIn(env: RunnerEnv, load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
   if (drainingSince !== undefined) return REFUSED;
   const facet = call.facet;
   if (facet) {
     const host = env.FACET_HOSTS.get(env.FACET_HOSTS.idFromName(facet.host));
     // A facet's isolate is loaded by its host under the load's own id: its calls are one variant.
-    return within({ id: load.id, variant: load.variant ?? "" }, token, timeoutMs, () => host.invoke(load, call));
+    return within({ id: load.id, variant: load.variant ?? "" }, token, timeoutMs, () => host.invoke(load, call), direct);
   }
   const isolate = isolateIdOf(load);
   const entry = loadIsolate(env, { ...load, id: isolate.id }).getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props });
-  return within(isolate, token, timeoutMs, async () => callMember(entry, call));
+  return within(isolate, token, timeoutMs, async () => callMember(entry, call), direct);
 }
 
 function revokeVerdicts(floor: number): RunnerAnswer {
@@ -186,8 +186,8 @@ export class RunnerEntrypoint extends WorkerEntrypoint<RunnerEnv> implements Run
     return revokeVerdicts(floor);
   }
 
-  async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
-    return invokeIn(this.env, load, call, token, timeoutMs);
+  async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
+    return invokeIn(this.env, load, call, token, timeoutMs, direct);
   }
 
   ping(): "ready" | "draining" {
@@ -232,8 +232,8 @@ export class RunnerSession extends RpcTarget implements RunnerCalls {
     return runScriptIn(this.#env, load, itx, token, timeoutMs, direct);
   }
 
-  async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number): Promise<RunnerAnswer> {
-    return invokeIn(this.#env, load, call, token, timeoutMs);
+  async invoke(load: RunnerLoad, call: RunnerCall, token: LentToken, timeoutMs: number, direct?: DirectEgressVerdict): Promise<RunnerAnswer> {
+    return invokeIn(this.#env, load, call, token, timeoutMs, direct);
   }
 
   async revokeDirectEgress(floor: number): Promise<RunnerAnswer> {

@@ -7,6 +7,7 @@ import { buildWorker, parseWorkerSource, type BuiltWorker } from "./worker-build
 import { LoadedWorkerRpcTarget } from "./loaded-worker-rpc-target.ts";
 import { RunnerIsolateRpcTarget } from "./runner-isolate-rpc-target.ts";
 import type { HeldRunner } from "./runner-client.ts";
+import { directEgressVerdict, KeptVerdict } from "../egress/direct-egress-verdict.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
 import { notGranted } from "../capability-host/jail.ts";
 import { isRepoSource, readRepoSource } from "../repo/repo-worker-source.ts";
@@ -60,7 +61,10 @@ export class WorkersRpcTarget extends RpcTarget {
     if (props !== undefined && (typeof props !== "object" || props === null || Array.isArray(props))) throw new ItxError("INVALID_ARGUMENT", "props is an object");
     const call = { ...(entrypoint === undefined ? {} : { entrypoint: entrypoint as string }), ...(props === undefined ? {} : { props: props as Record<string, unknown> }) };
     const runner = this.#scope.env.RUNNER;
-    if (runner) return new RunnerIsolateRpcTarget(runner, builtLoad(built, isolate), call, isolate, this.#scope.held);
+    if (runner) {
+      const { env, held } = this.#scope;
+      return new RunnerIsolateRpcTarget(runner, builtLoad(built, isolate), call, isolate, held, new KeptVerdict(() => directEgressVerdict(env, isolate)));
+    }
     const worker = loadBuilt(this.#scope.env, built, isolate);
     // Not the entrypoint's stub itself: calls on it would never pass the secret scrub.
     return new LoadedWorkerRpcTarget(worker.getEntrypoint(call.entrypoint, call.props === undefined ? undefined : { props: call.props }), isolate);

@@ -240,11 +240,20 @@ export function runnerRunScript(
 
 /**
  * Calls a member of an entrypoint loaded in the runner; the code's own failure is rethrown with its
- * code. With `held`, the call travels on that caller's open session (see HeldRunner).
+ * code. With `held`, the call travels on that caller's open session (see HeldRunner). `direct` is
+ * the call's direct-egress verdict, asked again at each send as a run's is (runnerRunScript).
  */
-export async function runnerInvoke(runner: RunnerBinding, load: RunnerLoad, call: RunnerCall, props: IsolateProps, held?: HeldRunner): Promise<unknown> {
+export async function runnerInvoke(
+  runner: RunnerBinding,
+  load: RunnerLoad,
+  call: RunnerCall,
+  props: IsolateProps,
+  held?: HeldRunner,
+  direct?: { verdict: DirectEgressVerdict | undefined; valid: (verdict: DirectEgressVerdict | undefined) => DirectEgressVerdict | undefined },
+): Promise<unknown> {
   const what = `the call of ${call.path.join(".")}`;
-  const answer = await lending(props, (token) => callRunner(runner, (stub) => stub.invoke(load, call, token, UNTRUSTED_LIMITS.CALL_TIMEOUT_MS), UNTRUSTED_LIMITS.CALL_TIMEOUT_MS, what, held));
+  const timeoutMs = UNTRUSTED_LIMITS.CALL_TIMEOUT_MS;
+  const answer = await lending(props, (token) => callRunner(runner, (stub) => stub.invoke(load, call, token, timeoutMs, direct?.valid(direct.verdict)), timeoutMs, what, held));
   if (answer.ok) return answer.value;
   throw answerError(answer.error);
 }
