@@ -126,6 +126,27 @@ describe.each([
   });
 });
 
+// Locally, itx.fetch keeps a context's shadow-free answer until a provide raises the floor
+// (knownShadowFree): a shadow provided after fetches that found none must take the next one.
+describe("itx.fetch after its context was found shadow-free", () => {
+  test("a shadow provided on the context, or on a parent, takes the next fetch; released, the server is reached again", async ({ project: { itx } }) => {
+    const path = `/kept-${crypto.randomUUID()}`;
+    const child = itx.extend({ name: "fetcher" });
+    expect((await itx.fetch(`${base}${path}/1`)).status).toBe(200);
+    expect((await child.fetch(`${base}${path}/c1`)).status).toBe(200);
+    expect((await itx.fetch(`${base}${path}/2`)).status).toBe(200);
+    expect((await child.fetch(`${base}${path}/c2`)).status).toBe(200);
+    const interception = await itx.egress.intercept(async () => new Response("shadowed", { status: 299 }));
+    expect((await itx.fetch(`${base}${path}/3`)).status).toBe(299);
+    expect((await child.fetch(`${base}${path}/c3`)).status).toBe(299);
+    await interception.release();
+    expect((await itx.fetch(`${base}${path}/4`)).status).toBe(200);
+    expect((await child.fetch(`${base}${path}/c4`)).status).toBe(200);
+    const counts = ["1", "2", "3", "4", "c1", "c2", "c3", "c4"].map((step) => arrived(`${path}/${step}`));
+    expect(counts).toEqual([1, 1, 0, 1, 1, 1, 0, 1]);
+  });
+});
+
 describe("placeholders always take the pipe", () => {
   test("in a context with no shadow, every spelling the pipe substitutes is substituted; a placeholder-free request loses the secrets header", async ({ project: { itx } }) => {
     const material = `sk-direct-${crypto.randomUUID()}`;

@@ -61,6 +61,34 @@ export class KeptVerdict {
   }
 }
 
+/** Contexts `knownShadowFree` remembers at most (the oldest is forgotten first). */
+export const SHADOW_FREE_KEPT_MAX = 1_024;
+
+// Contexts whose chain shadowed no `fetch` when last asked, by key, with the floor they were asked at.
+const shadowFree = new Map<string, number>();
+
+/**
+ * Whether the chain of the context under `key` was found to shadow no `fetch` since the floor last
+ * rose, so that an `itx.fetch` there may go to the pipe without asking again. Only where verdicts
+ * hold at all (a local OS with its runner: the floor lives in the one isolate every provide runs in).
+ */
+export function knownShadowFree(env: Env, key: string): boolean {
+  return env.RUNNER !== undefined && shadowFree.get(key) === floor;
+}
+
+/** The floor now: read before asking a chain, and handed to `noteShadowFree` with its answer. */
+export function revocationFloor(): number {
+  return floor;
+}
+
+/** Remembers what the chain under `key` answered when asked at `askedAt`; only a shadow-free answer with no provide since is kept. */
+export function noteShadowFree(env: Env, key: string, askedAt: number, shadowed: boolean): void {
+  shadowFree.delete(key);
+  if (env.RUNNER === undefined || shadowed || askedAt !== floor) return;
+  shadowFree.set(key, askedAt);
+  if (shadowFree.size > SHADOW_FREE_KEPT_MAX) shadowFree.delete(shadowFree.keys().next().value as string);
+}
+
 /** The verdict as it may be sent now: undefined once a provide raised the floor past it. */
 export function stillValid(verdict: DirectEgressVerdict | undefined): DirectEgressVerdict | undefined {
   return verdict && verdict.epoch >= floor ? verdict : undefined;

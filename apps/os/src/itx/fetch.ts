@@ -1,6 +1,7 @@
 import { errorCode } from "iterate/errors";
 import { relay } from "../api/relay.ts";
 import { bufferedRequest, sendThroughPipe, toRequest } from "../egress/egress-pipe.ts";
+import { knownShadowFree, noteShadowFree, revocationFloor } from "../egress/direct-egress-verdict.ts";
 import { resolveProjectId, type HandleContext } from "./handle-scope.ts";
 
 /**
@@ -13,8 +14,7 @@ export async function fetchThroughChain(ctx: HandleContext, input: unknown, init
   // is read once here (at most LIMITS.EGRESS_BODY_MAX_BYTES) and each road gets its own request.
   const copy = await bufferedRequest(toRequest(input, init));
   const request = copy();
-  // Most contexts shadow nothing: ask first (a boolean), rather than a call that throws NOT_FOUND.
-  if (!(await relay((await ctx.host()).provides(["fetch"])))) return sendThroughDefaultPipe(ctx, request);
+  if (!(await shadowed(ctx))) return sendThroughDefaultPipe(ctx, request);
   try {
     return (await ctx.handle.invokeCapability({ path: ["fetch"], args: [copy()] })) as Response;
   } catch (error) {
@@ -23,6 +23,22 @@ export async function fetchThroughChain(ctx: HandleContext, input: unknown, init
     }
     throw error;
   }
+}
+
+// Most contexts shadow nothing: ask first (a boolean), rather than a call that throws NOT_FOUND.
+// Locally a shadow-free answer is kept until a provide raises the revocation floor (decision 0017),
+// so a context that fetches often (an agent asking its model) asks once; code in a jail always asks.
+async function shadowed(ctx: HandleContext): Promise<boolean> {
+  const ask = async () => relay((await ctx.host()).provides(["fetch"]));
+  const { env, confinement } = ctx.scope;
+  if (confinement || env.RUNNER === undefined) return ask();
+  const { projectId, path } = await ctx.where();
+  const key = JSON.stringify([projectId, path]);
+  if (knownShadowFree(env, key)) return false;
+  const askedAt = revocationFloor();
+  const answer = await ask();
+  noteShadowFree(env, key, askedAt, answer);
+  return answer;
 }
 
 async function sendThroughDefaultPipe(ctx: HandleContext, request: Request): Promise<Response> {
