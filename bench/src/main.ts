@@ -17,6 +17,7 @@ import { measureScheduler } from "./scheduler.ts";
 import { measureScaleStream } from "./scale-stream.ts";
 import { measureScripts } from "./scripts.ts";
 import { measureStreams } from "./streams.ts";
+import { measureWorkers } from "./workers.ts";
 import { openTarget } from "./target.ts";
 
 const target = await openTarget();
@@ -33,6 +34,7 @@ try {
       await measureScripts(target, baselines);
       await measureEgress(target);
     }
+    if (!only || only.includes("workers")) await measureWorkers(target);
     if (!only || only.includes("agents")) await measureAgents(target);
     if (!only || only.includes("scheduler")) await measureScheduler(target);
     if (!only || only.includes("deploy")) measureDeploy();
