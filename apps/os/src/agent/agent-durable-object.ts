@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import { raceDeadline } from "../limits/deadline.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
-import { streamStub } from "../stream/stream-rpc-target.ts";
+import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
 import type { AgentState } from "./agent-contract.ts";
 import { AGENT_SUBSCRIPTION_KEY, LLM_RESPONSE_FRAME } from "./agent-events.ts";
@@ -54,6 +54,13 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
 
   #stream() {
     return streamStub(this.env.STREAM, `${this.#projectId}:${this.#path}`);
+  }
+
+  // A turn cut off by a restart: the alarm its claim armed wakes this host through the stream
+  // capability the agent's stream would hand it. Only for that: the host keeps the handed one
+  // otherwise, so a stream's idle session is not released (see StreamProcessorDurableObject).
+  protected override reviveStream(): StreamRpcTarget {
+    return new StreamRpcTarget(this.#stream(), { platform: "processor-host:agent" });
   }
 
   // The agent acts as itself in its own context: origin is its path, principal whoever created it.

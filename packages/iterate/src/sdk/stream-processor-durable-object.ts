@@ -4,9 +4,16 @@ import type { EventInput, ProcessorSnapshot, StreamEvent } from "../types.ts";
 import { ProcessorEngine } from "../stream/processor/engine.ts";
 import { checkpointKey, type ProcessorStorage, type ProcessorStream } from "../stream/processor/host.ts";
 
+import type { AnyStreamProcessor } from "../stream/processor/stream-processor.ts";
+
 /** Where a host remembers which stream its checkpoint folds. */
 const FOLDED_STREAM_KEY = "processor-host/stream";
-import type { AnyStreamProcessor } from "../stream/processor/stream-processor.ts";
+
+/**
+ * How soon after background work is claimed the host's alarm checks on it: should the host die
+ * with the work under way, the alarm brings up the next incarnation, which drives it again.
+ */
+export const REVIVAL_CHECK_MS = 5_000;
 
 /** The Stream capability a host is handed when a stream wakes it. */
 export interface HostedStream {
@@ -52,6 +59,8 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
   /** The engine's first catch-up: a snapshot taken while it runs would miss what it is folding. */
   #starting: Promise<unknown> | undefined;
   #stream: HostedStream | undefined;
+  /** True while this incarnation has an alarm standing for its claims (or one at least as early). */
+  #revivalArmed = false;
 
   /**
    * Called by a stream, which names itself by its coordinate. Catches up from the checkpoint, then
@@ -79,6 +88,7 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
         stream: this.#currentStream(),
         storage: this.ctx.storage as unknown as ProcessorStorage,
         processors: [this.processor],
+        onClaim: () => this.#armRevival(),
       });
       this.#engine = engine;
       const starting = engine.start();
@@ -103,6 +113,17 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
    */
   protected openStream(): HostedStream | undefined {
     return undefined;
+  }
+
+  /**
+   * The stream capability the host wakes itself with when its alarm finds it asleep (a restart
+   * ended the incarnation that claimed background work, and no stream has woken it since). By
+   * default `openStream()`; a host that opens no stream of its own for reading, but may append as
+   * its processor with the same authority the stream hands it, answers one here. Undefined: such
+   * a host's claims wait until its stream wakes it.
+   */
+  protected reviveStream(): HostedStream | undefined {
+    return this.openStream();
   }
 
   /**
@@ -153,9 +174,21 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
       : { offset: 0, state: this.processor.contract.initialState(), version: this.processor.contract.version, skipped: 0 };
   }
 
-  /** Revives background work whose claim outlived its incarnation. */
+  /**
+   * Revives background work whose claim outlived its incarnation. A host no stream has woken in
+   * this incarnation (the OS restarted mid-work) wakes itself through `reviveStream()`: its start
+   * revives the claims, catches up, and re-drives the work at head.
+   */
   override async alarm(): Promise<void> {
-    if (!this.#engine) return;
+    this.#revivalArmed = false;
+    if (!this.#engine) {
+      const stream = this.reviveStream();
+      const coordinate = this.ctx.id.name;
+      if (stream === undefined || coordinate === undefined) return;
+      // The wake keeps the stream as the one its engine reads through, until a stream's own wake replaces it.
+      await this.wakeStreamProcessor({ name: this.processor.contract.slug, stream, coordinate });
+      return;
+    }
     await this.#engine.reviveClaims();
     await this.#scheduleRevival();
   }
@@ -194,7 +227,24 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
   // While claims exist, check on them again later: work that died with an incarnation is re-driven.
   async #scheduleRevival(): Promise<void> {
     const claims = await this.#engine?.claims();
-    if (claims && claims.length > 0) await this.ctx.storage.setAlarm(Date.now() + 5_000);
+    if (claims && claims.length > 0) await this.#armRevival();
+  }
+
+  // An alarm at most REVIVAL_CHECK_MS away, set once per stretch of claimed work: called as a claim
+  // is written, it lands in that write's commit. Only ever moved earlier, never over a subclass's
+  // own earlier alarm.
+  #armRevival(): Promise<void> {
+    if (this.#revivalArmed) return Promise.resolve();
+    this.#revivalArmed = true;
+    const at = Date.now() + REVIVAL_CHECK_MS;
+    const storage = this.ctx.storage;
+    const armed = storage.getAlarm().then(async (current) => {
+      if (current === null || current > at) await storage.setAlarm(at);
+    });
+    return armed.catch((error: unknown) => {
+      this.#revivalArmed = false;
+      console.warn(`processor host ${String(this.ctx.id.name)}: could not arm its revival alarm: ${String(error)}`);
+    });
   }
 
   // The engine reads and appends through whichever stream capability the latest wake handed over.

@@ -37,6 +37,11 @@ export interface BackgroundWorkOptions {
    * so that no later pass mistakes a finished run for one nobody drives.
    */
   afterWork(slug: string): Promise<unknown>;
+  /**
+   * Called as a claim is written running, in the same turn as its write (so a host's alarm set
+   * here shares the claim's commit): a host arms what revives the work should it die.
+   */
+  onClaim?(claim: BackgroundClaim): void;
 }
 
 /**
@@ -107,7 +112,10 @@ export class BackgroundWork {
       if (this.#stopped) return;
     }
     const attempts = (claim?.attempts ?? 0) + 1;
-    await storage.put(claimKey(slug, key), { slug, key, attempts, nextAttemptAt: clock.now(), status: "running" });
+    const running: BackgroundClaim = { slug, key, attempts, nextAttemptAt: clock.now(), status: "running" };
+    const written = storage.put(claimKey(slug, key), running);
+    this.#options.onClaim?.(running);
+    await written;
     answer("started");
     try {
       await work(attempts);

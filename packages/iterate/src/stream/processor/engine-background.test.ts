@@ -140,6 +140,31 @@ describe("runInBackground", () => {
     expect((await first.engine.snapshot("jobs")).state).toEqual({ open: [] });
   });
 
+  it("tells the host of each claim as its write is issued, before the work starts (onClaim)", async () => {
+    const { stream, storage, clock } = world();
+    const told: Array<{ claim: BackgroundClaim; written: boolean; workStarted: boolean }> = [];
+    let workStarted = false;
+    const jobs = new Jobs(async () => {
+      workStarted = true;
+    }, []);
+    const engine = new ProcessorEngine({
+      stream,
+      storage,
+      clock,
+      processors: [jobs],
+      onClaim: (claim) => told.push({ claim, written: storage.puts.includes(`processor/jobs/claim/${claim.key}`), workStarted }),
+    });
+    connectEngine(stream, engine);
+    await engine.start();
+    await stream.append({ type: REQUESTED, payload: { name: "a" } });
+    await stream.append({ type: REQUESTED, payload: { name: "b" } });
+    await settle(engine);
+    expect(told).toEqual([
+      { claim: { slug: "jobs", key: "job:1", attempts: 1, nextAttemptAt: clock.now(), status: "running" }, written: true, workStarted: false },
+      { claim: { slug: "jobs", key: "job:2", attempts: 1, nextAttemptAt: clock.now(), status: "running" }, written: true, workStarted: true },
+    ]);
+  });
+
   it("deletes a settled claim with the engine's next checkpoint write, and neither lists nor revives it meanwhile", async () => {
     const { stream, storage, clock, control } = world();
     const first = host(stream, storage, clock, control.effect);

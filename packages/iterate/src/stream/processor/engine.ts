@@ -27,6 +27,11 @@ export interface ProcessorEngineOptions {
   onSkip?(report: SkipReport): void;
   /** A background claim that died `maxBackgroundDeaths` times and will not be started again. */
   onGiveUp?(claim: BackgroundClaim): void;
+  /**
+   * A background claim was just written running (in the same turn as its write). A host arms here
+   * whatever wakes it should it die with the work under way: see StreamProcessorDurableObject.
+   */
+  onClaim?(claim: BackgroundClaim): void;
   /** Background work that threw. Its claim is released: the work decides what a failure means. Default: console.error. */
   onBackgroundError?(report: BackgroundErrorReport): void;
 }
@@ -72,6 +77,7 @@ export class ProcessorEngine {
       onGiveUp: (claim) => options.onGiveUp?.(claim),
       onError: options.onBackgroundError ?? defaultBackgroundError,
       afterWork: (slug) => this.#runner(slug).catchUp(false),
+      ...(options.onClaim ? { onClaim: options.onClaim } : {}),
     });
     for (const processor of options.processors) {
       const { slug } = processor.contract;
