@@ -1,6 +1,7 @@
 import { Inflate } from "pako";
 import { ItxError } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
+import type { ThreadShare } from "../limits/thread-share.ts";
 
 /**
  * Walks a pushed pack before isomorphic-git indexes it, and refuses one that would inflate past
@@ -11,10 +12,11 @@ import { LIMITS, limitDetails } from "../limits.ts";
  * it passes the size it declared, and the pack stops as soon as the sum passes the limit; a delta
  * counts its data and the object it rebuilds (which indexing materializes). An object larger than
  * REPO_FILE_MAX_BYTES is refused from its header, before any of it is inflated. Only counts are kept.
+ * Answers the bytes the pack inflates to. With `share`, the thread is given up between objects.
  */
-export function checkPackInflation(pack: Uint8Array): void {
+export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare): Promise<number> {
   const view = new DataView(pack.buffer, pack.byteOffset, pack.byteLength);
-  if (pack.byteLength < 12 || view.getUint32(0) !== 0x5041434b || view.getUint32(4) !== 2) return; // not a pack: isomorphic-git says why
+  if (pack.byteLength < 12 || view.getUint32(0) !== 0x5041434b || view.getUint32(4) !== 2) return 0; // not a pack: isomorphic-git says why
   const objects = view.getUint32(8);
   let at = 12;
   let total = 0;
@@ -49,7 +51,7 @@ export function checkPackInflation(pack: Uint8Array): void {
     };
     inflator.onEnd = () => {};
     inflator.push(pack.subarray(at), false);
-    if (inflator.err || !inflator.ended) return; // corrupt or cut short: isomorphic-git says why
+    if (inflator.err || !inflator.ended) return total; // corrupt or cut short: isomorphic-git says why
     at = pack.byteLength - inflator.strm.avail_in;
     // A delta starts with two varints, the base's size and the size of the object it rebuilds.
     if (type === 6 || type === 7) {
@@ -57,7 +59,9 @@ export function checkPackInflation(pack: Uint8Array): void {
       checkObjectSize(rebuilt);
       count(rebuilt);
     }
+    await share?.did(inflated);
   }
+  return total;
 }
 
 /** The index just past the varint that starts at `at`. */

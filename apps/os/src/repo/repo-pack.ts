@@ -1,6 +1,7 @@
 import { indexPack, readCommit, readObject, readTree } from "isomorphic-git";
 import { writePack } from "./pack-writer.ts";
 import { checkPackInflation } from "./pack-inflation.ts";
+import { ThreadShare } from "../limits/thread-share.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED } from "./repo-events.ts";
@@ -100,12 +101,16 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
   try {
     const incoming = new Set<string>();
     if (pack && pack.byteLength > 0) {
-      checkPackInflation(pack);
+      // Each pass inflates every object on this object's thread (locally, the whole OS's): each
+      // gives the thread up between objects (ThreadShare), so other calls are not held for all of it.
+      const share = new ThreadShare();
+      const inflated = await checkPackInflation(pack, share);
       const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
       store.fs.stage(`${store.gitdir}/${name}`, pack);
-      const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name }));
+      const onProgress = sharedProgress(share, inflated);
+      const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name, onProgress }));
       for (const oid of oids.oids) incoming.add(oid);
-      await unpacked(() => checkObjects(store, oids.oids));
+      await unpacked(() => checkObjects(store, oids.oids, share));
     }
     const results: Array<{ ref: string; error?: string }> = [];
     const updates: RefUpdate[] = [];
@@ -149,12 +154,32 @@ async function unpacked<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+// isomorphic-git reports its progress through a pass in whole percents of the pack's objects:
+// each report counts that share of the bytes the pack inflates to as done.
+function sharedProgress(share: ThreadShare, inflated: number): (progress: { loaded: number; total: number }) => Promise<void> {
+  let counted = 0;
+  return async ({ loaded, total }) => {
+    if (!(total > 0) || !(loaded > counted)) {
+      counted = loaded;
+      return;
+    }
+    const bytes = (inflated * (loaded - counted)) / total;
+    counted = loaded;
+    await share.did(bytes);
+  };
+}
+
 // Every object of a pushed pack is held to the file limits before anything is kept.
-async function checkObjects(store: ObjectStore, oids: string[]): Promise<void> {
+async function checkObjects(store: ObjectStore, oids: string[], share: ThreadShare): Promise<void> {
   for (const oid of oids) {
     const { type, object } = await readObject({ ...store, oid, format: "content" });
     if (type === "blob") checkFileSize(oid, (object as Uint8Array).byteLength);
+    await share.did(byteLengthOf(object));
   }
+}
+
+function byteLengthOf(object: unknown): number {
+  return object instanceof Uint8Array ? object.byteLength : 0;
 }
 
 /** Plans one ref move into `updates`/`events`; answers git's refusal reason, or undefined. */
