@@ -110,6 +110,13 @@ const PLATFORM_LIMITS = {
   /** Longest a held append (`holdDelivery`) waits for the next append before its processors get it anyway. */
   DELIVERY_HOLD_MS: 1_000,
   /**
+   * How soon after a commit its stream's alarm stands, should the OS stop before the commit
+   * reached its processors (cut off mid-delivery, or held): the alarm brings the stream back up,
+   * and a new incarnation delivers to every processor from its checkpoint. Armed once per stretch
+   * of appends, not per append (see ProcessorDeliveries).
+   */
+  DELIVERY_BACKSTOP_MS: 10_000,
+  /**
    * How long a stream keeps an idle session with a processor host before offering to end it, so
    * that idle contexts can leave memory (see ProcessorDeliveries.releaseIdle).
    */

@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type { StreamDurableObject } from "./stream-durable-object.ts";
 import { describe, expect, test } from "vitest";
 import { streamStub } from "./stream-rpc-target.ts";
 import { errorCode } from "iterate/errors";
 import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
+import { LIMITS } from "../limits.ts";
 
 let counter = 0;
 function names() {
@@ -109,6 +110,29 @@ describe("hosted processors", () => {
     await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 10_000, interval: 200 }).toBe(5);
     const info = await stream.info();
     expect(info.processors.map((processor) => processor.key)).toEqual(["tally"]);
+  });
+
+  test("DELIVERY_BACKSTOP_MS: a commit due to processors arms the stream's alarm, once per stretch of commits; one due to none does not", async () => {
+    const { stream: name, host } = names();
+    const stream = streamStub(env.STREAM, name);
+    const alarm = () => runInDurableObject(env.STREAM.getByName(name), (_instance, state) => state.storage.getAlarm());
+    await stream.append({ events: tallies(1), stamp });
+    expect(await alarm()).toBeNull();
+    const before = Date.now();
+    await stream.append({ events: [subscribe(host), ...tallies(1, 1)], stamp: platform });
+    const armed = await expect.poll(alarm).not.toBeNull().then(alarm);
+    expect(armed).toBeGreaterThanOrEqual(before + LIMITS.DELIVERY_BACKSTOP_MS - 1_000);
+    expect(armed).toBeLessThanOrEqual(Date.now() + LIMITS.DELIVERY_BACKSTOP_MS);
+    // Later commits find it standing: no write of their own.
+    await stream.append({ events: tallies(2, 2), stamp });
+    expect(await alarm()).toBe(armed);
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(4);
+    // It goes off, delivers what is due (nothing here), and stands again only with the next commit.
+    expect(await runDurableObjectAlarm(env.STREAM.getByName(name))).toBe(true);
+    expect(await alarm()).toBeNull();
+    await stream.append({ events: tallies(1, 4), stamp });
+    await expect.poll(alarm).not.toBeNull();
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(5);
   });
 
   test("held appends reach the processor with the next append, or alone after a moment; waiters see them at once", async () => {

@@ -36,6 +36,8 @@ export class ProcessorDeliveries {
   readonly #deliveries = new Map<string, HostedDelivery>();
   #held: ReturnType<typeof setTimeout> | undefined;
   #releaseCheck: ReturnType<typeof setTimeout> | undefined;
+  /** True while this incarnation has an alarm standing (DELIVERY_BACKSTOP_MS, or earlier) for its commits. */
+  #backstopArmed = false;
 
   constructor(host: DeliveryHost) {
     this.#host = host;
@@ -72,6 +74,7 @@ export class ProcessorDeliveries {
    */
   afterCommit(written: readonly StreamEvent[], hold: boolean, foldedBy?: string): void {
     if (this.#deliveries.size === 0) return;
+    this.#armBackstop();
     const due = hold ? [] : [...this.#deliveries.values()].filter((delivery) => deliveryDue(delivery.key, delivery.subscription, written, foldedBy));
     if (due.length === this.#deliveries.size) {
       this.#host.ctx.waitUntil(this.pump());
@@ -80,6 +83,12 @@ export class ProcessorDeliveries {
     if (due.length > 0) this.#host.ctx.waitUntil(this.#pump(due));
     // Any pump of a delivery sends everything up to the head, held events included; this one is the backstop.
     this.#held ??= setTimeout(() => this.#host.ctx.waitUntil(this.pump()), LIMITS.DELIVERY_HOLD_MS);
+  }
+
+  /** The stream's alarm went off: sends what is due (see pump); the next commit arms the backstop again. */
+  alarm(): Promise<void> {
+    this.#backstopArmed = false;
+    return this.pump();
   }
 
   /** Sends every delivery whose retry is due what it has not had; sets the alarm for the earliest retry. */
@@ -109,6 +118,26 @@ export class ProcessorDeliveries {
     const retries = [...this.#deliveries.values()].map((delivery) => delivery.retryAt).filter((at) => at > 0);
     if (retries.length > 0) await host.ctx.storage.setAlarm(Math.min(...retries));
     this.#scheduleRelease();
+  }
+
+  // A commit is delivered as it lands (or within DELIVERY_HOLD_MS), by this incarnation. Should it
+  // stop first (the OS killed mid-delivery), nothing would bring the stream up again to deliver
+  // until someone touches it: an alarm stands DELIVERY_BACKSTOP_MS ahead, set once per stretch of
+  // commits (a new incarnation delivers to every processor from its checkpoint, see the Stream's
+  // constructor). Only ever moved earlier: a retry's alarm may stand sooner.
+  #armBackstop(): void {
+    if (this.#backstopArmed) return;
+    this.#backstopArmed = true;
+    const storage = this.#host.ctx.storage;
+    const at = Date.now() + LIMITS.DELIVERY_BACKSTOP_MS;
+    const armed = storage.getAlarm().then(async (current) => {
+      if (current === null || current > at) await storage.setAlarm(at);
+    });
+    this.#host.ctx.waitUntil(
+      armed.catch(() => {
+        this.#backstopArmed = false;
+      }),
+    );
   }
 
   /**

@@ -326,9 +326,9 @@ export class StreamDurableObject extends DurableObject<Env> {
     return this.#deliveries.releaseIdle(idleMs);
   }
 
-  /** Retries hosted-processor deliveries that failed. */
+  /** Retries hosted-processor deliveries that failed, and delivers what a stopped incarnation had not (the backstop). */
   override async alarm(): Promise<void> {
-    await this.#deliveries.pump();
+    await this.#deliveries.alarm();
   }
 
   #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean, foldedBy?: string): void {
