@@ -1,6 +1,18 @@
 import { describe, expect, test } from "vitest";
-import { reduceProcessor } from "iterate/stream/test-support";
-import { SUBSCRIPTION_CONFIGURED, StreamCore, currentHostBinding, isProcessorHostBinding, parseSubscriptionConfigured } from "./stream-core.ts";
+import { committedEvents, reduceProcessor } from "iterate/stream/test-support";
+import { ItxCore, confinementOfState } from "../capability-host/itx-contract.ts";
+import {
+  CAPABILITY_PROVIDED,
+  CAPABILITY_REVOKED,
+  SUBSCRIPTION_CONFIGURED,
+  StreamCore,
+  currentHostBinding,
+  initialStreamCoreState,
+  isProcessorHostBinding,
+  opensToWriters,
+  parseSubscriptionConfigured,
+  reduceStreamCore,
+} from "./stream-core.ts";
 
 const row = (key: string, host: string | null) => ({
   type: SUBSCRIPTION_CONFIGURED,
@@ -53,5 +65,37 @@ describe("processor host bindings", () => {
     expect(currentHostBinding("CAPABILITY_HOST")).toBe("CAPABILITY_HOST");
     expect(currentHostBinding("toString")).toBe("toString");
     expect(isProcessorHostBinding(env, currentHostBinding("AGENT_PROCESSORS"))).toBe(true);
+  });
+});
+
+const revoke = (path: string[], providedAtOffset?: number) => ({ type: CAPABILITY_REVOKED, payload: { path, ...(providedAtOffset === undefined ? {} : { providedAtOffset }) } });
+
+// The capability host's answer (ItxCore's fold) and the Stream's, which refuses writers, must agree.
+function verdicts(events: Array<{ type: string; payload: unknown }>) {
+  const host = confinementOfState(reduceProcessor(new ItxCore(), events), "/j");
+  const hostOpen = host === undefined || host.grants.includes("append");
+  // The Stream Durable Object folds its core directly (restoreCore, append-plan), not through the engine.
+  const stream = committedEvents(events).reduce(reduceStreamCore, initialStreamCoreState());
+  return { host: hostOpen, stream: opensToWriters(stream) };
+}
+
+describe("the jail, as the Stream folds it", () => {
+  const jailRow = { type: CAPABILITY_PROVIDED, payload: { path: [], kind: "null" } };
+  const grant = { type: CAPABILITY_PROVIDED, payload: { path: ["append"], kind: "built-in" } };
+
+  test.each([
+    ["a jail", [jailRow], false],
+    ["a jail granting append", [jailRow, grant], true],
+    ["a jail lifted", [jailRow, revoke([], 1)], true],
+    ["a jail lifted without naming its row", [jailRow, revoke([])], true],
+    ["a row at [] that is not the null row", [jailRow, { type: CAPABILITY_PROVIDED, payload: { path: [], kind: "built-in" } }], false],
+    ["a revoke naming an older null row, after the jail was set again", [jailRow, revoke([], 1), jailRow, revoke([], 1)], false],
+    ["a revoke with a field the schema does not know", [jailRow, { type: CAPABILITY_REVOKED, payload: { path: [], providedAtOffset: 1, extra: true } }], false],
+    ["a revoke whose path is not strings", [jailRow, { type: CAPABILITY_REVOKED, payload: { path: [1] } }], false],
+    ["a grant revoked by another row's offset", [jailRow, grant, revoke(["append"], 1)], true],
+    ["a grant revoked", [jailRow, grant, revoke(["append"], 2)], false],
+    ["a grant provided with a malformed field", [jailRow, { type: CAPABILITY_PROVIDED, payload: { path: ["append"], kind: "built-in", instructions: 5 } }], false],
+  ])("%s: the Stream and the capability host agree", (_name, events, open) => {
+    expect(verdicts(events)).toEqual({ host: open, stream: open });
   });
 });

@@ -3,6 +3,7 @@ import type { StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { StreamProcessor, defineProcessorContract, type ReduceArgs } from "iterate/stream/processor";
 import type { ProcessorSubscription } from "./hosted-delivery.ts";
+import { ItxContract } from "../capability-host/itx-contract.ts";
 
 /** The one event type the Stream itself folds: a row of its subscription table, set or cleared. */
 export const SUBSCRIPTION_CONFIGURED = "events.iterate.com/itx/subscription-configured";
@@ -18,6 +19,12 @@ export interface SubscriptionConfigured {
 export const CAPABILITY_PROVIDED = "events.iterate.com/itx/capability-provided";
 export const CAPABILITY_REVOKED = "events.iterate.com/itx/capability-revoked";
 
+/**
+ * The version of the Stream's fold of its own events: a checkpoint of another version is dropped
+ * and the fold replayed. 2: the jail rows are folded by the capability host's rules (their offsets kept).
+ */
+export const STREAM_CORE_VERSION = 2;
+
 /** Types the Stream folds inside each append. */
 export const STREAM_CORE_TYPES = [SUBSCRIPTION_CONFIGURED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED];
 
@@ -29,7 +36,11 @@ export interface StreamCoreState {
   subscriptions: Record<string, ProcessorSubscription>;
   /** The context holds the jail's null row: only the platform appends, unless `append` is granted. */
   jailed?: boolean;
+  /** The offset of the jail's null row, which a revoke naming another offset leaves in place. */
+  jailedAt?: number;
   appendGranted?: boolean;
+  /** The offset of the row at `["append"]` (a grant when its kind is "built-in"). */
+  appendRowAt?: number;
 }
 
 export function initialStreamCoreState(): StreamCoreState {
@@ -86,14 +97,34 @@ export function reduceStreamCore(state: StreamCoreState, event: StreamEvent): St
   return { ...state, subscriptions };
 }
 
-// Only the two rows that decide who may write here; every other capability row is the host's business.
+// Only the two rows that decide who may write here; every other capability row is the host's
+// business. Folded by the capability host's own rules (ItxCore in itx-contract.ts: its schema, a
+// row at [] only of kind "null", a revoke naming another row's offset changes nothing), so that
+// the Stream, which refuses writers, and the host, which answers for the jail, never disagree on
+// whether the context is one.
 function reduceJail(state: StreamCoreState, event: StreamEvent): StreamCoreState {
-  const payload = event.payload as { path?: unknown; kind?: unknown };
-  if (!Array.isArray(payload.path)) return state;
-  const provided = event.type === CAPABILITY_PROVIDED;
-  if (payload.path.length === 0) return { ...state, jailed: provided && payload.kind === "null" };
-  if (payload.path.length === 1 && payload.path[0] === "append") return { ...state, appendGranted: provided && payload.kind === "built-in" };
-  return state;
+  const check = ItxContract.parsePayload(event);
+  if (!check.ok) return state;
+  const { path, kind, providedAtOffset } = check.payload as { path: string[]; kind?: string; providedAtOffset?: number };
+  const jailRow = path.length === 0;
+  const appendRow = path.length === 1 && path[0] === "append";
+  if (!jailRow && !appendRow) return state;
+  const { jailed: _jailed, jailedAt, appendGranted: _granted, appendRowAt, ...rest } = state;
+  if (event.type === CAPABILITY_PROVIDED) {
+    if (jailRow !== (kind === "null")) return state;
+    return jailRow ? { ...state, jailed: true, jailedAt: event.offset } : { ...state, appendGranted: kind === "built-in", appendRowAt: event.offset };
+  }
+  // A checkpoint from before the offsets were kept (none recorded) takes any revoke, as it did then.
+  const current = jailRow ? jailedAt : appendRowAt;
+  const held = jailRow ? state.jailed === true : appendRowAt !== undefined || state.appendGranted === true;
+  if (!held || (providedAtOffset !== undefined && current !== undefined && providedAtOffset !== current)) return state;
+  if (jailRow) return { ...rest, ...withDefined({ appendGranted: state.appendGranted, appendRowAt }), jailed: false };
+  return { ...rest, ...withDefined({ jailed: state.jailed, jailedAt }), appendGranted: false };
+}
+
+/** `fields` without its undefined members (the state is JSON: no key stands for undefined). */
+function withDefined<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 const subscriptionSchema = z.strictObject({
@@ -115,10 +146,13 @@ export const StreamCoreContract = defineProcessorContract({
   stateSchema: z.object({
     subscriptions: z.record(z.string(), subscriptionSchema).default({}),
     jailed: z.boolean().optional(),
+    jailedAt: z.number().int().optional(),
     appendGranted: z.boolean().optional(),
+    appendRowAt: z.number().int().optional(),
   }),
   events: {
     [SUBSCRIPTION_CONFIGURED]: z.strictObject({ key: z.string().regex(KEY), subscription: subscriptionSchema.nullable() }),
+    // Loose here: reduceJail checks these rows against the capability host's own schemas.
     [CAPABILITY_PROVIDED]: z.object({ path: z.array(z.string()), kind: z.string() }),
     [CAPABILITY_REVOKED]: z.object({ path: z.array(z.string()) }),
   },

@@ -5,7 +5,7 @@ import { streamStub } from "./stream-rpc-target.ts";
 import type { StreamEvent } from "iterate/types";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { unpackEvents } from "iterate/client";
-import { SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
+import { STREAM_CORE_VERSION, SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 import { CONTROL_EVENTS } from "./write-authority.ts";
 import { expectCode } from "iterate/stream/test-support";
 import { LIMITS } from "../limits.ts";
@@ -298,6 +298,25 @@ describe("crashes", () => {
     expect(events.map((event) => event.offset)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     const [next] = await stream.append({ events: [{ type: "demo/n" }], stamp });
     expect(next?.offset).toBe(21);
+  });
+
+  test("a core checkpoint of another version is dropped: the next incarnation replays the fold and saves it in STREAM_CORE_VERSION", async () => {
+    const name = freshName();
+    await streamStub(env.STREAM, name).append({ events: [{ type: "demo/n" }], stamp });
+    // Written by an older fold (no version), and wrong: it holds a jail no event set.
+    await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => {
+      state.storage.sql.exec(
+        "INSERT INTO meta(key, value) VALUES ('core-checkpoint', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        JSON.stringify({ offset: 1, state: { subscriptions: {}, jailed: true } }),
+      );
+    });
+    await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => state.abort("test: a new incarnation")).catch(() => undefined);
+    const [next] = await streamStub(env.STREAM, name).append({ events: [{ type: "demo/n" }], stamp });
+    expect(next?.offset).toBe(2);
+    const saved = await runInDurableObject(env.STREAM.getByName(name), (_instance, state) =>
+      JSON.parse(state.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'core-checkpoint'").one().value),
+    );
+    expect(saved).toEqual({ offset: 1, state: { subscriptions: {} }, version: STREAM_CORE_VERSION });
   });
 });
 

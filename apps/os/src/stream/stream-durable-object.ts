@@ -9,7 +9,7 @@ import { Journal } from "./journal.ts";
 import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
 import { LOOP_LIMIT_RECORDED, loopLimitError } from "./reaction.ts";
-import { STREAM_CORE_TYPES, isProcessorHostBinding, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
+import { STREAM_CORE_TYPES, STREAM_CORE_VERSION, isProcessorHostBinding, initialStreamCoreState, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { StreamRpcTarget, uncodedBackend } from "./stream-rpc-target.ts";
 import { findByIdempotencyKey, firstStoredMatch, parseSubscribeRequest, parseWaitQuery, readEventsPage, readPackedPage } from "./stream-queries.ts";
 import { Waiters } from "./waiters.ts";
@@ -351,13 +351,14 @@ export class StreamDurableObject extends DurableObject<Env> {
     };
   }
 
-  // The core checkpoint is a cache of the fold of subscription-configured events: when missing it
-  // is rebuilt by replaying them, and it is rolled forward from its offset on every start.
+  // The core checkpoint is a cache of the fold of the core's events (STREAM_CORE_TYPES): when
+  // missing, or of another STREAM_CORE_VERSION, it is rebuilt by replaying them, and it is rolled
+  // forward from its offset on every start.
   #restoreCore(): StreamCoreState {
     const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", CORE_CHECKPOINT_KEY).toArray()[0];
-    let { offset, state } = row
-      ? (JSON.parse(row.value) as { offset: number; state: StreamCoreState })
-      : { offset: 0, state: initialStreamCoreState() };
+    const saved = row ? (JSON.parse(row.value) as { offset: number; state: StreamCoreState; version?: number }) : undefined;
+    // A checkpoint of another version of the fold is replayed from the start (the core's events are few).
+    let { offset, state } = saved?.version === STREAM_CORE_VERSION ? saved : { offset: 0, state: initialStreamCoreState() };
     for (;;) {
       const page = this.#journal.read(offset, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, STREAM_CORE_TYPES);
       for (const event of page) state = reduceStreamCore(state, event);
@@ -365,6 +366,8 @@ export class StreamDurableObject extends DurableObject<Env> {
       if (!last) break;
       offset = last.offset;
     }
+    // Replayed for a checkpoint of another version: saved now, so the next start rolls forward.
+    if (saved !== undefined && saved.version !== STREAM_CORE_VERSION) this.#saveCore(state);
     return state;
   }
 
@@ -372,7 +375,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     this.ctx.storage.sql.exec(
       "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
       CORE_CHECKPOINT_KEY,
-      JSON.stringify({ offset: this.#journal.head, state }),
+      JSON.stringify({ offset: this.#journal.head, state, version: STREAM_CORE_VERSION }),
     );
   }
 }
