@@ -276,6 +276,13 @@ const PLATFORM_LIMITS = {
    * own bound does not bound this. A larger push is several pushes.
    */
   GIT_PUSH_INFLATED_MAX_BYTES: 134_217_728,
+  /**
+   * Objects one pushed pack may hold, read from its header before anything is inflated. Each is
+   * an inflation, a hash and a row of the index, however small it is: 64 MiB of 10-byte objects
+   * is 6.7 million of them, and 40,000 took isomorphic-git's index about 5 s here. A larger push
+   * is several pushes.
+   */
+  GIT_PUSH_OBJECTS_MAX: 20_000,
   /** Distinct objects one fetch may want (each is read): clients want ref tips, at most one per branch. */
   GIT_FETCH_WANTS_MAX: 1000,
   /**

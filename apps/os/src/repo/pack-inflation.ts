@@ -4,6 +4,12 @@ import { LIMITS, limitDetails } from "../limits.ts";
 import type { ThreadShare } from "../limits/thread-share.ts";
 
 /**
+ * What one object costs a pass beyond its bytes (an inflater, a row of the index), counted as
+ * bytes of work for ThreadShare: a pack of many tiny objects gives the thread up as well.
+ */
+export const PACK_OBJECT_WORK_BYTES = 16_384;
+
+/**
  * Walks a pushed pack before isomorphic-git indexes it, and refuses one that would inflate past
  * GIT_PUSH_INFLATED_MAX_BYTES. isomorphic-git inflates every object whole (in JavaScript, on the
  * Durable Object's thread, which locally is the one thread of the whole OS) before it compares
@@ -11,13 +17,19 @@ import type { ThreadShare } from "../limits/thread-share.ts";
  * of GIT_HTTP_BODY_MAX_BYTES could stand for 64 GiB. Here each object stops inflating as soon as
  * it passes the size it declared, and the pack stops as soon as the sum passes the limit; a delta
  * counts its data and the object it rebuilds (which indexing materializes). An object larger than
- * REPO_FILE_MAX_BYTES is refused from its header, before any of it is inflated. Only counts are kept.
- * Answers the bytes the pack inflates to. With `share`, the thread is given up between objects.
+ * REPO_FILE_MAX_BYTES is refused from its header, before any of it is inflated, and a pack of more
+ * than GIT_PUSH_OBJECTS_MAX objects from its own header. Only counts are kept. With `share`, the
+ * thread is given up between objects.
  */
-export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare): Promise<number> {
+export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare): Promise<PackInflation> {
   const view = new DataView(pack.buffer, pack.byteOffset, pack.byteLength);
-  if (pack.byteLength < 12 || view.getUint32(0) !== 0x5041434b || view.getUint32(4) !== 2) return 0; // not a pack: isomorphic-git says why
+  if (pack.byteLength < 12 || view.getUint32(0) !== 0x5041434b || view.getUint32(4) !== 2) return { inflated: 0, complete: false }; // not a pack: isomorphic-git says why
   const objects = view.getUint32(8);
+  if (objects > LIMITS.GIT_PUSH_OBJECTS_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `a pushed pack holds ${objects} objects, more than ${LIMITS.GIT_PUSH_OBJECTS_MAX}; push in parts`, {
+      details: limitDetails("GIT_PUSH_OBJECTS_MAX"),
+    });
+  }
   let at = 12;
   let total = 0;
   const count = (bytes: number) => {
@@ -28,7 +40,8 @@ export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare):
       });
     }
   };
-  for (let index = 0; index < objects && at < pack.byteLength; index += 1) {
+  let read = 0;
+  for (; read < objects && at < pack.byteLength; read += 1) {
     // The header: type in bits 6-4 of the first byte, the size as a little-endian varint.
     let byte = pack[at++] ?? 0;
     const type = (byte >> 4) & 7;
@@ -43,7 +56,8 @@ export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare):
     count(size);
     const head: number[] = [];
     let inflated = 0;
-    const inflator = new Inflate({ chunkSize: 65_536 });
+    // An output chunk no larger than the object needs: a pack of many small objects allocates little.
+    const inflator = new Inflate({ chunkSize: Math.min(65_536, Math.max(1_024, size + 1)) });
     inflator.onData = (chunk) => {
       inflated += chunk.byteLength;
       if (inflated > size) throw malformed("an object inflates past the size it declares");
@@ -51,7 +65,7 @@ export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare):
     };
     inflator.onEnd = () => {};
     inflator.push(pack.subarray(at), false);
-    if (inflator.err || !inflator.ended) return total; // corrupt or cut short: isomorphic-git says why
+    if (inflator.err || !inflator.ended) return { inflated: total, complete: false }; // corrupt or cut short: isomorphic-git says why
     at = pack.byteLength - inflator.strm.avail_in;
     // A delta starts with two varints, the base's size and the size of the object it rebuilds.
     if (type === 6 || type === 7) {
@@ -59,9 +73,19 @@ export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare):
       checkObjectSize(rebuilt);
       count(rebuilt);
     }
-    await share?.did(inflated);
+    await share?.did(inflated + PACK_OBJECT_WORK_BYTES);
   }
-  return total;
+  return { inflated: total, complete: read === objects };
+}
+
+/** What the walk found: the bytes the pack's objects inflate to, and whether it read every object. */
+export interface PackInflation {
+  inflated: number;
+  /**
+   * Every object the header counts was read whole: each is then within REPO_FILE_MAX_BYTES (a
+   * delta by the object it rebuilds, which isomorphic-git checks against that size as it applies it).
+   */
+  complete: boolean;
 }
 
 /** The index just past the varint that starts at `at`. */

@@ -1,6 +1,6 @@
 import { indexPack, readCommit, readObject, readTree } from "isomorphic-git";
 import { writePack } from "./pack-writer.ts";
-import { checkPackInflation } from "./pack-inflation.ts";
+import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
 import { ThreadShare } from "../limits/thread-share.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
@@ -104,13 +104,14 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
       // Each pass inflates every object on this object's thread (locally, the whole OS's): each
       // gives the thread up between objects (ThreadShare), so other calls are not held for all of it.
       const share = new ThreadShare();
-      const inflated = await checkPackInflation(pack, share);
+      const { inflated, complete } = await checkPackInflation(pack, share);
       const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
       store.fs.stage(`${store.gitdir}/${name}`, pack);
       const onProgress = sharedProgress(share, inflated);
       const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name, onProgress }));
       for (const oid of oids.oids) incoming.add(oid);
-      await unpacked(() => checkObjects(store, oids.oids, share));
+      // The walk proved every object's size already; one it could not finish is read object by object.
+      if (!complete) await unpacked(() => checkObjects(store, oids.oids, share));
     }
     const results: Array<{ ref: string; error?: string }> = [];
     const updates: RefUpdate[] = [];
@@ -163,7 +164,7 @@ function sharedProgress(share: ThreadShare, inflated: number): (progress: { load
       counted = loaded;
       return;
     }
-    const bytes = (inflated * (loaded - counted)) / total;
+    const bytes = (inflated / total + PACK_OBJECT_WORK_BYTES) * (loaded - counted);
     counted = loaded;
     await share.did(bytes);
   };
@@ -174,7 +175,7 @@ async function checkObjects(store: ObjectStore, oids: string[], share: ThreadSha
   for (const oid of oids) {
     const { type, object } = await readObject({ ...store, oid, format: "content" });
     if (type === "blob") checkFileSize(oid, (object as Uint8Array).byteLength);
-    await share.did(byteLengthOf(object));
+    await share.did(byteLengthOf(object) + PACK_OBJECT_WORK_BYTES);
   }
 }
 

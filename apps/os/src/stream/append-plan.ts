@@ -129,19 +129,8 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
         answers.push(event);
         continue;
       }
-      if (input.type !== SUBSCRIPTION_CONFIGURED && STREAM_CORE_TYPES.includes(input.type)) {
-        core = reduceStreamCore(core, { type: input.type, payload: input.payload } as StreamEvent);
-      }
-      if (input.type === SUBSCRIPTION_CONFIGURED) {
-        const configured = parseSubscriptionConfigured(input.payload, context.hasBinding, context.projectId);
-        const next = reduceStreamCore(core, { type: input.type, payload: configured } as StreamEvent);
-        if (Object.keys(next.subscriptions).length > LIMITS.SUBSCRIPTIONS_MAX) {
-          throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${LIMITS.SUBSCRIPTIONS_MAX} processor subscriptions`, {
-            details: limitDetails("SUBSCRIPTIONS_MAX"),
-          });
-        }
-        core = next;
-      }
+      // A subscription row is checked even when it repeats one already stored (and then changes nothing).
+      const configured = input.type === SUBSCRIPTION_CONFIGURED ? parseSubscriptionConfigured(input.payload, context.hasBinding, context.projectId) : undefined;
       if (input.idempotencyKey !== undefined) {
         const stored = context.byIdempotencyKey(input.idempotencyKey);
         const earlier = keysInCall.get(input.idempotencyKey);
@@ -157,6 +146,18 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
           answers.push(stored ?? pending.indexOf(existing));
           continue;
         }
+      }
+      // The core folds what is written, at the offset it is written at (a jail row's revoke names
+      // its row by offset); an idempotent repeat, answered from what is stored, folds nothing.
+      if (STREAM_CORE_TYPES.includes(input.type)) {
+        const folding = { type: input.type, payload: configured ?? input.payload, offset: context.head + pending.length + 1 } as StreamEvent;
+        const next = reduceStreamCore(core, folding);
+        if (configured !== undefined && Object.keys(next.subscriptions).length > LIMITS.SUBSCRIPTIONS_MAX) {
+          throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${LIMITS.SUBSCRIPTIONS_MAX} processor subscriptions`, {
+            details: limitDetails("SUBSCRIPTIONS_MAX"),
+          });
+        }
+        core = next;
       }
       const event: PendingEvent = { type: input.type, payload: input.payload === undefined ? {} : input.payload, source };
       if (input.idempotencyKey !== undefined) {

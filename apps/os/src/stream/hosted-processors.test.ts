@@ -135,6 +135,19 @@ describe("hosted processors", () => {
     await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(5);
   });
 
+  test("a host arms no revival alarm for a given-up claim: a tombstone stays, and must not wake its host forever", async () => {
+    const { stream: name, host } = names();
+    const claim = { slug: "tally", key: "job:1", attempts: 5, nextAttemptAt: 0, status: "given-up" };
+    await runInDurableObject(env.TEST_PROCESSORS.getByName(host), (_instance, state) => state.storage.put("processor/tally/claim/job:1", claim));
+    const stream = streamStub(env.STREAM, name);
+    await stream.append({ events: [subscribe(host), ...tallies(2)], stamp: platform });
+    await expect.poll(async () => (await snapshot(host)).state.count, { timeout: 5000 }).toBe(2);
+    const alarm = () => runInDurableObject(env.TEST_PROCESSORS.getByName(host), (_instance, state) => state.storage.getAlarm());
+    // Before, every wake found the tombstone and set the alarm, which found it again, forever.
+    expect(await alarm()).toBeNull();
+    expect((await runInDurableObject(env.TEST_PROCESSORS.getByName(host), (_instance, state) => state.storage.get("processor/tally/claim/job:1")))).toEqual(claim);
+  });
+
   test("held appends reach the processor with the next append, or alone after a moment; waiters see them at once", async () => {
     const { stream: name, host } = names();
     const stream = streamStub(env.STREAM, name);

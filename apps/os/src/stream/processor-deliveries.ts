@@ -116,7 +116,7 @@ export class ProcessorDeliveries {
         ),
     );
     const retries = [...this.#deliveries.values()].map((delivery) => delivery.retryAt).filter((at) => at > 0);
-    if (retries.length > 0) await host.ctx.storage.setAlarm(Math.min(...retries));
+    if (retries.length > 0) await moveAlarmEarlier(host.ctx.storage, Math.min(...retries));
     this.#scheduleRelease();
   }
 
@@ -130,9 +130,7 @@ export class ProcessorDeliveries {
     this.#backstopArmed = true;
     const storage = this.#host.ctx.storage;
     const at = Date.now() + LIMITS.DELIVERY_BACKSTOP_MS;
-    const armed = storage.getAlarm().then(async (current) => {
-      if (current === null || current > at) await storage.setAlarm(at);
-    });
+    const armed = moveAlarmEarlier(storage, at);
     this.#host.ctx.waitUntil(
       armed.catch(() => {
         this.#backstopArmed = false;
@@ -183,4 +181,10 @@ export class ProcessorDeliveries {
     // A host may answer an expected refusal as a coded value (answerCoded) rather than throw it.
     return throwCoded<ProcessorSession>(await stub.wakeStreamProcessor({ name: processor, stream: this.#host.capability(stamp), coordinate }));
   }
+}
+
+// An alarm already standing sooner serves both: it goes off, pumps what is due, and sets the next.
+async function moveAlarmEarlier(storage: DurableObjectStorage, at: number): Promise<void> {
+  const current = await storage.getAlarm();
+  if (current === null || current > at) await storage.setAlarm(at);
 }

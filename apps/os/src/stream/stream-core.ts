@@ -21,9 +21,10 @@ export const CAPABILITY_REVOKED = "events.iterate.com/itx/capability-revoked";
 
 /**
  * The version of the Stream's fold of its own events: a checkpoint of another version is dropped
- * and the fold replayed. 2: the jail rows are folded by the capability host's rules (their offsets kept).
+ * and the fold replayed. 3: the jail rows are folded by the capability host's rules, their offsets
+ * kept (2 folded appends without their offsets).
  */
-export const STREAM_CORE_VERSION = 2;
+export const STREAM_CORE_VERSION = 3;
 
 /** Types the Stream folds inside each append. */
 export const STREAM_CORE_TYPES = [SUBSCRIPTION_CONFIGURED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED];

@@ -277,6 +277,9 @@ describe("limits and bad input change nothing", () => {
   });
 });
 
+/** A row of a context's capability table, as its capability host appends it. */
+const capabilityRow = (type: string, payload: Record<string, unknown>) => ({ type: `events.iterate.com/itx/capability-${type}`, payload });
+
 describe("crashes", () => {
   test("an aborted Durable Object loses no acknowledged event", async () => {
     const name = freshName();
@@ -298,6 +301,21 @@ describe("crashes", () => {
     expect(events.map((event) => event.offset)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     const [next] = await stream.append({ events: [{ type: "demo/n" }], stamp });
     expect(next?.offset).toBe(21);
+  });
+
+  test("a jail's rows are folded at the offsets they are written at: a revoke naming an older null row leaves the jail shut, also after a restart", async () => {
+    const name = freshName();
+    const host = { principal: "tester", platform: "capability-host" };
+    const [first] = await streamStub(env.STREAM, name).append({ events: [capabilityRow("provided", { path: [], kind: "null" })], stamp: host });
+    const firstAt = first?.offset ?? 0;
+    await streamStub(env.STREAM, name).append({ events: [capabilityRow("revoked", { path: [], providedAtOffset: firstAt })], stamp: host });
+    await streamStub(env.STREAM, name).append({ events: [{ type: "demo/open" }], stamp });
+    // Shut again; then a revoke that names the first row, as one read before the second landed would.
+    await streamStub(env.STREAM, name).append({ events: [capabilityRow("provided", { path: [], kind: "null" })], stamp: host });
+    await streamStub(env.STREAM, name).append({ events: [capabilityRow("revoked", { path: [], providedAtOffset: firstAt })], stamp: host });
+    await expectCode(streamStub(env.STREAM, name).append({ events: [{ type: "demo/in" }], stamp }), "PERMISSION_DENIED");
+    await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => state.abort("test: a new incarnation")).catch(() => undefined);
+    await expectCode(streamStub(env.STREAM, name).append({ events: [{ type: "demo/in" }], stamp }), "PERMISSION_DENIED");
   });
 
   test("a core checkpoint of another version is dropped: the next incarnation replays the fold and saves it in STREAM_CORE_VERSION", async () => {

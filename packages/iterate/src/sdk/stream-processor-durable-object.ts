@@ -177,7 +177,8 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
   /**
    * Revives background work whose claim outlived its incarnation. A host no stream has woken in
    * this incarnation (the OS restarted mid-work) wakes itself through `reviveStream()`: its start
-   * revives the claims, catches up, and re-drives the work at head.
+   * revives the claims, catches up, and re-drives the work at head. A subclass that uses the alarm
+   * for its own ends calls `super.alarm()` from its override, and moves the alarm only earlier.
    */
   override async alarm(): Promise<void> {
     this.#revivalArmed = false;
@@ -224,10 +225,11 @@ export abstract class StreamProcessorDurableObject<Env = unknown> extends Durabl
     return true;
   }
 
-  // While claims exist, check on them again later: work that died with an incarnation is re-driven.
+  // While claims of work not given up exist, check on them again later: work that died with an
+  // incarnation is re-driven. A given-up claim is a tombstone that stays: it arms nothing.
   async #scheduleRevival(): Promise<void> {
     const claims = await this.#engine?.claims();
-    if (claims && claims.length > 0) await this.#armRevival();
+    if (claims?.some((claim) => claim.status !== "given-up")) await this.#armRevival();
   }
 
   // An alarm at most REVIVAL_CHECK_MS away, set once per stretch of claimed work: called as a claim
