@@ -5,7 +5,7 @@ import { streamStub } from "./stream-rpc-target.ts";
 import type { StreamEvent } from "iterate/types";
 import { STREAM_LIMITS } from "iterate/stream/events";
 import { unpackEvents } from "iterate/client";
-import { STREAM_CORE_VERSION, SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
+import { CAPABILITY_PROVIDED, CAPABILITY_REVOKED, STREAM_CORE_VERSION, SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
 import { CONTROL_EVENTS } from "./write-authority.ts";
 import { expectCode } from "iterate/stream/test-support";
 import { LIMITS } from "../limits.ts";
@@ -278,7 +278,7 @@ describe("limits and bad input change nothing", () => {
 });
 
 /** A row of a context's capability table, as its capability host appends it. */
-const capabilityRow = (type: string, payload: Record<string, unknown>) => ({ type: `events.iterate.com/itx/capability-${type}`, payload });
+const capabilityRow = (change: "provided" | "revoked", payload: Record<string, unknown>) => ({ type: change === "provided" ? CAPABILITY_PROVIDED : CAPABILITY_REVOKED, payload });
 
 describe("crashes", () => {
   test("an aborted Durable Object loses no acknowledged event", async () => {
