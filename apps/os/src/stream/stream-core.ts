@@ -110,22 +110,22 @@ function reduceJail(state: StreamCoreState, event: StreamEvent): StreamCoreState
   const jailRow = path.length === 0;
   const appendRow = path.length === 1 && path[0] === "append";
   if (!jailRow && !appendRow) return state;
-  const { jailed: _jailed, jailedAt, appendGranted: _granted, appendRowAt, ...rest } = state;
   if (event.type === CAPABILITY_PROVIDED) {
     if (jailRow !== (kind === "null")) return state;
     return jailRow ? { ...state, jailed: true, jailedAt: event.offset } : { ...state, appendGranted: kind === "built-in", appendRowAt: event.offset };
   }
-  // A checkpoint from before the offsets were kept (none recorded) takes any revoke, as it did then.
-  const current = jailRow ? jailedAt : appendRowAt;
-  const held = jailRow ? state.jailed === true : appendRowAt !== undefined || state.appendGranted === true;
-  if (!held || (providedAtOffset !== undefined && current !== undefined && providedAtOffset !== current)) return state;
-  if (jailRow) return { ...rest, ...withDefined({ appendGranted: state.appendGranted, appendRowAt }), jailed: false };
-  return { ...rest, ...withDefined({ jailed: state.jailed, jailedAt }), appendGranted: false };
-}
-
-/** `fields` without its undefined members (the state is JSON: no key stands for undefined). */
-function withDefined<T extends Record<string, unknown>>(fields: T): Partial<T> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+  // Every row this fold holds has its offset (a checkpoint of an older fold is replayed: STREAM_CORE_VERSION).
+  const current = jailRow ? state.jailedAt : state.appendRowAt;
+  if (current === undefined || (providedAtOffset !== undefined && providedAtOffset !== current)) return state;
+  const next = { ...state };
+  if (jailRow) {
+    next.jailed = false;
+    delete next.jailedAt;
+  } else {
+    next.appendGranted = false;
+    delete next.appendRowAt;
+  }
+  return next;
 }
 
 const subscriptionSchema = z.strictObject({
