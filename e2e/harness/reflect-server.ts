@@ -4,7 +4,7 @@ import { listenOnLoopback } from "./loopback-server.ts";
 
 /**
  * The echo forms a hostile or careless server might send material back in. Each route of the
- * reflect server answers the `key` of the JSON body it received in one of them.
+ * reflect server answers the `x-key` header it received in one of them.
  */
 export const REFLECT_FORMS = [
   "octet-stream",
@@ -25,20 +25,15 @@ export const REFLECT_FORMS = [
 export type ReflectForm = (typeof REFLECT_FORMS)[number] | "deflate" | "stream" | "reversed";
 
 /**
- * A loopback HTTP server that answers the material it was sent (the `key` of a JSON body) in the
+ * A loopback HTTP server that answers the material it was sent (its `x-key` header) in the
  * form named by its path: /reflect/<form>. Listens on 127.0.0.1 only.
  */
 export async function startReflectServer(): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.resume();
     request.on("end", () => {
-      let key = "";
-      try {
-        key = String((JSON.parse(Buffer.concat(chunks).toString("utf8")) as { key?: unknown }).key ?? "");
-      } catch {
-        key = "";
-      }
+      const header = request.headers["x-key"];
+      const key = typeof header === "string" ? header : "";
       const form = (request.url ?? "").replace(/^\/reflect\//, "").replace(/\?.*$/, "") as ReflectForm;
       void reflect(form, key, response);
     });

@@ -268,7 +268,6 @@ describe("agents", () => {
     const baited = requestsOf(config)[1];
     expect(baited?.messages.at(-1)?.content).toBe(bait);
     expect(JSON.stringify(baited?.messages)).not.toContain(material);
-    expect(baited?.headers["x-iterate-egress-secrets"]).toBeUndefined();
     const events = await (await itx.streams.get("/agents/keyed")).getEvents({ limit: 500 });
     expect(JSON.stringify(events)).not.toContain(material);
     const raw = await expectCode(itx.agents.get("/agents/raw").create({ llm: { ...config, apiKey: material } }), "INVALID_ARGUMENT");

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
 import type { Secret, StreamEvent } from "iterate/types";
 import { startEchoServer } from "../harness/echo-server.ts";
+import { listenOnLoopback } from "../harness/loopback-server.ts";
 import { test } from "../harness/fixtures.ts";
 
 
@@ -34,7 +35,8 @@ describe("secrets and the egress pipe", () => {
     seenByClient.push(String(answer));
     const atServer = echo.received.at(-1);
     expect(atServer?.headers.authorization).toBe(`Bearer ${MATERIAL}`);
-    expect(JSON.parse(atServer?.body ?? "{}")).toEqual({ key: MATERIAL });
+    // Headers only: the body leaves as written.
+    expect(JSON.parse(atServer?.body ?? "{}")).toEqual({ key: 'getSecret("/secrets/token")' });
     expect(answer).not.toContain(MATERIAL);
     expect(answer).toContain("Bearer [secret]");
 
@@ -42,6 +44,48 @@ describe("secrets and the egress pipe", () => {
     const used = await itx.streams.get("/secrets/token").getEvents({});
     seenByClient.push(JSON.stringify(used));
     expect(used.map((event: StreamEvent) => event.type)).toEqual(["events.iterate.com/secret/set", "events.iterate.com/secret/used"]);
+  });
+
+  test("material never reaches a body, so a destination that keeps bodies cannot hand it back to a later request", async ({ project: { itx } }) => {
+    // A store on the allowlist: PUT keeps the body, GET answers it (a gist, a message, a document).
+    let kept = "";
+    const store = createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      request.on("end", () => {
+        if (request.method === "PUT") kept = body;
+        response.writeHead(200, { "content-type": "text/plain" });
+        response.end(request.method === "GET" ? kept : "kept");
+      });
+    });
+    const { origin, close } = await listenOnLoopback(store);
+    try {
+      await itx.secrets.get("/secrets/stored").update({ material: MATERIAL, egress: { urls: [`${origin}/`] } });
+      const readBack = await itx.run(`async () => {
+        const put = await fetch("${origin}/doc", { method: "PUT", headers: { authorization: 'Bearer getSecret("/secrets/stored")', "content-type": "application/json" }, body: JSON.stringify({ note: 'getSecret("/secrets/stored")' }) });
+        await put.text();
+        return await (await fetch("${origin}/doc")).text();
+      }`);
+      seenByClient.push(String(readBack));
+      expect(JSON.parse(String(readBack))).toEqual({ note: 'getSecret("/secrets/stored")' });
+      expect(kept).not.toContain(MATERIAL);
+      // The header was filled in: the secret was spent once, for the PUT.
+      expect((await itx.secrets.get("/secrets/stored").__describe()).uses).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  test("material that is not printable ASCII is refused before anything is sent, and neither the refusal nor the log spells it", async ({ project: { itx } }) => {
+    const before = echo.received.length;
+    const unsendables: Array<[string, string]> = [["crlf", `${MATERIAL}\r\nx-injected: 1`], ["unicode", `${MATERIAL}-é€😀`]];
+    for (const [name, unsendable] of unsendables) {
+      await itx.secrets.get(`/secrets/${name}`).update({ material: unsendable, egress: { urls: [`${echo.url}/`] } });
+      const error = await expectCode(itx.fetch(`${echo.url}/h`, { headers: { "x-key": `getSecret("/secrets/${name}")` } }), "EGRESS_REFUSED");
+      seenByClient.push(error.message, JSON.stringify(error.details));
+      expect(error.details).toMatchObject({ reason: "header-value", header: "x-key" });
+    }
+    expect(echo.received.length).toBe(before);
   });
 
   test("a URL outside the allowlist is refused and nothing is sent", async ({ project: { itx } }) => {

@@ -172,8 +172,6 @@ const PLATFORM_LIMITS = {
   SECRET_MATERIAL_MAX_LENGTH: 16_384,
   /** Most URLs in one secret's egress allowlist. */
   SECRET_EGRESS_URLS_MAX: 32,
-  /** Largest text request body searched for placeholders (and response body scrubbed of material). */
-  EGRESS_TEXT_BODY_MAX_BYTES: 1_048_576,
   /** Largest request body egress carries at all: it is held in memory while the chain is asked. */
   EGRESS_BODY_MAX_BYTES: 10_485_760,
   /** Distinct materials one run may use. Past it the run's result is withheld (it is fail-closed, not forgotten). */

@@ -1,7 +1,6 @@
 import { ItxError } from "iterate/errors";
 import type { LlmConfig } from "./agent-contract.ts";
 import type { ChatMessage } from "./agent-prompt.ts";
-import { SECRETS_IN_HEADERS_ONLY } from "../egress/egress-rules.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 
 /** A model's whole reply, assembled from its stream. */
@@ -46,8 +45,8 @@ async function completeWithWorkersAi(request: CompletionRequest, model: string):
  * travels as a `getSecret(...)` placeholder that only the egress pipe's terminal step substitutes.
  */
 async function completeOpenAiCompatible(request: CompletionRequest, config: Extract<LlmConfig, { provider: "openai-compatible" }>): Promise<Completion> {
-  // The body carries conversation text anyone could have written: no secret is substituted there.
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream", [SECRETS_IN_HEADERS_ONLY]: "headers-only" };
+  // The body carries conversation text anyone could have written; the pipe substitutes secrets in headers only.
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
   if (config.apiKey) headers.authorization = `Bearer getSecret(${JSON.stringify(config.apiKey)})`;
   const body = {
     model: config.model,

@@ -3,7 +3,7 @@ import { unwrapCoded } from "../api/coded-result.ts";
 import { placeholdersIn, substitute } from "../secret/secret-path.ts";
 import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
 import { privateAddressPolicy, type PrivateAddressPolicy } from "./address-guard.ts";
-import { SECRETS_IN_HEADERS_ONLY, requestRefusal } from "./egress-rules.ts";
+import { requestRefusal } from "./egress-rules.ts";
 import { noteMaterialsUsed } from "./materials-in-use.ts";
 import { scrubHeaders, scrubPatterns, scrubStream, scrubText } from "./secret-scrub.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
@@ -45,27 +45,12 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
   const url = new URL(request.url);
   assertPublicDestination(url, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES));
 
+  // Placeholders are read and substituted in header values only. A body is sent as written: a
+  // destination may keep what it is sent and answer it to a later request (a gist, a message, a
+  // stored document), so material in a body would come back out where no scrub sees it, and a
+  // body often carries text others wrote (a relayed message spelling a placeholder).
   const headers = new Headers(request.headers);
-  const headersOnly = headers.get(SECRETS_IN_HEADERS_ONLY) === "headers-only";
-  headers.delete(SECRETS_IN_HEADERS_ONLY);
-  let body: string | ArrayBuffer | ReadableStream | null = request.body;
-  // The body as text, when it may carry placeholders. Its bytes are sent unchanged unless one is
-  // substituted: a body that is not UTF-8 (an upload without a content type) is never re-encoded.
-  let bodyText: string | undefined;
-  const texts: string[] = [];
-  for (const [, value] of headers) texts.push(value);
-  if (request.body && isText(headers) && !headersOnly) {
-    const bytes = await request.arrayBuffer();
-    if (bytes.byteLength > LIMITS.EGRESS_TEXT_BODY_MAX_BYTES) {
-      throw new ItxError("EGRESS_REFUSED", `a text body with secrets is at most ${LIMITS.EGRESS_TEXT_BODY_MAX_BYTES} bytes`, {
-        details: limitDetails("EGRESS_TEXT_BODY_MAX_BYTES"),
-      });
-    }
-    body = bytes;
-    bodyText = utf8(bytes);
-    if (bodyText !== undefined) texts.push(bodyText);
-  }
-  const paths = [...new Set(texts.flatMap(placeholdersIn))];
+  const paths = [...new Set([...headers].flatMap(([, value]) => placeholdersIn(value)))];
   if (paths.length > 0 && scope.jailed) {
     throw new ItxError("EGRESS_REFUSED", `code in the jail ${scope.origin} cannot send secrets; a jail's grants name no secret`, {
       details: { reason: "jail" },
@@ -80,12 +65,10 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
     // Before sending: a run that settles while this request is in flight is still scrubbed of it.
     noteMaterialsUsed(scope, materials.values());
     // Collected first: setting a header while iterating would revisit it.
-    for (const [name, value] of Array.from(headers)) headers.set(name, substitute(value, materials));
-    if (bodyText !== undefined && placeholdersIn(bodyText).length > 0) body = substitute(bodyText, materials);
+    for (const [name, value] of Array.from(headers)) setSubstituted(headers, name, substitute(value, materials));
   }
-  const hasBody = request.method !== "GET" && request.method !== "HEAD" && body !== null;
-  // Redirects are not followed: a redirect could lead past the guard.
-  const response = await fetch(url.toString(), { method: request.method, headers, body: hasBody ? body : null, redirect: "manual" });
+  // The body travels as it came, with its length. Redirects are not followed: one could lead past the guard.
+  const response = await fetch(new Request(request, { headers, redirect: "manual" }));
   return materials.size > 0 ? scrub(response, [...materials.values()]) : response;
 }
 
@@ -102,20 +85,19 @@ export function toRequest(input: unknown, init?: unknown): Request {
   throw new ItxError("INVALID_ARGUMENT", "fetch takes a Request or a URL string");
 }
 
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** The bytes as text when they are UTF-8; undefined when they are not (binary data). */
-function utf8(bytes: ArrayBuffer): string | undefined {
-  try {
-    return STRICT_UTF8.decode(bytes);
-  } catch {
-    return undefined;
+/**
+ * Sets a header to its value with material substituted, or throws EGRESS_REFUSED when the material
+ * makes a value that is not printable ASCII. A control character could end the header (CR LF) and
+ * start another; a non-ASCII one is sent as UTF-8, and workerd writes the whole value into its log
+ * when it does that. The refusal names the header, never the material.
+ */
+function setSubstituted(headers: Headers, name: string, value: string): void {
+  if (/[^\t\x20-\x7e]/.test(value)) {
+    throw new ItxError("EGRESS_REFUSED", `a secret substituted into the ${JSON.stringify(name)} header makes a value that is not printable ASCII`, {
+      details: { reason: "header-value", header: name },
+    });
   }
-}
-
-function isText(headers: Headers): boolean {
-  const type = headers.get("content-type") ?? "text/plain";
-  return /^(text\/|application\/(json|x-www-form-urlencoded|xml|graphql|[a-z.+-]*\+json))/i.test(type);
+  headers.set(name, value);
 }
 
 // Encodings fetch() decodes before the body reaches us: the scrub reads these as plain bytes.

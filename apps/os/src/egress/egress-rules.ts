@@ -5,13 +5,6 @@
 import { destinationRefusal, type PrivateAddressPolicy } from "./address-guard.ts";
 import { PLACEHOLDER_MARKER } from "../secret/placeholder.ts";
 
-/**
- * A request header that limits secret substitution to headers: the body is sent as written, even
- * when it spells a placeholder. Agents set it on model requests, whose bodies carry conversation
- * text that anyone could have written. Every road removes it before sending.
- */
-export const SECRETS_IN_HEADERS_ONLY = "x-iterate-egress-secrets";
-
 /** Why a request may not leave, as data (the caller throws it with its code). */
 export interface EgressRefusal {
   code: "EGRESS_REFUSED";
@@ -30,21 +23,20 @@ export function requestRefusal(url: URL, policy: PrivateAddressPolicy): EgressRe
 }
 
 const MARKER = PLACEHOLDER_MARKER.toLowerCase();
-const MARKER_BYTES = [...MARKER].map((char) => char.charCodeAt(0));
 
 /**
- * Whether the pipe could find a placeholder anywhere in this request: the marker word in any case,
- * in the URL (raw and percent-decoded), a header name or value, or the body's bytes. A strict
- * superset of what the pipe substitutes (the exact spelling, in header values and UTF-8 text
- * bodies): the marker is ASCII, so no UTF-8 decoding can make it appear where its bytes are not,
- * and a request that merely mentions it takes the pipe too, which costs time and nothing else.
+ * Whether the pipe could find a placeholder in this request: the marker word in any case, in the
+ * URL (raw and percent-decoded) or a header name or value. A strict superset of what the pipe
+ * substitutes (the exact spelling, in header values); a request that merely mentions the word takes
+ * the pipe too, which costs time and nothing else. Bodies are not looked at: the pipe sends every
+ * body as written, so one spelling a placeholder leaves the same way on either road.
  */
-export function mayCarryPlaceholder(url: string, headers: Iterable<[string, string]>, body: ArrayBuffer | null): boolean {
+export function mayCarryPlaceholder(url: string, headers: Iterable<[string, string]>): boolean {
   if (url.toLowerCase().includes(MARKER) || safeDecode(url).toLowerCase().includes(MARKER)) return true;
   for (const [name, value] of headers) {
     if (name.toLowerCase().includes(MARKER) || value.toLowerCase().includes(MARKER)) return true;
   }
-  return body !== null && bytesHoldMarker(new Uint8Array(body));
+  return false;
 }
 
 function safeDecode(text: string): string {
@@ -54,17 +46,4 @@ function safeDecode(text: string): string {
     // Not valid percent-encoding: the raw form was checked, and the pipe reads URLs as written.
     return text;
   }
-}
-
-// ASCII-case-insensitive search for the marker's bytes (a-z and A-Z differ in bit 0x20 only).
-function bytesHoldMarker(bytes: Uint8Array): boolean {
-  const first = MARKER_BYTES[0] as number;
-  const last = bytes.length - MARKER_BYTES.length;
-  for (let at = 0; at <= last; at++) {
-    if (((bytes[at] as number) | 0x20) !== first) continue;
-    let index = 1;
-    while (index < MARKER_BYTES.length && ((bytes[at + index] as number) | 0x20) === MARKER_BYTES[index]) index++;
-    if (index === MARKER_BYTES.length) return true;
-  }
-  return false;
 }

@@ -5,7 +5,7 @@
 // Loaded without a bundler: imports only import-free modules the OS's pipe uses too, so the scheme
 // and address checks and the placeholder test are the pipe's own code, not a copy.
 import { privateAddressPolicy, type PrivateAddressPolicy } from "../egress/address-guard.ts";
-import { SECRETS_IN_HEADERS_ONLY, mayCarryPlaceholder, requestRefusal } from "../egress/egress-rules.ts";
+import { mayCarryPlaceholder, requestRefusal } from "../egress/egress-rules.ts";
 import type { DirectEgressVerdict } from "./runner-protocol.ts";
 
 /**
@@ -60,9 +60,7 @@ export async function sendDirect(network: Fetcher, request: Request, body: Array
   const url = new URL(request.url);
   const refusal = requestRefusal(url, policyOf(policy));
   if (refusal) throw coded(refusal);
-  if (mayCarryPlaceholder(request.url, request.headers, body)) return undefined;
-  const headers = new Headers(request.headers);
-  headers.delete(SECRETS_IN_HEADERS_ONLY);
+  if (mayCarryPlaceholder(request.url, request.headers)) return undefined;
   const hasBody = request.method !== "GET" && request.method !== "HEAD" && body !== null;
-  return network.fetch(url.toString(), { method: request.method, headers, body: hasBody ? body : null, redirect: "manual" });
+  return network.fetch(url.toString(), { method: request.method, headers: request.headers, body: hasBody ? body : null, redirect: "manual" });
 }

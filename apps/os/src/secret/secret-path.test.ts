@@ -22,5 +22,14 @@ describe("secret placeholders", () => {
     expect(urlAllowed(new URL("https://api.slack.com/other"), allow)).toBe(false);
     expect(urlAllowed(new URL("https://evil.example/api/"), allow)).toBe(false);
     expect(urlAllowed(new URL("http://127.0.0.1:8081/"), allow)).toBe(false);
+    // A path without a trailing slash allows itself and what lies below it, not its longer neighbours.
+    const scoped = ["https://h.example/acme"];
+    expect(urlAllowed(new URL("https://h.example/acme"), scoped)).toBe(true);
+    expect(urlAllowed(new URL("https://h.example/acme/repos"), scoped)).toBe(true);
+    expect(urlAllowed(new URL("https://h.example/acme-attacker/repos"), scoped)).toBe(false);
+    expect(urlAllowed(new URL("https://h.example/acmeX"), scoped)).toBe(false);
+    expect(urlAllowed(new URL("https://api.slack.com/apiX"), ["https://api.slack.com/api"])).toBe(false);
+    // Dot segments are resolved by the URL parser before the match.
+    expect(urlAllowed(new URL("https://api.slack.com/api/../admin"), allow)).toBe(false);
   });
 });

@@ -59,10 +59,16 @@ export function parseSecretUpdate(input: unknown): { material: string; urls: str
   return { material, urls: parsed };
 }
 
-/** Whether `url` may carry a secret allowed for `allowlist`: same origin, and under the allowed path. */
+/**
+ * Whether `url` may carry a secret allowed for `allowlist`: same origin, and the allowed path itself
+ * or a path below it. Below means past a `/`: `https://h/acme` allows `/acme` and `/acme/x`, never
+ * `/acme-other` (on a shared host that is someone else's path).
+ */
 export function urlAllowed(url: URL, allowlist: readonly string[]): boolean {
   return allowlist.some((allowed) => {
     const entry = new URL(allowed);
-    return entry.origin === url.origin && url.pathname.startsWith(entry.pathname);
+    if (entry.origin !== url.origin) return false;
+    const base = entry.pathname;
+    return url.pathname === base || url.pathname.startsWith(base.endsWith("/") ? base : `${base}/`);
   });
 }

@@ -67,7 +67,7 @@ export interface ErrorDetailsByCode<Limit extends string = string> {
   /** A stream's offsets are numbers; a repository's heads are commit ids (null: the branch does not exist). */
   OFFSET_CONFLICT: { expectedOffset?: number; head?: number | string | null; expected?: string | null; ref?: string; branch?: string };
   LOOP_LIMIT: { limit?: Limit; began?: string; round?: number; offset?: number; requestOffset?: number };
-  EGRESS_REFUSED: { limit?: Limit; host?: string; reason?: string; secret?: string; origin?: string };
+  EGRESS_REFUSED: { limit?: Limit; host?: string; reason?: string; secret?: string; origin?: string; header?: string };
   SCRIPT_FAILED: { requestOffset?: number };
   TIMEOUT: { limit?: Limit; requestOffset?: number; timeoutMs?: number; mcpCode?: number };
   /** `reason` "runner-died": the process running untrusted code died under the call (it is not run again). */
