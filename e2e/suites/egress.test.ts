@@ -76,18 +76,6 @@ describe("secrets and the egress pipe", () => {
     }
   });
 
-  test("material that is not printable ASCII is refused before anything is sent, and neither the refusal nor the log spells it", async ({ project: { itx } }) => {
-    const before = echo.received.length;
-    const unsendables: Array<[string, string]> = [["crlf", `${MATERIAL}\r\nx-injected: 1`], ["unicode", `${MATERIAL}-é€😀`]];
-    for (const [name, unsendable] of unsendables) {
-      await itx.secrets.get(`/secrets/${name}`).update({ material: unsendable, egress: { urls: [`${echo.url}/`] } });
-      const error = await expectCode(itx.fetch(`${echo.url}/h`, { headers: { "x-key": `getSecret("/secrets/${name}")` } }), "EGRESS_REFUSED");
-      seenByClient.push(error.message, JSON.stringify(error.details));
-      expect(error.details).toMatchObject({ reason: "header-value", header: "x-key" });
-    }
-    expect(echo.received.length).toBe(before);
-  });
-
   test("a URL outside the allowlist is refused and nothing is sent", async ({ project: { itx } }) => {
     await itx.secrets.get("/secrets/other").update({ material: MATERIAL, egress: { urls: ["https://api.example.com/"] } });
     const before = echo.received.length;
@@ -105,6 +93,9 @@ describe("secrets and the egress pipe", () => {
       ["/secrets/a", { material: "x", egress: { urls: [] } }],
       ["/secrets/a", { material: "x", egress: { urls: ["ftp://x.test/"] } }],
       ["/secrets/a", { material: "x", egress: { urls: ["https://x.test/"] }, extra: 1 }],
+      // Material travels in a header value: printable ASCII only (a CR LF would start a header).
+      ["/secrets/a", { material: "x\r\nx-injected: 1", egress: { urls: ["https://x.test/"] } }],
+      ["/secrets/a", { material: "sk-é€😀", egress: { urls: ["https://x.test/"] } }],
     ] as Array<[string, unknown]>) {
       // Deliberately bad input: the contract's type would refuse some of it at compile time.
       await expectCode(itx.secrets.get(path).update(input as Parameters<Secret["update"]>[0]), "INVALID_ARGUMENT");

@@ -1,6 +1,6 @@
 import { ItxError } from "iterate/errors";
 import { unwrapCoded } from "../api/coded-result.ts";
-import { placeholdersIn, substitute } from "../secret/secret-path.ts";
+import { PRINTABLE_ASCII, placeholdersIn, substitute } from "../secret/secret-path.ts";
 import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
 import { privateAddressPolicy, type PrivateAddressPolicy } from "./address-guard.ts";
 import { requestRefusal } from "./egress-rules.ts";
@@ -64,8 +64,7 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
   if (materials.size > 0) {
     // Before sending: a run that settles while this request is in flight is still scrubbed of it.
     noteMaterialsUsed(scope, materials.values());
-    // Collected first: setting a header while iterating would revisit it.
-    for (const [name, value] of Array.from(headers)) setSubstituted(headers, name, substitute(value, materials));
+    substituteHeaders(headers, materials);
   }
   // The body travels as it came, with its length. Redirects are not followed: one could lead past the guard.
   const response = await fetch(new Request(request, { headers, redirect: "manual" }));
@@ -86,18 +85,24 @@ export function toRequest(input: unknown, init?: unknown): Request {
 }
 
 /**
- * Sets a header to its value with material substituted, or throws EGRESS_REFUSED when the material
- * makes a value that is not printable ASCII. A control character could end the header (CR LF) and
+ * Replaces placeholders in every header value with their material, or throws EGRESS_REFUSED when
+ * a value would then not be printable ASCII. A control character could end the header (CR LF) and
  * start another; a non-ASCII one is sent as UTF-8, and workerd writes the whole value into its log
- * when it does that. The refusal names the header, never the material.
+ * when it does that. Updates refuse such material (`parseSecretUpdate`); this holds for what was
+ * stored before. The refusal names the header, never the material.
  */
-function setSubstituted(headers: Headers, name: string, value: string): void {
-  if (/[^\t\x20-\x7e]/.test(value)) {
-    throw new ItxError("EGRESS_REFUSED", `a secret substituted into the ${JSON.stringify(name)} header makes a value that is not printable ASCII`, {
-      details: { reason: "header-value", header: name },
-    });
+export function substituteHeaders(headers: Headers, materials: ReadonlyMap<string, string>): void {
+  // Collected first: setting a header while iterating would revisit it.
+  for (const [name, value] of Array.from(headers)) {
+    const substituted = substitute(value, materials);
+    if (substituted === value) continue;
+    if (!PRINTABLE_ASCII.test(substituted)) {
+      throw new ItxError("EGRESS_REFUSED", `a secret substituted into the ${JSON.stringify(name)} header makes a value that is not printable ASCII`, {
+        details: { reason: "header-value", header: name },
+      });
+    }
+    headers.set(name, substituted);
   }
-  headers.set(name, value);
 }
 
 // Encodings fetch() decodes before the body reaches us: the scrub reads these as plain bytes.

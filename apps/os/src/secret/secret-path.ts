@@ -30,6 +30,9 @@ export function substitute(text: string, materials: ReadonlyMap<string, string>)
   });
 }
 
+/** What a header value may hold, so what material may be: tab and the printable ASCII characters. */
+export const PRINTABLE_ASCII = /^[\t\x20-\x7e]*$/;
+
 /** Validates an update: material within its limit, an allowlist of absolute http(s) URLs. */
 export function parseSecretUpdate(input: unknown): { material: string; urls: string[] } {
   if (typeof input !== "object" || input === null) throw new ItxError("INVALID_ARGUMENT", "update takes { material, egress: { urls } }");
@@ -38,6 +41,12 @@ export function parseSecretUpdate(input: unknown): { material: string; urls: str
   if (typeof material !== "string" || material.length === 0 || material.length > LIMITS.SECRET_MATERIAL_MAX_LENGTH) {
     throw new ItxError("INVALID_ARGUMENT", `material is a string of 1-${LIMITS.SECRET_MATERIAL_MAX_LENGTH} characters`, {
       details: limitDetails("SECRET_MATERIAL_MAX_LENGTH"),
+    });
+  }
+  // It is sent in a header value, which takes printable ASCII only (see egress-pipe.ts).
+  if (!PRINTABLE_ASCII.test(material)) {
+    throw new ItxError("INVALID_ARGUMENT", "material is printable ASCII (it is sent in a header value): no control characters, no text beyond ASCII", {
+      details: { reason: "material-not-printable-ascii" },
     });
   }
   const urls = (egress as { urls?: unknown } | undefined)?.urls;
