@@ -113,6 +113,26 @@ describe("a repository", () => {
     expect(pinned).toEqual({ commit: one.commit, files: { "src/index.ts": "1", "docs/x.md": "d" } });
   });
 
+  test("a push that moves a branch onto commits the repository already holds announces the move: its tip, with what it changes on the branch", async () => {
+    const { name, stub } = await freshRepo();
+    const base = await open(stub.commit({ message: "base", files: { a: "1" } }, actor));
+    await open(stub.createBranch({ name: "feature" }, actor));
+    await open(stub.commit({ branch: "feature", message: "x1", files: { b: "2" } }, actor));
+    const tip = await open(stub.commit({ branch: "feature", message: "x2", files: { c: "3" } }, actor));
+    const before = await streamStub(env.STREAM, name).head();
+    // `git push origin feature:main`: no pack, main fast-forwards to feature's head.
+    const statuses = await open(stub.receivePack({ commands: [{ from: base.commit, to: tip.commit, ref: "refs/heads/main" }], pack: null }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main" }]);
+    expect((await open(stub.branches())).find((branch) => branch.name === "main")?.head).toBe(tip.commit);
+    const moved = await streamStub(env.STREAM, name).getEvents({ afterOffset: before, limit: 50 });
+    expect(moved.map((event) => event.type)).toEqual([REPO_COMMIT_COMPLETED]);
+    expect(moved[0]?.payload).toEqual({ branch: "main", commit: tip.commit, parents: tip.parents, author: "tester", message: "x2", changedPaths: ["b", "c"] });
+    // The same push again moves nothing and announces nothing.
+    const again = await open(stub.receivePack({ commands: [{ from: tip.commit, to: tip.commit, ref: "refs/heads/main" }], pack: null }, actor));
+    expect(again).toEqual([{ ref: "refs/heads/main" }]);
+    expect(await streamStub(env.STREAM, name).head()).toBe(before + 1);
+  });
+
   test("its facts are on the stream at its path, written by the platform", async () => {
     const { name, stub } = await freshRepo();
     const commit = await open(stub.commit({ message: "hello", files: { "a.txt": "a" } }, actor));

@@ -1,9 +1,12 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, test } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
 import { LIMITS } from "../limits.ts";
 import { checkPackInflation } from "./pack-inflation.ts";
+import { receivePack } from "./repo-pack.ts";
+import { RepoStore } from "./repo-store.ts";
 
 // Pushed packs are untrusted bytes: whatever they hold, a push is answered with each ref's status
 // (git's `ng <ref> <reason>`), never an exception the Durable Object would log with its stack.
@@ -260,4 +263,75 @@ async function pushBeside(pack: Uint8Array): Promise<{ took: number; gaps: numbe
   await pinger;
   expect(statuses).toEqual([{ ref: "refs/heads/main", error: "missing necessary objects" }]);
   return { took, gaps };
+}
+
+const TREE = 2;
+const COMMIT = 1;
+const TYPE_NAMES = { [COMMIT]: "commit", [TREE]: "tree", [BLOB]: "blob" } as const;
+
+/** One loose git object of a test pack: its id, and its entry in a pack. */
+async function gitObject(type: typeof COMMIT | typeof TREE | typeof BLOB, content: Uint8Array): Promise<{ oid: string; header: number[]; data: Uint8Array }> {
+  const framed = new Uint8Array(await new Blob([bytes(`${TYPE_NAMES[type]} ${content.byteLength}\0`), content]).arrayBuffer());
+  const oid = [...new Uint8Array(await crypto.subtle.digest("SHA-1", framed))].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return { oid, header: objectHeader(type, content.byteLength), data: await deflated(content) };
+}
+
+const binaryId = (oid: string) => new Uint8Array(oid.match(/../g)?.map((pair) => parseInt(pair, 16)) ?? []);
+
+/** A pack of one commit (no parent) whose tree holds one file named `name`; answers the pack and the commit's id. */
+async function onePathCommit(name: string, text: string): Promise<{ pack: Uint8Array; commit: string }> {
+  const blob = await gitObject(BLOB, bytes(text));
+  const tree = await gitObject(TREE, new Uint8Array(await new Blob([bytes(`100644 ${name}\0`), binaryId(blob.oid)]).arrayBuffer()));
+  const person = "tester <tester@iterate.invalid> 1700000000 +0000";
+  const commit = await gitObject(COMMIT, bytes(`tree ${tree.oid}\nauthor ${person}\ncommitter ${person}\n\nhostile\n`));
+  return { pack: await packOf([blob, tree, commit]), commit: commit.oid };
+}
+
+describe("hostile commits and fetches", () => {
+  test("a tree entry isomorphic-git will not read (`..`) refuses the push coded, and nothing is kept", async () => {
+    const stub = await freshRepo();
+    const { pack, commit } = await onePathCommit("..", "escape");
+    const statuses = await open(stub.receivePack({ commands: [{ from: null, to: commit, ref: "refs/heads/main" }], pack }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringMatching(/^\[INVALID_ARGUMENT\] /) }]);
+    expect(await open(stub.branches())).toEqual([]);
+    expect((await open(stub.describe())).sizeBytes).toBe(0);
+  });
+
+  test("a fetch that wants an object that is not a commit is NOT_FOUND, and a have that is not one is not common", async () => {
+    const stub = await freshRepo();
+    const first = await open(stub.commit({ message: "one", files: { "a.txt": "a" } }, actor));
+    const files = await runInDurableObject(stub, async (_instance, state) => new RepoStore(state.storage).files("main"));
+    const blobId = files[0]?.[1] as string;
+    expect(blobId).toMatch(/^[0-9a-f]{40}$/);
+    await expectCode(stub.uploadPack({ wants: [blobId], haves: [] }).then(unwrapCoded), "NOT_FOUND");
+    expect((await open(stub.uploadPack({ wants: [first.commit], haves: [blobId] }))).common).toEqual([]);
+  });
+});
+
+describe("a refused push keeps nothing in memory either", () => {
+  test("isomorphic-git's cache holds no entry of a pack that was refused after it was read", async () => {
+    const stub = await freshRepo();
+    await open(stub.commit({ message: "base", files: { "a.txt": "a" } }, actor));
+    await runInDurableObject(stub, async (_instance, state) => {
+      const store = new RepoStore(state.storage);
+      const main = store.refs.get("refs/heads/main");
+      // A commit with no parent is no fast-forward of main: refused after its pack was indexed and read.
+      const { pack, commit } = await onePathCommit("b.txt", "b");
+      const statuses = await receivePack(store, [{ from: main ?? null, to: commit, ref: "refs/heads/main" }], pack, actor);
+      expect(statuses).toEqual([{ ref: "refs/heads/main", error: "non-fast-forward" }]);
+      expect(cachedPackNames(store.objects.cache).filter((name) => name.includes("pack-push-"))).toEqual([]);
+      // The same pack to a new branch is kept, and its cached index with it: the check above can see one.
+      const kept = await receivePack(store, [{ from: null, to: commit, ref: "refs/heads/other" }], pack, actor);
+      expect(kept).toEqual([{ ref: "refs/heads/other" }]);
+      expect(cachedPackNames(store.objects.cache).filter((name) => name.includes("pack-push-"))).toHaveLength(1);
+    });
+  });
+});
+
+/** The pack files isomorphic-git's cache holds (its PackfileCache: a Map by file name under a symbol). */
+function cachedPackNames(cache: object): string[] {
+  return Object.getOwnPropertySymbols(cache).flatMap((symbol) => {
+    const value = (cache as Record<symbol, unknown>)[symbol];
+    return value instanceof Map ? [...value.keys()].map(String) : [];
+  });
 }

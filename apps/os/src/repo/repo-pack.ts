@@ -1,4 +1,4 @@
-import { indexPack, readCommit, readObject, readTree } from "isomorphic-git";
+import { indexPack, readCommit, readObject, readTree, type CommitObject } from "isomorphic-git";
 import { writePack } from "./pack-writer.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
 import { ThreadShare } from "../limits/thread-share.ts";
@@ -24,9 +24,10 @@ export interface PushCommand {
   ref: string;
 }
 
-async function exists(store: ObjectStore, oid: string): Promise<boolean> {
+/** Whether `oid` names a commit the repository holds (a fetch's wants and haves may name anything). */
+async function isCommit(store: ObjectStore, oid: string): Promise<boolean> {
   try {
-    await readObject({ ...store, oid, format: "deflated" });
+    await readCommit({ ...store, oid });
     return true;
   } catch {
     return false;
@@ -71,11 +72,12 @@ export async function uploadPack(repo: RepoStore, wantList: string[], haveList: 
     throw new ItxError("INVALID_ARGUMENT", `a fetch wants at most ${LIMITS.GIT_FETCH_WANTS_MAX} objects`, { details: limitDetails("GIT_FETCH_WANTS_MAX") });
   }
   const haves = [...new Set(haveList)].slice(0, LIMITS.GIT_FETCH_HAVES_MAX);
+  // Wants are ref tips, so commits: any other object (a blob's id) is not ours to serve as one.
   for (const want of wants) {
-    if (!(await exists(store, want))) throw new ItxError("NOT_FOUND", `not our ref ${want}`);
+    if (!(await isCommit(store, want))) throw new ItxError("NOT_FOUND", `not our ref ${want}`);
   }
   const common: string[] = [];
-  for (const have of haves) if (await exists(store, have)) common.push(have);
+  for (const have of haves) if (await isCommit(store, have)) common.push(have);
   const known = await ancestry(store, common);
   const skip = new Set<string>();
   for (const oid of common) await collectTree(store, (await readCommit({ ...store, oid })).commit.tree, skip, new Set());
@@ -117,7 +119,9 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
     const updates: RefUpdate[] = [];
     const events: PendingEvent[] = [];
     for (const command of commands) {
-      const refused = await planCommand(repo, command, incoming, actor, updates, events);
+      // Reading the pushed commits and trees: one isomorphic-git refuses to read (a tree entry
+      // named `..`) is the push's fault, not a bug.
+      const refused = await unpacked(() => planCommand(repo, command, incoming, actor, updates, events));
       results.push(refused ? { ref: command.ref, error: refused } : { ref: command.ref });
     }
     if (updates.length === 0) return results;
@@ -134,7 +138,7 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
     if (code === undefined) throw error;
     return commands.map(({ ref }) => ({ ref, error: `[${code}] ${errorMessage(error)}` }));
   } finally {
-    store.fs.discard();
+    repo.discard();
   }
 }
 
@@ -221,21 +225,40 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
     added.push(oid);
   };
   await visit(tip.oid);
+  if (current === command.to) return undefined;
   updates.push({ ref: command.ref, from: current, to: command.to });
   if (current === null) events.push({ type: REPO_BRANCH_CREATED, payload: { branch, commit: command.to }, ...actor });
+  if (current !== null && added.length === 0) {
+    // A move onto commits the repository already holds (another branch's, or ones an earlier pack
+    // carried that no ref named): nothing in this pack is a commit of it, yet the branch moved.
+    // Its tip is announced, with what the move changes on the branch, and those paths are held to
+    // the same rules as a pushed commit's.
+    const before = (await readCommit({ ...store, oid: current })).commit.tree;
+    events.push(commitCompleted(branch, tip.oid, tip.commit, await checkedChanges(store, before, tip.commit.tree, tip.oid), actor));
+    return undefined;
+  }
   for (const oid of added) {
     const { commit } = await readCommit({ ...store, oid });
     const parentTree = commit.parent[0] ? (await readCommit({ ...store, oid: commit.parent[0] })).commit.tree : undefined;
-    const changedPaths = await diffTrees(store, parentTree, commit.tree, LIMITS.REPO_COMMIT_FILES_MAX);
-    if (changedPaths.length > LIMITS.REPO_COMMIT_FILES_MAX) {
-      throw new ItxError("INVALID_ARGUMENT", `commit ${oid} changes more than ${LIMITS.REPO_COMMIT_FILES_MAX} files`, { details: limitDetails("REPO_COMMIT_FILES_MAX") });
-    }
-    for (const path of changedPaths) parseFilePath(path);
-    events.push({
-      type: REPO_COMMIT_COMPLETED,
-      payload: { branch, commit: oid, parents: commit.parent, author: commit.author.name, message: commit.message.replace(/\n$/, ""), changedPaths },
-      ...actor,
-    });
+    events.push(commitCompleted(branch, oid, commit, await checkedChanges(store, parentTree, commit.tree, oid), actor));
   }
   return undefined;
+}
+
+/** The paths that differ between two trees, held to the limits a commit's changes are. */
+async function checkedChanges(store: ObjectStore, before: string | undefined, after: string, oid: string): Promise<string[]> {
+  const changedPaths = await diffTrees(store, before, after, LIMITS.REPO_COMMIT_FILES_MAX);
+  if (changedPaths.length > LIMITS.REPO_COMMIT_FILES_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `commit ${oid} changes more than ${LIMITS.REPO_COMMIT_FILES_MAX} files`, { details: limitDetails("REPO_COMMIT_FILES_MAX") });
+  }
+  for (const path of changedPaths) parseFilePath(path);
+  return changedPaths;
+}
+
+function commitCompleted(branch: string, oid: string, commit: CommitObject, changedPaths: string[], actor: Actor): PendingEvent {
+  return {
+    type: REPO_COMMIT_COMPLETED,
+    payload: { branch, commit: oid, parents: commit.parent, author: commit.author.name, message: commit.message.replace(/\n$/, ""), changedPaths },
+    ...actor,
+  };
 }

@@ -99,8 +99,20 @@ export class RepoStore {
       this.publish([{ ref, from: head, to: commit }], events);
       return fact;
     } finally {
-      this.fs.discard();
+      this.discard();
     }
+  }
+
+  /**
+   * Ends a change: drops what it left staged (a refused change's objects). isomorphic-git keeps
+   * every pack index it read in its cache, by file name, with the pack's bytes once an object was
+   * read from it; a refused push's pack is never stored, so its entry would be held for the life
+   * of the object (a few refused 60 MiB pushes filled the isolate). A stage that held a pack starts
+   * a new cache; stored packs are read into it again when next asked for.
+   */
+  discard(): void {
+    const dropped = this.fs.discard();
+    if (dropped.some((path) => path.endsWith(".pack") || path.endsWith(".idx"))) this.objects.cache = {};
   }
 
   /**

@@ -104,9 +104,11 @@ export class SqliteFs {
     return [...this.#staged].filter(([, data]) => data !== null).map(([path]) => path);
   }
 
-  /** Drops everything staged: nothing of it reaches SQLite. */
-  discard(): void {
+  /** Drops everything staged: nothing of it reaches SQLite. Answers the paths that were staged. */
+  discard(): string[] {
+    const dropped = [...this.#staged.keys()];
     this.#staged.clear();
+    return dropped;
   }
 
   /** Writes the stage to SQLite. Synchronous, so it runs inside a storage transaction if asked to. */
