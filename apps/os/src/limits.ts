@@ -347,6 +347,12 @@ const PLATFORM_LIMITS = {
   CORRECTIVES_MAX: 1,
   /** Items the history lane keeps; older ones are compacted away (the system lane never is). */
   HISTORY_ITEMS_MAX: 200,
+  /**
+   * Bytes (UTF-8 JSON) the history lane keeps, the newest item always: it is part of the agent
+   * processor's checkpoint, which is at most 1 MiB, so a long conversation of long items compacts
+   * instead of leaving a checkpoint that can never be written.
+   */
+  HISTORY_MAX_BYTES: 524_288,
   /** Characters of a script's result or error kept in the developer item the model reads. */
   SCRIPT_OUTCOME_MAX_LENGTH: 8_000,
   /** Characters a model reply may have; a longer stream is cut and the request fails. */

@@ -77,6 +77,8 @@ export const AgentContract = defineProcessorContract({
     systemChangedAt: z.number().int().default(0),
     /** The history lane, oldest first; compaction drops from the front. */
     history: z.array(itemSchema).default([]),
+    /** UTF-8 bytes of the history lane's items as JSON (0 in checkpoints older than the count: counted again). */
+    historyBytes: z.number().int().default(0),
     /** Offset of the newest event whose fold dropped history items. */
     compactedAt: z.number().int().default(0),
     /** Input the model has not seen yet: the newest such item, and the reaction its turn continues. */

@@ -304,11 +304,27 @@ function rootOf(event: Pick<StreamEvent, "streamPath" | "offset">): Reaction {
   return { began: `${event.streamPath}#${event.offset}`, round: 0 };
 }
 
-// Compaction: the history lane keeps its newest HISTORY_ITEMS_MAX items; the system lane is apart.
+// Compaction: the history lane keeps its newest HISTORY_ITEMS_MAX items, and its newest items that
+// fit in HISTORY_MAX_BYTES (the newest one always); the system lane is apart.
 function withItem(state: AgentState, item: HistoryItem, offset: number): AgentState {
   const history = [...state.history, item];
-  if (history.length <= LIMITS.HISTORY_ITEMS_MAX) return { ...state, history };
-  return { ...state, history: history.slice(history.length - LIMITS.HISTORY_ITEMS_MAX), compactedAt: offset };
+  // Every item has bytes: a count of 0 beside items is a checkpoint folded before the count was kept.
+  const held = state.historyBytes === 0 && state.history.length > 0 ? state.history.reduce((sum, kept) => sum + itemBytes(kept), 0) : state.historyBytes;
+  let bytes = held + itemBytes(item);
+  let drop = 0;
+  while (drop < history.length - 1 && (history.length - drop > LIMITS.HISTORY_ITEMS_MAX || bytes > LIMITS.HISTORY_MAX_BYTES)) {
+    bytes -= itemBytes(history[drop] as HistoryItem);
+    drop += 1;
+  }
+  if (drop === 0) return { ...state, history, historyBytes: bytes };
+  return { ...state, history: history.slice(drop), historyBytes: bytes, compactedAt: offset };
+}
+
+const UTF8 = new TextEncoder();
+
+/** An item's size in the checkpoint: its JSON's UTF-8 bytes. */
+function itemBytes(item: HistoryItem): number {
+  return UTF8.encode(JSON.stringify(item)).byteLength;
 }
 
 function clip(text: string, max: number = LIMITS.SCRIPT_OUTCOME_MAX_LENGTH): string {

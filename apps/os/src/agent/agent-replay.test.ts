@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, test } from "vitest";
 import { reduceProcessor } from "iterate/stream/test-support";
+import { LIMITS } from "../limits.ts";
 import { streamStub } from "../stream/stream-rpc-target.ts";
 import { SUBSCRIPTION_CONFIGURED } from "../stream/stream-core.ts";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
@@ -97,4 +98,33 @@ describe("agent processor replay", () => {
     expect(atRequest.history.map((item) => item.content)).toEqual(["How many apples?"]);
     expect(reduceProcessor(processor, committed).system.systemPrompt).toBe("Changed later.");
   });
+});
+
+describe("history compaction by bytes", () => {
+  test("a conversation of long items compacts to HISTORY_MAX_BYTES, so its host's checkpoint is always written", async () => {
+    const coordinate = `prj_long${Date.now()}:/agents/long`;
+    const stream = streamStub(env.STREAM, coordinate);
+    await stream.append({ events: [{ type: AGENT_CREATED, payload: { systemPrompt: "You listen.", llm: { provider: "openai-compatible", baseUrl: "http://127.0.0.1:9/v1", model: "m" } } }], stamp: surface });
+    // 24 items of 60,000 two-byte characters: 2.9 MB of history, far past the 1 MiB checkpoint bound.
+    for (let i = 0; i < 24; i++) {
+      await stream.append({ events: [{ type: CONTEXT_ADDED, payload: { role: "user", content: `${i} ${"é".repeat(60_000)}` } }], stamp: person });
+    }
+    const last = await stream.head();
+    const folded = reduceProcessor(new AgentProcessor(), await stream.getEvents({ limit: 500 }));
+    const bytes = new TextEncoder().encode(JSON.stringify(folded.history)).byteLength;
+    expect(bytes).toBeLessThanOrEqual(LIMITS.HISTORY_MAX_BYTES);
+    expect(folded.history.length).toBeGreaterThan(1);
+    expect(folded.history.at(-1)?.content.startsWith("23 ")).toBe(true);
+    expect(folded.historyBytes).toBe(folded.history.reduce((sum, item) => sum + new TextEncoder().encode(JSON.stringify(item)).byteLength, 0));
+    expect(folded.compactedAt).toBeGreaterThan(0);
+    // The host replays it all and checkpoints past the last item (before the bound by bytes, its
+    // checkpoint was LIMIT_EXCEEDED at every batch and the host never got there).
+    await stream.append({
+      events: [{ type: SUBSCRIPTION_CONFIGURED, payload: { key: "agent", subscription: { type: "processor", binding: "AGENT", host: coordinate, processor: "agent" } } }],
+      stamp: surface,
+    });
+    const host = env.AGENT.getByName(coordinate);
+    await expect.poll(async () => (await host.state()).offset, { timeout: 10_000 }).toBeGreaterThan(last);
+    expect((await host.state()).state.history).toEqual(folded.history);
+  }, 60_000);
 });
