@@ -326,6 +326,17 @@ const PLATFORM_LIMITS = {
   // ---- Scripts (untrusted code run by itx.run) ----
   /** Characters of script source: it is stored in the run-requested event. */
   SOURCE_MAX_LENGTH: 64_000,
+  /**
+   * Enqueued runs (`itx/run-requested` with `enqueued`) one context holds unsettled: each waits,
+   * script and all, in the capability host's checkpoint (at most 1 MiB). The append past it is
+   * RESOURCE_EXHAUSTED; its writer appends again once some have settled.
+   */
+  RUNS_OPEN_MAX: 64,
+  /**
+   * UTF-8 bytes of script (as JSON) the enqueued runs one context holds unsettled may add up to.
+   * Above one event's most (256 KiB), so a single run always fits.
+   */
+  RUNS_OPEN_MAX_BYTES: 393_216,
   /** Wall-clock time one run may take before it ends with TIMEOUT. */
   TIMEOUT_MS: 30_000,
   /** Bytes of JSON a script may return: the result is stored in the run-settled event. */

@@ -3,7 +3,7 @@ import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS, parseReaction, sameEventBody, validateAppendBatch, validateAppendText, type ValidEventInput } from "iterate/stream/events";
 import type { PendingEvent } from "./journal.ts";
 import { isRunaway, mayDeclareReaction } from "./reaction.ts";
-import { STREAM_CORE_TYPES, SUBSCRIPTION_CONFIGURED, opensToWriters, parseSubscriptionConfigured, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
+import { STREAM_CORE_TYPES, SUBSCRIPTION_CONFIGURED, openRunsRefusal, opensToWriters, parseSubscriptionConfigured, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { mayUseKey, mayWrite, notYourKey, notYoursToWrite, processorOfStamp } from "./write-authority.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 
@@ -156,6 +156,11 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
           throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${LIMITS.SUBSCRIPTIONS_MAX} processor subscriptions`, {
             details: limitDetails("SUBSCRIPTIONS_MAX"),
           });
+        }
+        // Only an append that opens a run can pass the limits; settling one never is refused.
+        if (next.openRuns !== core.openRuns && (next.openRunBytes ?? 0) > (core.openRunBytes ?? 0)) {
+          const refusal = openRunsRefusal(next, context.path);
+          if (refusal) throw refusal;
         }
         core = next;
       }

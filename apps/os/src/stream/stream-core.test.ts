@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { committedEvents, reduceProcessor } from "iterate/stream/test-support";
-import { ItxCore, confinementOfState } from "../capability-host/itx-contract.ts";
+import { ItxCore, RUN_REQUESTED, RUN_SETTLED, confinementOfState } from "../capability-host/itx-contract.ts";
 import {
   CAPABILITY_PROVIDED,
   CAPABILITY_REVOKED,
@@ -97,5 +97,24 @@ describe("the jail, as the Stream folds it", () => {
     ["a grant provided with a malformed field", [jailRow, { type: CAPABILITY_PROVIDED, payload: { path: ["append"], kind: "built-in", instructions: 5 } }], false],
   ])("%s: the Stream and the capability host agree", (_name, events, open) => {
     expect(verdicts(events)).toEqual({ host: open, stream: open });
+  });
+});
+
+describe("open enqueued runs, as the Stream folds them", () => {
+  const requested = (payload: Record<string, unknown>) => ({ type: RUN_REQUESTED, payload });
+  const settled = (requestOffset: number) => ({ type: RUN_SETTLED, payload: { requestOffset, status: "succeeded" } });
+
+  test.each([
+    ["enqueued runs", [requested({ script: "a", enqueued: true }), requested({ script: "b", enqueued: true })]],
+    ["a run settled", [requested({ script: "a", enqueued: true }), requested({ script: "b", enqueued: true }), settled(1)]],
+    ["an inline run (no enqueued)", [requested({ script: "a" }), requested({ script: "b", enqueued: false })]],
+    ["a settle naming no open run", [requested({ script: "a", enqueued: true }), settled(7), settled(1), settled(1)]],
+    ["a request the host's schema refuses", [requested({ script: "", enqueued: true }), requested({ script: "a", enqueued: true, extra: 1 })]],
+  ])("%s: the Stream counts the runs the capability host holds open", (_name, events) => {
+    const host = reduceProcessor(new ItxCore(), events).runs;
+    const stream = committedEvents(events).reduce(reduceStreamCore, initialStreamCoreState());
+    expect(Object.keys(stream.openRuns ?? {}).toSorted()).toEqual(Object.keys(host).toSorted());
+    const bytes = Object.values(host).reduce((sum, run) => sum + new TextEncoder().encode(JSON.stringify(run.script)).byteLength, 0);
+    expect(stream.openRunBytes ?? 0).toBe(bytes);
   });
 });

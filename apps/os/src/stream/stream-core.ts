@@ -3,7 +3,8 @@ import type { StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { StreamProcessor, defineProcessorContract, type ReduceArgs } from "iterate/stream/processor";
 import type { ProcessorSubscription } from "./hosted-delivery.ts";
-import { ItxContract } from "../capability-host/itx-contract.ts";
+import { LIMITS, limitDetails } from "../limits.ts";
+import { ItxContract, RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 
 /** The one event type the Stream itself folds: a row of its subscription table, set or cleared. */
 export const SUBSCRIPTION_CONFIGURED = "events.iterate.com/itx/subscription-configured";
@@ -22,12 +23,12 @@ export const CAPABILITY_REVOKED = "events.iterate.com/itx/capability-revoked";
 /**
  * The version of the Stream's fold of its own events: a checkpoint of another version is dropped
  * and the fold replayed. 3: the jail rows are folded by the capability host's rules, their offsets
- * kept (2 folded appends without their offsets).
+ * kept (2 folded appends without their offsets). 4: open enqueued runs are counted.
  */
-export const STREAM_CORE_VERSION = 3;
+export const STREAM_CORE_VERSION = 4;
 
 /** Types the Stream folds inside each append. */
-export const STREAM_CORE_TYPES = [SUBSCRIPTION_CONFIGURED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED];
+export const STREAM_CORE_TYPES = [SUBSCRIPTION_CONFIGURED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, RUN_REQUESTED, RUN_SETTLED];
 
 /**
  * The Stream's own folded state: its hosted-processor subscriptions by key, and whether its
@@ -42,6 +43,14 @@ export interface StreamCoreState {
   appendGranted?: boolean;
   /** The offset of the row at `["append"]` (a grant when its kind is "built-in"). */
   appendRowAt?: number;
+  /**
+   * Enqueued runs not settled yet, by request offset: the UTF-8 bytes of each one's script as JSON.
+   * The capability host keeps each open run, script and all, in its checkpoint; the Stream refuses
+   * the append that would pass RUNS_OPEN_MAX or RUNS_OPEN_MAX_BYTES (see `openRunsRefusal`).
+   */
+  openRuns?: Record<string, number>;
+  /** The sum of `openRuns`. */
+  openRunBytes?: number;
 }
 
 export function initialStreamCoreState(): StreamCoreState {
@@ -90,6 +99,7 @@ export function parseSubscriptionConfigured(payload: unknown, hasBinding: (name:
 /** The pure fold of the Stream's own events. Foreign types leave the state as it is. */
 export function reduceStreamCore(state: StreamCoreState, event: StreamEvent): StreamCoreState {
   if (event.type === CAPABILITY_PROVIDED || event.type === CAPABILITY_REVOKED) return reduceJail(state, event);
+  if (event.type === RUN_REQUESTED || event.type === RUN_SETTLED) return reduceOpenRuns(state, event);
   if (event.type !== SUBSCRIPTION_CONFIGURED) return state;
   const { key, subscription } = event.payload as SubscriptionConfigured;
   const subscriptions = { ...state.subscriptions };
@@ -128,6 +138,44 @@ function reduceJail(state: StreamCoreState, event: StreamEvent): StreamCoreState
   return next;
 }
 
+const UTF8 = new TextEncoder();
+
+// The open enqueued runs, as the capability host folds them (ItxCore in itx-contract.ts: a
+// run-requested its schema accepts, with `enqueued`, opens a run under its offset; a run-settled
+// naming that offset closes it), so the Stream's count is the host's.
+function reduceOpenRuns(state: StreamCoreState, event: StreamEvent): StreamCoreState {
+  const check = ItxContract.parsePayload(event);
+  if (!check.ok) return state;
+  const runs = state.openRuns ?? {};
+  if (event.type === RUN_REQUESTED) {
+    const { script, enqueued } = check.payload as { script: string; enqueued?: boolean };
+    if (enqueued !== true) return state;
+    const bytes = UTF8.encode(JSON.stringify(script)).byteLength;
+    return { ...state, openRuns: { ...runs, [String(event.offset)]: bytes }, openRunBytes: (state.openRunBytes ?? 0) + bytes };
+  }
+  const key = String((check.payload as { requestOffset: number }).requestOffset);
+  const bytes = runs[key];
+  if (bytes === undefined) return state;
+  const { [key]: _settled, ...open } = runs;
+  return { ...state, openRuns: open, openRunBytes: (state.openRunBytes ?? 0) - bytes };
+}
+
+/** RESOURCE_EXHAUSTED when `state` holds more open enqueued runs than their limits allow. */
+export function openRunsRefusal(state: StreamCoreState, path: string): ItxError | undefined {
+  const count = Object.keys(state.openRuns ?? {}).length;
+  if (count > LIMITS.RUNS_OPEN_MAX) {
+    return new ItxError("RESOURCE_EXHAUSTED", `${path} has ${LIMITS.RUNS_OPEN_MAX} enqueued runs waiting; append again once some have settled`, {
+      details: limitDetails("RUNS_OPEN_MAX"),
+    });
+  }
+  if ((state.openRunBytes ?? 0) > LIMITS.RUNS_OPEN_MAX_BYTES) {
+    return new ItxError("RESOURCE_EXHAUSTED", `the enqueued runs waiting in ${path} would hold more than ${LIMITS.RUNS_OPEN_MAX_BYTES} bytes of script; append again once some have settled`, {
+      details: limitDetails("RUNS_OPEN_MAX_BYTES"),
+    });
+  }
+  return undefined;
+}
+
 const subscriptionSchema = z.strictObject({
   type: z.literal("processor"),
   binding: z.string().regex(BINDING),
@@ -143,21 +191,26 @@ const subscriptionSchema = z.strictObject({
 export const StreamCoreContract = defineProcessorContract({
   slug: "stream-core",
   version: "1.0.0",
-  description: "Folds itx/subscription-configured rows into the stream's processor subscriptions, and a jail's null row and append grant.",
+  description: "Folds itx/subscription-configured rows into the stream's processor subscriptions, a jail's null row and append grant, and the open enqueued runs.",
   stateSchema: z.object({
     subscriptions: z.record(z.string(), subscriptionSchema).default({}),
     jailed: z.boolean().optional(),
     jailedAt: z.number().int().optional(),
     appendGranted: z.boolean().optional(),
     appendRowAt: z.number().int().optional(),
+    openRuns: z.record(z.string(), z.number().int()).optional(),
+    openRunBytes: z.number().int().optional(),
   }),
   events: {
     [SUBSCRIPTION_CONFIGURED]: z.strictObject({ key: z.string().regex(KEY), subscription: subscriptionSchema.nullable() }),
     // Loose here: reduceJail checks these rows against the capability host's own schemas.
     [CAPABILITY_PROVIDED]: z.object({ path: z.array(z.string()), kind: z.string() }),
     [CAPABILITY_REVOKED]: z.object({ path: z.array(z.string()) }),
+    // Loose here too: reduceOpenRuns checks them against the capability host's schemas.
+    [RUN_REQUESTED]: z.object({ script: z.string() }),
+    [RUN_SETTLED]: z.object({ requestOffset: z.number() }),
   },
-  consumes: [SUBSCRIPTION_CONFIGURED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED],
+  consumes: [SUBSCRIPTION_CONFIGURED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, RUN_REQUESTED, RUN_SETTLED],
   emits: [],
 });
 

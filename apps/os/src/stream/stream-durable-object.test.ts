@@ -9,6 +9,7 @@ import { CAPABILITY_PROVIDED, CAPABILITY_REVOKED, STREAM_CORE_VERSION, SUBSCRIPT
 import { CONTROL_EVENTS } from "./write-authority.ts";
 import { expectCode } from "iterate/stream/test-support";
 import { LIMITS } from "../limits.ts";
+import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 
 let counter = 0;
 /** A unique coordinate per test, so tests never share state. */
@@ -379,5 +380,38 @@ describe("object limits", () => {
     await expectCode(stream.subscribe({ afterOffset: -1, callback: () => undefined }), "INVALID_ARGUMENT");
     await expectCode(stream.subscribe({ key: "", callback: () => undefined }), "INVALID_ARGUMENT");
     await expectCode(stream.subscribe({ key: "k".repeat(257), callback: () => undefined }), "INVALID_ARGUMENT");
+  });
+});
+
+describe("open enqueued runs", () => {
+  const enqueued = (script: string) => ({ type: RUN_REQUESTED, payload: { script, enqueued: true } });
+  const settled = (requestOffset: number) => ({ type: RUN_SETTLED, payload: { requestOffset, status: "succeeded" } });
+  const host = { platform: "capability-host" };
+
+  test("RUNS_OPEN_MAX: the append that would open one run too many is RESOURCE_EXHAUSTED and writes nothing; a settled run makes room", async () => {
+    const stream = freshStream();
+    const opened = await stream.append({ events: Array.from({ length: LIMITS.RUNS_OPEN_MAX }, (_, i) => enqueued(`async () => ${i}`)), stamp });
+    // Runs the caller runs inline (no `enqueued`) wait in no checkpoint and are not counted.
+    await stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: "async () => 'inline'" } }], stamp });
+    const head = await stream.head();
+    const refused = await expectCode(stream.append({ events: [{ type: "demo/n" }, enqueued("async () => 'one more'")], stamp }), "RESOURCE_EXHAUSTED");
+    expect(refused.details).toMatchObject({ limit: "RUNS_OPEN_MAX" });
+    expect(await stream.head()).toBe(head);
+    await stream.append({ events: [settled(opened[0]?.offset as number)], stamp: host });
+    await stream.append({ events: [enqueued("async () => 'room'")], stamp });
+  });
+
+  test("RUNS_OPEN_MAX_BYTES: scripts waiting add up by their bytes as JSON; the count survives a new incarnation", async () => {
+    const name = freshName();
+    // 33,000 control characters: 198,000 bytes as JSON (an event holds at most 256 KiB of it), so two pass the limit.
+    const heavy = "\u0001".repeat(33_000);
+    expect(2 * 6 * heavy.length).toBeGreaterThan(LIMITS.RUNS_OPEN_MAX_BYTES);
+    const [first] = await streamStub(env.STREAM, name).append({ events: [enqueued(`async () => "${heavy}"`)], stamp });
+    await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => state.abort("test: a new incarnation")).catch(() => undefined);
+    const stream = streamStub(env.STREAM, name);
+    const refused = await expectCode(stream.append({ events: [enqueued(`async () => "${heavy}"`)], stamp }), "RESOURCE_EXHAUSTED");
+    expect(refused.details).toMatchObject({ limit: "RUNS_OPEN_MAX_BYTES" });
+    await stream.append({ events: [settled(first?.offset as number)], stamp: host });
+    await stream.append({ events: [enqueued(`async () => "${heavy}"`)], stamp });
   });
 });
