@@ -100,9 +100,10 @@ describe("the jail, as the Stream folds it", () => {
   });
 });
 
+const requested = (payload: Record<string, unknown>) => ({ type: RUN_REQUESTED, payload });
+const settled = (requestOffset: number) => ({ type: RUN_SETTLED, payload: { requestOffset, status: "succeeded" } });
+
 describe("open enqueued runs, as the Stream folds them", () => {
-  const requested = (payload: Record<string, unknown>) => ({ type: RUN_REQUESTED, payload });
-  const settled = (requestOffset: number) => ({ type: RUN_SETTLED, payload: { requestOffset, status: "succeeded" } });
 
   test.each([
     ["enqueued runs", [requested({ script: "a", enqueued: true }), requested({ script: "b", enqueued: true })]],

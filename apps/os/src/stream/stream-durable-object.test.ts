@@ -383,9 +383,10 @@ describe("object limits", () => {
   });
 });
 
+const enqueued = (script: string) => ({ type: RUN_REQUESTED, payload: { script, enqueued: true } });
+const runSettled = (requestOffset: number) => ({ type: RUN_SETTLED, payload: { requestOffset, status: "succeeded" } });
+
 describe("open enqueued runs", () => {
-  const enqueued = (script: string) => ({ type: RUN_REQUESTED, payload: { script, enqueued: true } });
-  const settled = (requestOffset: number) => ({ type: RUN_SETTLED, payload: { requestOffset, status: "succeeded" } });
   const host = { platform: "capability-host" };
 
   test("RUNS_OPEN_MAX: the append that would open one run too many is RESOURCE_EXHAUSTED and writes nothing; a settled run makes room", async () => {
@@ -397,7 +398,7 @@ describe("open enqueued runs", () => {
     const refused = await expectCode(stream.append({ events: [{ type: "demo/n" }, enqueued("async () => 'one more'")], stamp }), "RESOURCE_EXHAUSTED");
     expect(refused.details).toMatchObject({ limit: "RUNS_OPEN_MAX" });
     expect(await stream.head()).toBe(head);
-    await stream.append({ events: [settled(opened[0]?.offset as number)], stamp: host });
+    await stream.append({ events: [runSettled(opened[0]?.offset as number)], stamp: host });
     await stream.append({ events: [enqueued("async () => 'room'")], stamp });
   });
 
@@ -411,7 +412,7 @@ describe("open enqueued runs", () => {
     const stream = streamStub(env.STREAM, name);
     const refused = await expectCode(stream.append({ events: [enqueued(`async () => "${heavy}"`)], stamp }), "RESOURCE_EXHAUSTED");
     expect(refused.details).toMatchObject({ limit: "RUNS_OPEN_MAX_BYTES" });
-    await stream.append({ events: [settled(first?.offset as number)], stamp: host });
+    await stream.append({ events: [runSettled(first?.offset as number)], stamp: host });
     await stream.append({ events: [enqueued(`async () => "${heavy}"`)], stamp });
   });
 });
