@@ -154,8 +154,13 @@ const PLATFORM_LIMITS = {
   TYPES_MAX_LENGTH: 16_000,
   /** Most steps in an expression recipe. */
   EXPRESSION_STEPS_MAX: 8,
-  /** Most mounts one context may hold: the table is one checkpoint (at most 2 MB). */
+  /** Most mounts one context may hold (their bytes are bounded too: MOUNTS_MAX_BYTES). */
   MOUNTS_MAX: 2_000,
+  /**
+   * Bytes (UTF-8 JSON, each row as the fold keeps it) one context's mounts may take: the table is part of the capability host's checkpoint, which is at most 1 MiB, beside the
+   * enqueued runs waiting (RUNS_OPEN_MAX_BYTES). A handful of the largest source capabilities fill it.
+   */
+  MOUNTS_MAX_BYTES: 589_824,
   /** Hints one context keeps (the least recently made go first). */
   RESOLUTION_HINTS_MAX: 512,
   /** A hint older than this is asked again: the safety net should a watcher not be reached. */

@@ -61,6 +61,8 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   readonly #path: string;
   readonly #live = new Map<number, LiveEntry>();
   readonly #chain: ChainResolution;
+  /** Bytes of mount rows provided and not yet folded (see #provide). */
+  #providing = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -84,8 +86,23 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
       throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${LIMITS.MOUNTS_MAX} capabilities`, { details: limitDetails("MOUNTS_MAX") });
     }
     const { kind, payload } = mountPayload(header, request);
+    // The table is part of this host's checkpoint (at most 1 MiB): a provide that would make it
+    // larger than MOUNTS_MAX_BYTES, counting provides still on their way, is refused.
+    const adding = mountRowBytes(pathKey(path), payload, request.caller);
+    const tableBytes = mountTableBytes(state.mounts, pathKey(path)) + this.#providing;
+    if (tableBytes + adding > LIMITS.MOUNTS_MAX_BYTES) {
+      throw new ItxError("INVALID_ARGUMENT", `this context's capabilities would take ${tableBytes + adding} bytes, more than ${LIMITS.MOUNTS_MAX_BYTES}`, {
+        details: limitDetails("MOUNTS_MAX_BYTES"),
+      });
+    }
     const kept = kind === "live" ? retainLive(request.capability) : undefined;
-    const [event] = await this.#append(request.caller, { type: CAPABILITY_PROVIDED, payload });
+    this.#providing += adding;
+    let event: StreamEvent | undefined;
+    try {
+      [event] = await this.#append(request.caller, { type: CAPABILITY_PROVIDED, payload });
+    } finally {
+      this.#providing -= adding;
+    }
     if (!event) throw new ItxError("INTERNAL", "the stream answered no event for a provide");
     if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
     // A new mount may shadow what descendants remember of the chain: they forget before we answer.
@@ -361,3 +378,30 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 }
 
 export type { Caller };
+
+const UTF8 = new TextEncoder();
+
+/** A mount row's bytes in the checkpoint: its key and its JSON. */
+function rowBytes(key: string, row: object): number {
+  return UTF8.encode(key).byteLength + UTF8.encode(JSON.stringify(row)).byteLength + 4;
+}
+
+/** The bytes of the row a provide of `payload` by `caller` will fold to (see ItxCore's CAPABILITY_PROVIDED). */
+function mountRowBytes(key: string, payload: Record<string, unknown>, caller: Caller): number {
+  return rowBytes(key, { ...payload, providedAtOffset: Number.MAX_SAFE_INTEGER, disconnected: false, provider: { principal: caller.principal, origin: caller.origin } });
+}
+
+// The fold replaces the table on every change, so a table's size is counted once.
+const tableSizes = new WeakMap<Record<string, Mount>, number>();
+
+/** The table's bytes in the checkpoint, without the row at `replacing` (a provide at a held path replaces it). */
+function mountTableBytes(mounts: Record<string, Mount>, replacing: string): number {
+  let bytes = tableSizes.get(mounts);
+  if (bytes === undefined) {
+    bytes = 0;
+    for (const [key, mount] of Object.entries(mounts)) bytes += rowBytes(key, mount);
+    tableSizes.set(mounts, bytes);
+  }
+  const replaced = mounts[replacing];
+  return replaced ? bytes - rowBytes(replacing, replaced) : bytes;
+}

@@ -90,6 +90,30 @@ describe("capability host", () => {
     expect((await host.describeOwn()).capabilities).toHaveLength(LIMITS.MOUNTS_MAX);
   });
 
+  test("MOUNTS_MAX_BYTES bounds the table's bytes, provides sent at once included, so its checkpoint is always written", { timeout: 120_000 }, async () => {
+    const projectId = await freshProject();
+    const host = hostStub(env, projectId, "/");
+    // Each row about 40 KB as JSON (two-byte characters): 24 of them would be 960 KB of table.
+    const heavy = (i: number) => ({ path: [`heavy${i}`], capability: recipe("/x"), caller, types: "é".repeat(LIMITS.TYPES_MAX_LENGTH), instructions: `${i} ${"é".repeat(LIMITS.INSTRUCTIONS_MAX_LENGTH - 5)}` });
+    const answers = await Promise.allSettled(Array.from({ length: 24 }, (_, i) => host.provide(heavy(i))));
+    const refused = answers.filter((answer) => answer.status === "rejected");
+    expect(refused.length).toBeGreaterThan(0);
+    for (const answer of refused) expect(answer.reason).toMatchObject({ code: "INVALID_ARGUMENT", details: { limit: "MOUNTS_MAX_BYTES" } });
+    const held = await host.describeOwn();
+    expect(held.capabilities).toHaveLength(24 - refused.length);
+    // A new incarnation reads the table from its checkpoint (or replays it): the same table.
+    await runInDurableObject(env.CAPABILITY_HOST.getByName(`${projectId}:/`), (_instance, state) => state.abort("test: a new incarnation")).catch(() => undefined);
+    const again = hostStub(env, projectId, "/");
+    expect(await again.describeOwn()).toEqual(held);
+    const saved = await runInDurableObject(env.CAPABILITY_HOST.getByName(`${projectId}:/`), async (_instance, state) => JSON.stringify(Object.fromEntries(await state.storage.list())));
+    expect(new TextEncoder().encode(saved).byteLength).toBeLessThan(1_048_576);
+    // At the limit, a row replaced by one of the same size still fits; a small new one may not.
+    const first = held.capabilities.find((capability) => capability.path[0]?.startsWith("heavy"));
+    const index = Number(first?.path[0]?.slice("heavy".length));
+    await again.provide(heavy(index));
+    await expectCode(again.provide(heavy(99)), "INVALID_ARGUMENT");
+  });
+
   test("reserved, built-in and empty paths are refused at provide", async () => {
     const projectId = await freshProject();
     const host = hostStub(env, projectId, "/");
