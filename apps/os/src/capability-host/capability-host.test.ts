@@ -19,6 +19,8 @@ async function freshProject(): Promise<string> {
   return projectId;
 }
 
+// A row of about 40 KB as JSON (two-byte characters): 24 of them would be 960 KB of table.
+const heavy = (i: number) => ({ path: [`heavy${i}`], capability: recipe("/x"), caller, types: "é".repeat(LIMITS.TYPES_MAX_LENGTH), instructions: `${i} ${"é".repeat(LIMITS.INSTRUCTIONS_MAX_LENGTH - 5)}` });
 
 describe("capability host", () => {
   test("a deleted checkpoint is rebuilt by replay to the same table", async () => {
@@ -93,8 +95,6 @@ describe("capability host", () => {
   test("MOUNTS_MAX_BYTES bounds the table's bytes, provides sent at once included, so its checkpoint is always written", { timeout: 120_000 }, async () => {
     const projectId = await freshProject();
     const host = hostStub(env, projectId, "/");
-    // Each row about 40 KB as JSON (two-byte characters): 24 of them would be 960 KB of table.
-    const heavy = (i: number) => ({ path: [`heavy${i}`], capability: recipe("/x"), caller, types: "é".repeat(LIMITS.TYPES_MAX_LENGTH), instructions: `${i} ${"é".repeat(LIMITS.INSTRUCTIONS_MAX_LENGTH - 5)}` });
     const answers = await Promise.allSettled(Array.from({ length: 24 }, (_, i) => host.provide(heavy(i))));
     const refused = answers.filter((answer) => answer.status === "rejected");
     expect(refused.length).toBeGreaterThan(0);
