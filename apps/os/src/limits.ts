@@ -307,6 +307,11 @@ const PLATFORM_LIMITS = {
   // ---- The scheduler (names without a prefix: errors have always said them so) ----
   /** Schedules one context may hold: each is a row of the fold's checkpoint and a firing to drive. */
   SCHEDULES_PER_CONTEXT_MAX: 100,
+  /**
+   * Bytes (UTF-8 JSON, as the fold keeps them) one context's schedules may take: they are its
+   * scheduler's checkpoint, at most 1 MiB, and each holds its script.
+   */
+  SCHEDULES_MAX_BYTES: 524_288,
   /** Shortest `every`, in seconds: each occurrence runs a script in an isolate. */
   EVERY_MIN_SECONDS: 1,
   /** Longest `every`, in seconds (one year): keeps occurrence times far inside safe integers. */

@@ -13,6 +13,8 @@ import { LIMITS } from "../limits.ts";
 let counter = 0;
 const root = { principal: "tester", origin: "/" };
 const BEAT = `async (itx) => { await itx.append({ type: "test/beat" }) }`;
+// 13,000 control characters: 78 KB of JSON each, so a dozen pass SCHEDULES_MAX_BYTES well before SCHEDULES_PER_CONTEXT_MAX.
+const heavy = (key: string) => ({ definition: { key, every: 3600, script: `async () => "${"\u0001".repeat(13_000)}"` }, caller: root });
 
 async function freshContext(): Promise<{ projectId: string; scheduler: DurableObjectStub<import("./scheduler-durable-object.ts").SchedulerDurableObject> }> {
   counter += 1;
@@ -135,17 +137,34 @@ describe("the scheduler Durable Object", () => {
     expect(await env.SCHEDULER.getByName(`${projectId}:/`).list()).toEqual(before);
   });
 
-  test("a sibling cannot change or cancel a schedule another context set; the setter and an ancestor can", async () => {
+  test("a sibling cannot set, change or cancel a context's schedules; the context and an ancestor can", async () => {
     const { projectId } = await freshContext();
     await ensureContext(env, { projectId, path: "/work", name: "work", parent: "/", ancestors: ["/"], caller: root });
     const scheduler = env.SCHEDULER.getByName(`${projectId}:/work`);
-    const a = { principal: "tester", origin: "/agents/a" };
-    const b = { principal: "tester", origin: "/agents/b" };
-    unwrapCoded(await scheduler.set({ definition: { key: "x", every: 600, script: BEAT }, caller: a }));
-    await expectCode(scheduler.cancel({ key: "x", caller: b }).then(unwrapCoded), "PERMISSION_DENIED");
-    await expectCode(scheduler.set({ definition: { key: "x", every: 60, script: BEAT }, caller: b }).then(unwrapCoded), "PERMISSION_DENIED");
-    expect(unwrapCoded(await scheduler.set({ definition: { key: "x", every: 60, script: BEAT }, caller: a })).changed).toBe(true);
+    const work = { principal: "tester", origin: "/work" };
+    const sibling = { principal: "tester", origin: "/agents/b" };
+    unwrapCoded(await scheduler.set({ definition: { key: "x", every: 600, script: BEAT }, caller: work }));
+    await expectCode(scheduler.cancel({ key: "x", caller: sibling }).then(unwrapCoded), "PERMISSION_DENIED");
+    await expectCode(scheduler.set({ definition: { key: "x", every: 60, script: BEAT }, caller: sibling }).then(unwrapCoded), "PERMISSION_DENIED");
+    // Nor a new one: a sibling could otherwise fill SCHEDULES_PER_CONTEXT_MAX and the scheduler's checkpoint.
+    const denied = await expectCode(scheduler.set({ definition: { key: "filler", every: 600, script: BEAT }, caller: sibling }).then(unwrapCoded), "PERMISSION_DENIED");
+    expect(denied.details).toMatchObject({ reason: "not-an-ancestor" });
+    expect(unwrapCoded(await scheduler.set({ definition: { key: "x", every: 60, script: BEAT }, caller: work })).changed).toBe(true);
+    expect(unwrapCoded(await scheduler.set({ definition: { key: "from-above", every: 60, script: BEAT }, caller: root })).changed).toBe(true);
     expect(unwrapCoded(await scheduler.cancel({ key: "x", caller: root }))).toBe(true);
+    expect((await scheduler.list()).map((schedule) => schedule.key)).toEqual(["from-above"]);
+  });
+
+  test("SCHEDULES_MAX_BYTES bounds the schedules by their bytes, sets sent at once included, so the checkpoint is always written", async () => {
+    const { projectId, scheduler } = await freshContext();
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => scheduler.set(heavy(`k${i}`))));
+    const refused = answers.filter((answer) => !answer.ok);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const answer of refused) expect(answer).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT", details: { limit: "SCHEDULES_MAX_BYTES" } } });
+    const held = await scheduler.list();
+    expect(held).toHaveLength(12 - refused.length);
+    await runInDurableObject(scheduler, (_instance, state) => state.abort("test: a new incarnation")).catch(() => undefined);
+    expect(await env.SCHEDULER.getByName(`${projectId}:/`).list()).toEqual(held);
   });
 
   test("a context holds at most SCHEDULES_PER_CONTEXT_MAX schedules", async () => {

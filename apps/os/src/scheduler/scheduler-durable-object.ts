@@ -52,6 +52,8 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
   readonly #running = new Map<string, Promise<void>>();
   /** The occurrences' open session into the runner (local OS only): a Durable Object outlives its requests. */
   readonly #runner = new HeldRunner();
+  /** Bytes of schedules set and not yet folded (see set). */
+  #setting = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -66,13 +68,30 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
       const current = state.schedules[definition.key];
       const setBy = { principal: request.caller.principal, origin: request.caller.origin };
       if (current && canonicalDefinition(current) === canonicalDefinition({ ...definition, setBy })) return { ...view(current), changed: false };
+      // A new schedule, like a capability, is set from the context or above it: a sibling cannot
+      // fill this context's schedules (nor its scheduler's checkpoint).
       if (current) await this.#refuseStrangers(current, request.caller, "change");
+      else await this.#refuseOutsiders(request.caller);
       if (!current && Object.keys(state.schedules).length >= LIMITS.SCHEDULES_PER_CONTEXT_MAX) {
         throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${LIMITS.SCHEDULES_PER_CONTEXT_MAX} schedules`, {
           details: limitDetails("SCHEDULES_PER_CONTEXT_MAX"),
         });
       }
-      await this.#append({ ...stampOf(request.caller), platform: "scheduler" }, { type: SCHEDULE_SET, payload: definition });
+      // The schedules are this object's checkpoint (at most 1 MiB): a set that would make them
+      // larger than SCHEDULES_MAX_BYTES, counting sets still on their way, is refused.
+      const adding = scheduleRowBytes(definition, setBy);
+      const held = scheduleTableBytes(state.schedules, definition.key) + this.#setting;
+      if (held + adding > LIMITS.SCHEDULES_MAX_BYTES) {
+        throw new ItxError("INVALID_ARGUMENT", `this context's schedules would take ${held + adding} bytes, more than ${LIMITS.SCHEDULES_MAX_BYTES}`, {
+          details: limitDetails("SCHEDULES_MAX_BYTES"),
+        });
+      }
+      this.#setting += adding;
+      try {
+        await this.#append({ ...stampOf(request.caller), platform: "scheduler" }, { type: SCHEDULE_SET, payload: definition });
+      } finally {
+        this.#setting -= adding;
+      }
       const schedule = (await this.#state()).schedules[definition.key];
       if (!schedule) throw new ItxError("INTERNAL", "the schedule was set but the fold does not hold it");
       await this.#arm();
@@ -168,6 +187,13 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
 
   // Changing or cancelling a schedule someone else set takes the setter's own origin, or code
   // acting as this context or one of its ancestors (as with capability rows); a sibling may not.
+  async #refuseOutsiders(caller: Caller): Promise<void> {
+    if (await actsAsSelfOrAncestor(this.env, { projectId: this.#projectId, path: this.#path }, caller.origin)) return;
+    throw new ItxError("PERMISSION_DENIED", `code acting as ${caller.origin} cannot set a schedule on ${this.#path}: only the context or one of its ancestors can`, {
+      details: { reason: "not-an-ancestor" },
+    });
+  }
+
   async #refuseStrangers(schedule: Schedule, caller: Caller, what: string): Promise<void> {
     if (caller.origin === schedule.setBy.origin) return;
     if (await actsAsSelfOrAncestor(this.env, { projectId: this.#projectId, path: this.#path }, caller.origin)) return;
@@ -230,4 +256,32 @@ function view(schedule: Schedule): ScheduleView {
     lastScheduledFor: schedule.lastScheduledFor,
     nextAt: nextDueAt(schedule),
   };
+}
+
+const UTF8 = new TextEncoder();
+
+function rowBytes(key: string, row: object): number {
+  return UTF8.encode(key).byteLength + UTF8.encode(JSON.stringify(row)).byteLength + 4;
+}
+
+/** The most a schedule set from `definition` by `setBy` can take as the fold keeps it (its counters at their largest). */
+function scheduleRowBytes(definition: { key: string }, setBy: object): number {
+  const big = Number.MAX_SAFE_INTEGER;
+  const reaction = { began: "x".repeat(LIMITS.STREAM_PATH_MAX_LENGTH + 24), round: big };
+  return rowBytes(definition.key, { ...definition, definedAtOffset: big, definedAt: big, setBy, reaction, runCount: big, failedCount: big, lastScheduledFor: big });
+}
+
+// The fold replaces the table on every change, so a table's size is counted once.
+const tableSizes = new WeakMap<Record<string, Schedule>, number>();
+
+/** The schedules' bytes, without the one at `replacing` (a set of a held key replaces it). */
+function scheduleTableBytes(schedules: Record<string, Schedule>, replacing: string): number {
+  let bytes = tableSizes.get(schedules);
+  if (bytes === undefined) {
+    bytes = 0;
+    for (const [key, schedule] of Object.entries(schedules)) bytes += rowBytes(key, schedule);
+    tableSizes.set(schedules, bytes);
+  }
+  const replaced = schedules[replacing];
+  return replaced ? bytes - rowBytes(replacing, replaced) : bytes;
 }
