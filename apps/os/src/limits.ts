@@ -44,6 +44,16 @@ const PLATFORM_LIMITS = {
    */
   API_HTTP_BATCH_MAX_BYTES: 4_194_304,
   /**
+   * How long a body read before anything authenticates (an /api batch, a browser sign-in) may take
+   * to arrive: a client trickling bytes gets TIMEOUT rather than holding what it sent so far.
+   */
+  API_BODY_READ_TIMEOUT_MS: 30_000,
+  /**
+   * How long a WebSocket on /api may stay open without a successful `authenticate()`: past it the
+   * socket is closed (4008), so idle unauthenticated sockets and their budgets do not pile up.
+   */
+  API_AUTHENTICATE_WITHIN_MS: 60_000,
+  /**
    * Contexts one connection may provide live capabilities to: each is remembered (and told when
    * the connection ends), so one client cannot grow the Worker's memory without bound.
    */
@@ -160,7 +170,7 @@ const PLATFORM_LIMITS = {
    * Bytes (UTF-8 JSON, each row as the fold keeps it) one context's mounts may take: the table is part of the capability host's checkpoint, which is at most 1 MiB, beside the
    * enqueued runs waiting (RUNS_OPEN_MAX_BYTES). A handful of the largest source capabilities fill it.
    */
-  MOUNTS_MAX_BYTES: 589_824,
+  MOUNTS_MAX_BYTES: 557_056,
   /** Hints one context keeps (the least recently made go first). */
   RESOLUTION_HINTS_MAX: 512,
   /** A hint older than this is asked again: the safety net should a watcher not be reached. */
@@ -343,8 +353,9 @@ const PLATFORM_LIMITS = {
    */
   RUNS_OPEN_MAX: 64,
   /**
-   * UTF-8 bytes of script (as JSON) the enqueued runs one context holds unsettled may add up to.
-   * Above one event's most (256 KiB), so a single run always fits.
+   * UTF-8 bytes the enqueued runs one context holds unsettled may add up to, each counted as the
+   * capability host keeps it (script, writer, reaction, as JSON). Above one event's most (256 KiB),
+   * so a single run always fits.
    */
   RUNS_OPEN_MAX_BYTES: 393_216,
   /** Wall-clock time one run may take before it ends with TIMEOUT. */

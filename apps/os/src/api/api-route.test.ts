@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
-import { newHttpBatchRpcSession } from "capnweb";
-import { describe, expect, test } from "vitest";
+import { newHttpBatchRpcSession, newWebSocketRpcSession } from "capnweb";
+import { afterEach, describe, expect, test } from "vitest";
 import type { UnauthenticatedRoot } from "iterate/types";
 import { LIMITS } from "../limits.ts";
 
@@ -72,5 +72,56 @@ describe("hostile input at /api answers coded, without stack or file paths", () 
     const root = newHttpBatchRpcSession<UnauthenticatedRoot>(new Request("http://os.test/api", { fetcher: exports.default } as RequestInit));
     const description = await root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" }).__describe();
     expect(description.kind).toBe("session");
+  });
+});
+
+// The Worker runs in this isolate: a test lowers a limit the route reads at each request.
+const lower = (name: keyof typeof LIMITS, value: number) => ((LIMITS as Record<string, number>)[name] = value);
+
+describe("what an unauthenticated client can hold open", () => {
+  const saved = { ...LIMITS };
+  afterEach(() => Object.assign(LIMITS, saved));
+
+  test("API_BODY_READ_TIMEOUT_MS: a batch body that trickles and never ends is answered TIMEOUT", async () => {
+    lower("API_BODY_READ_TIMEOUT_MS", 300);
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    void writer.write(new TextEncoder().encode('["pull", 1]'));
+    const started = Date.now();
+    const response = await exports.default.fetch("http://os.test/api", { method: "POST", body: readable, duplex: "half" } as RequestInit);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "TIMEOUT" });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    void writer.close().catch(() => undefined);
+  });
+
+  test("API_AUTHENTICATE_WITHIN_MS: a WebSocket that never authenticates is closed with 4008", async () => {
+    lower("API_AUTHENTICATE_WITHIN_MS", 300);
+    const response = await exports.default.fetch("http://os.test/api", { headers: { upgrade: "websocket" } });
+    const socket = response.webSocket as WebSocket;
+    expect(socket).toBeTruthy();
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason })));
+    socket.accept();
+    const started = Date.now();
+    const { code, reason } = await closed;
+    expect(code).toBe(4008);
+    expect(reason).toContain("API_AUTHENTICATE_WITHIN_MS");
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  test("a WebSocket that authenticates in time stays open past API_AUTHENTICATE_WITHIN_MS", async () => {
+    lower("API_AUTHENTICATE_WITHIN_MS", 300);
+    const response = await exports.default.fetch("http://os.test/api", { headers: { upgrade: "websocket" } });
+    const socket = response.webSocket as WebSocket;
+    let closedWith: number | undefined;
+    socket.addEventListener("close", (event) => (closedWith = event.code));
+    socket.accept();
+    const session = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
+    const root = session.authenticate({ type: "admin-secret", secret: "workerd-test-secret" });
+    expect((await root.__describe()).principal).toEqual({ kind: "admin", id: "admin" });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(closedWith).toBeUndefined();
+    expect((await root.__describe()).principal).toEqual({ kind: "admin", id: "admin" });
+    session[Symbol.dispose]();
   });
 });

@@ -1,6 +1,7 @@
 import { RpcSession, newHttpBatchRpcResponse, type RpcSessionOptions } from "capnweb";
 import { ItxError, errorCode } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
+import { readRequestBody } from "../limits/request-body.ts";
 import { logUncoded } from "../logging/log-limiter.ts";
 import { codedErrorResponse } from "./coded-response.ts";
 import { Connection } from "./connection.ts";
@@ -25,8 +26,18 @@ export async function serveCapnWeb(
     // 4001: the server ended the session (its credential was revoked); the reason says why.
     const connection = new Connection("websocket", waitUntil, (reason) => server.close(4001, reason.slice(0, 120)));
     server.accept();
-    server.addEventListener("close", () => connection.close());
-    server.addEventListener("error", () => connection.close());
+    // A socket that never authenticates is closed once API_AUTHENTICATE_WITHIN_MS pass.
+    const unauthenticatedFor = setTimeout(() => {
+      if (!connection.authenticated) server.close(4008, `authenticate within ${LIMITS.API_AUTHENTICATE_WITHIN_MS} ms (API_AUTHENTICATE_WITHIN_MS)`);
+    }, LIMITS.API_AUTHENTICATE_WITHIN_MS);
+    server.addEventListener("close", () => {
+      clearTimeout(unauthenticatedFor);
+      connection.close();
+    });
+    server.addEventListener("error", () => {
+      clearTimeout(unauthenticatedFor);
+      connection.close();
+    });
     const transport = new GuardedWebSocketTransport(server as unknown as WebSocket, () => connection.authenticated);
     // The session lives as long as the socket: the transport's listeners keep it reachable.
     void new RpcSession(transport, makeRoot(connection), SESSION_OPTIONS);
@@ -54,29 +65,14 @@ export async function serveCapnWeb(
   }
 }
 
-// The body, within API_HTTP_BATCH_MAX_BYTES, as lines that each passed the message guard. A
-// batch is read whole before it authenticates, so every line counts against the unauthenticated budget.
+// The body, within API_HTTP_BATCH_MAX_BYTES and API_BODY_READ_TIMEOUT_MS, as lines that each passed
+// the message guard. A batch is read whole before it authenticates, so every line counts against
+// the unauthenticated budget.
 async function readBatch(request: Request): Promise<string[]> {
   const limit = LIMITS.API_HTTP_BATCH_MAX_BYTES;
   const tooLarge = () =>
     new ItxError("INVALID_ARGUMENT", `a Cap'n Web batch is at most ${limit} bytes`, { details: limitDetails("API_HTTP_BATCH_MAX_BYTES") });
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > limit) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  if (request.body) {
-    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-      bytes += chunk.byteLength;
-      if (bytes > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-  }
-  const body = new Uint8Array(bytes);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
+  const body = await readRequestBody(request, limit, LIMITS.API_BODY_READ_TIMEOUT_MS, tooLarge);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);

@@ -114,6 +114,24 @@ describe("browser sign-in sets a signed, httpOnly, same-site cookie", () => {
     expect((await post("/auth/sign-in", "not json")).status).toBe(400);
   });
 
+  test("API_BODY_READ_TIMEOUT_MS: a sign-in body that trickles and never ends is answered TIMEOUT", async () => {
+    const saved = LIMITS.API_BODY_READ_TIMEOUT_MS;
+    // The Worker runs in this isolate: the limit is read at each request.
+    (LIMITS as Record<string, number>).API_BODY_READ_TIMEOUT_MS = 300;
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    void writer.write(new TextEncoder().encode('{"credentials":'));
+    try {
+      const started = Date.now();
+      const response = await exports.default.fetch(`${ORIGIN}/auth/sign-in`, { method: "POST", headers: { origin: ORIGIN, "content-type": "application/json" }, body: readable, duplex: "half" } as RequestInit);
+      expect(await response.json()).toMatchObject({ code: "TIMEOUT" });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      (LIMITS as Record<string, number>).API_BODY_READ_TIMEOUT_MS = saved;
+      void writer.close().catch(() => undefined);
+    }
+  });
+
   test("a deployment without ITERATE_SESSION_KEY refuses sign-in (503 UNAVAILABLE): no public default key", async () => {
     const bare = { ...(env as Env), ITERATE_SESSION_KEY: undefined };
     const request = new Request(`${ORIGIN}/auth/sign-in`, {

@@ -1,5 +1,6 @@
 import { ItxError } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
+import { readRequestBody } from "../limits/request-body.ts";
 import { codedErrorResponse } from "../api/coded-response.ts";
 import { authenticate } from "./authenticate.ts";
 import type { Authenticated } from "./authenticated.ts";
@@ -82,24 +83,10 @@ async function signOut(request: Request, env: Env): Promise<Response> {
 
 async function readJson(request: Request): Promise<unknown> {
   const limit = LIMITS.SIGN_IN_BODY_MAX_BYTES;
-  const tooLarge = new ItxError("INVALID_ARGUMENT", `a sign-in body is at most ${limit} bytes`, { details: limitDetails("SIGN_IN_BODY_MAX_BYTES") });
-  if (Number(request.headers.get("content-length") ?? "0") > limit) throw tooLarge;
-  const reader = request.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  for (;;) {
-    if (!reader) break;
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes += value.byteLength;
-    if (bytes > limit) {
-      await reader.cancel();
-      throw tooLarge;
-    }
-    chunks.push(value);
-  }
+  const tooLarge = () => new ItxError("INVALID_ARGUMENT", `a sign-in body is at most ${limit} bytes`, { details: limitDetails("SIGN_IN_BODY_MAX_BYTES") });
+  const body = await readRequestBody(request, limit, LIMITS.API_BODY_READ_TIMEOUT_MS, tooLarge);
   try {
-    const parsed: unknown = JSON.parse(new TextDecoder().decode(concat(chunks, bytes)));
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
     return parsed;
   } catch {
@@ -107,12 +94,3 @@ async function readJson(request: Request): Promise<unknown> {
   }
 }
 
-function concat(chunks: Uint8Array[], bytes: number): Uint8Array {
-  const out = new Uint8Array(bytes);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
-}

@@ -150,7 +150,7 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
       // The core folds what is written, at the offset it is written at (a jail row's revoke names
       // its row by offset); an idempotent repeat, answered from what is stored, folds nothing.
       if (STREAM_CORE_TYPES.includes(input.type)) {
-        const folding = { type: input.type, payload: configured ?? input.payload, offset: context.head + pending.length + 1 } as StreamEvent;
+        const folding = { type: input.type, payload: configured ?? input.payload, offset: context.head + pending.length + 1, source, streamPath: context.path } as StreamEvent;
         const next = reduceStreamCore(core, folding);
         if (configured !== undefined && Object.keys(next.subscriptions).length > LIMITS.SUBSCRIPTIONS_MAX) {
           throw new ItxError("INVALID_ARGUMENT", `a stream has at most ${LIMITS.SUBSCRIPTIONS_MAX} processor subscriptions`, {

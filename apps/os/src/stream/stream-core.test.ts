@@ -115,7 +115,8 @@ describe("open enqueued runs, as the Stream folds them", () => {
     const host = reduceProcessor(new ItxCore(), events).runs;
     const stream = committedEvents(events).reduce(reduceStreamCore, initialStreamCoreState());
     expect(Object.keys(stream.openRuns ?? {}).toSorted()).toEqual(Object.keys(host).toSorted());
-    const bytes = Object.values(host).reduce((sum, run) => sum + new TextEncoder().encode(JSON.stringify(run.script)).byteLength, 0);
+    const utf8 = (text: string) => new TextEncoder().encode(text).byteLength;
+    const bytes = Object.entries(host).reduce((sum, [key, run]) => sum + utf8(key) + utf8(JSON.stringify(run)) + 4, 0);
     expect(stream.openRunBytes ?? 0).toBe(bytes);
   });
 });

@@ -4,7 +4,8 @@ import { ItxError } from "iterate/errors";
 import { StreamProcessor, defineProcessorContract, type ReduceArgs } from "iterate/stream/processor";
 import type { ProcessorSubscription } from "./hosted-delivery.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
-import { ItxContract, RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
+import { ItxContract, RUN_REQUESTED, RUN_SETTLED, type OpenRun } from "../capability-host/itx-contract.ts";
+import { reactionTo } from "./reaction.ts";
 
 /** The one event type the Stream itself folds: a row of its subscription table, set or cleared. */
 export const SUBSCRIPTION_CONFIGURED = "events.iterate.com/itx/subscription-configured";
@@ -44,7 +45,7 @@ export interface StreamCoreState {
   /** The offset of the row at `["append"]` (a grant when its kind is "built-in"). */
   appendRowAt?: number;
   /**
-   * Enqueued runs not settled yet, by request offset: the UTF-8 bytes of each one's script as JSON.
+   * Enqueued runs not settled yet, by request offset: the UTF-8 bytes of each one's row as the host keeps it.
    * The capability host keeps each open run, script and all, in its checkpoint; the Stream refuses
    * the append that would pass RUNS_OPEN_MAX or RUNS_OPEN_MAX_BYTES (see `openRunsRefusal`).
    */
@@ -150,7 +151,16 @@ function reduceOpenRuns(state: StreamCoreState, event: StreamEvent): StreamCoreS
   if (event.type === RUN_REQUESTED) {
     const { script, enqueued } = check.payload as { script: string; enqueued?: boolean };
     if (enqueued !== true) return state;
-    const bytes = UTF8.encode(JSON.stringify(script)).byteLength;
+    // The row as the host keeps it (OpenRun), under its key.
+    const key = String(event.offset);
+    const row: OpenRun = {
+      requestOffset: event.offset,
+      script,
+      principal: event.source.principal ?? "platform",
+      ...(event.source.origin === undefined ? {} : { origin: event.source.origin }),
+      reaction: reactionTo(event),
+    };
+    const bytes = UTF8.encode(key).byteLength + UTF8.encode(JSON.stringify(row)).byteLength + 4;
     return { ...state, openRuns: { ...runs, [String(event.offset)]: bytes }, openRunBytes: (state.openRunBytes ?? 0) + bytes };
   }
   const key = String((check.payload as { requestOffset: number }).requestOffset);
@@ -169,7 +179,7 @@ export function openRunsRefusal(state: StreamCoreState, path: string): ItxError 
     });
   }
   if ((state.openRunBytes ?? 0) > LIMITS.RUNS_OPEN_MAX_BYTES) {
-    return new ItxError("RESOURCE_EXHAUSTED", `the enqueued runs waiting in ${path} would hold more than ${LIMITS.RUNS_OPEN_MAX_BYTES} bytes of script; append again once some have settled`, {
+    return new ItxError("RESOURCE_EXHAUSTED", `the enqueued runs waiting in ${path} would take more than ${LIMITS.RUNS_OPEN_MAX_BYTES} bytes; append again once some have settled`, {
       details: limitDetails("RUNS_OPEN_MAX_BYTES"),
     });
   }

@@ -9,6 +9,13 @@ import { checkpointKey, type ProcessorStorage } from "./host.ts";
 
 /** How many recent skips a checkpoint keeps; the count keeps them all. */
 export const RECENT_SKIPS_MAX = 10;
+/**
+ * Issues a kept skip lists, and characters of each: a schema's message can grow with the payload
+ * (a strict object names every key it does not know), and any writer of a consumed type chooses
+ * the payload, so a skip kept whole could fill the checkpoint past its bound.
+ */
+export const SKIP_ISSUES_MAX = 5;
+export const SKIP_ISSUE_MAX_LENGTH = 300;
 
 /** What an engine commits for a processor, once per batch. */
 export interface ProcessorCheckpoint {
@@ -78,7 +85,9 @@ export function emptyCheckpoint(contract: AnyProcessorContract): ProcessorCheckp
 export function advanceCheckpoint(checkpoint: ProcessorCheckpoint, event: StreamEvent, step: FoldStep): ProcessorCheckpoint {
   if (step.kind === "folded") return { ...checkpoint, offset: event.offset, state: step.state };
   if (step.kind === "ignored") return { ...checkpoint, offset: event.offset };
-  const skip = { offset: event.offset, type: event.type, issues: step.issues };
+  const issues = step.issues.slice(0, SKIP_ISSUES_MAX).map((issue) => (issue.length > SKIP_ISSUE_MAX_LENGTH ? `${issue.slice(0, SKIP_ISSUE_MAX_LENGTH)}...` : issue));
+  if (step.issues.length > SKIP_ISSUES_MAX) issues.push(`... and ${step.issues.length - SKIP_ISSUES_MAX} more`);
+  const skip = { offset: event.offset, type: event.type, issues };
   const recentSkips = [...checkpoint.recentSkips, skip].slice(-RECENT_SKIPS_MAX);
   return { ...checkpoint, offset: event.offset, skipped: checkpoint.skipped + 1, recentSkips };
 }

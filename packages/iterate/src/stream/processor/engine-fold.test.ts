@@ -4,6 +4,7 @@ import type { StreamEvent } from "../../types.ts";
 import { COUNTER_EVENTS, CounterContract } from "../examples/counter/contract.ts";
 import { Counter } from "../examples/counter/processor.ts";
 import { connectEngine, fakeClock, memoryStorage, memoryStream, settle } from "../test-support/index.ts";
+import { RECENT_SKIPS_MAX, SKIP_ISSUES_MAX, SKIP_ISSUE_MAX_LENGTH, advanceCheckpoint, emptyCheckpoint } from "./checkpoint.ts";
 import { ProcessorEngine, type ProcessorEngineOptions } from "./engine.ts";
 import type { SkipReport } from "./processor-runner.ts";
 import type { ProcessEventArgs } from "./stream-processor.ts";
@@ -152,6 +153,21 @@ describe("ProcessorEngine folding", () => {
     expect(storage.checkpoint("counter")?.recentSkips).toEqual([skip]);
     expect(skips).toEqual([{ slug: "counter", ...skip }]);
     expect(counter.calls.map((call) => call.offset)).toEqual([1, 3, null]);
+  });
+
+  it("keeps a skip's issues bounded (SKIP_ISSUES_MAX, SKIP_ISSUE_MAX_LENGTH): a payload chooses how long its schema's messages are", () => {
+    const start = emptyCheckpoint(CounterContract);
+    const event = { offset: 1, type: COUNTER_EVENTS.incremented, payload: {}, createdAt: "", source: {}, streamPath: "/c" } as StreamEvent;
+    const issues = Array.from({ length: 2_000 }, (_, i) => `Unrecognized key: "k${i}" ${"x".repeat(10_000)}`);
+    let checkpoint = start;
+    for (let i = 0; i < RECENT_SKIPS_MAX; i++) checkpoint = advanceCheckpoint(checkpoint, { ...event, offset: i + 1 }, { kind: "skipped", issues });
+    const [kept] = checkpoint.recentSkips;
+    expect(kept?.issues).toHaveLength(SKIP_ISSUES_MAX + 1);
+    expect(kept?.issues.at(-1)).toBe(`... and ${2_000 - SKIP_ISSUES_MAX} more`);
+    expect(Math.max(...(kept?.issues ?? []).map((issue) => issue.length))).toBeLessThanOrEqual(SKIP_ISSUE_MAX_LENGTH + 3);
+    expect(checkpoint.skipped).toBe(RECENT_SKIPS_MAX);
+    // Ten such skips stay far below a checkpoint's 1 MiB.
+    expect(JSON.stringify(checkpoint).length).toBeLessThan(32_000);
   });
 
   it("ignores foreign types silently but still advances the checkpoint", async () => {
