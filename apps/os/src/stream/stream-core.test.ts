@@ -101,6 +101,7 @@ describe("the jail, as the Stream folds it", () => {
 });
 
 const requested = (payload: Record<string, unknown>) => ({ type: RUN_REQUESTED, payload });
+const utf8 = (text: string) => new TextEncoder().encode(text).byteLength;
 const settled = (requestOffset: number) => ({ type: RUN_SETTLED, payload: { requestOffset, status: "succeeded" } });
 
 describe("open enqueued runs, as the Stream folds them", () => {
@@ -115,7 +116,6 @@ describe("open enqueued runs, as the Stream folds them", () => {
     const host = reduceProcessor(new ItxCore(), events).runs;
     const stream = committedEvents(events).reduce(reduceStreamCore, initialStreamCoreState());
     expect(Object.keys(stream.openRuns ?? {}).toSorted()).toEqual(Object.keys(host).toSorted());
-    const utf8 = (text: string) => new TextEncoder().encode(text).byteLength;
     const bytes = Object.entries(host).reduce((sum, [key, run]) => sum + utf8(key) + utf8(JSON.stringify(run)) + 4, 0);
     expect(stream.openRunBytes ?? 0).toBe(bytes);
   });
