@@ -318,6 +318,13 @@ const PLATFORM_LIMITS = {
   /** Schedules one context may hold: each is a row of the fold's checkpoint and a firing to drive. */
   SCHEDULES_PER_CONTEXT_MAX: 100,
   /**
+   * Scheduled occurrences one project runs a minute, across all its contexts' schedules (a burst of
+   * a tenth of it at once): an occurrence past it settles failed with RESOURCE_EXHAUSTED without
+   * running. Schedules keep running with no client connected, so the project's total is bounded
+   * however many contexts hold schedules.
+   */
+  SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE: 1_200,
+  /**
    * Bytes (UTF-8 JSON, as the fold keeps them) one context's schedules may take: they are its
    * scheduler's checkpoint, at most 1 MiB, and each holds its script.
    */

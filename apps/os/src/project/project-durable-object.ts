@@ -1,4 +1,6 @@
 import { errorCode, ItxError } from "iterate/errors";
+import { LIMITS } from "../limits.ts";
+import { RunBudget } from "../scheduler/run-budget.ts";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import { relay } from "../api/relay.ts";
 import { answerCoded, unwrapCoded } from "../api/coded-result.ts";
@@ -37,6 +39,7 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
   readonly #runner = new HeldRunner();
   /** The commit this incarnation seeded from the template: its files are known without reading them back. */
   #seeded: string | undefined;
+  readonly #scheduledRuns = new RunBudget(() => LIMITS.SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -87,6 +90,15 @@ export class ProjectDurableObject extends StreamProcessorDurableObject<Env> {
   async #watchdog(): Promise<void> {
     const at = await this.ctx.storage.getAlarm();
     if (at === null) await this.ctx.storage.setAlarm(Date.now() + 5_000);
+  }
+
+  /**
+   * Admits one scheduled occurrence of this project's schedules, or answers false past
+   * SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE (see scheduler/run-budget.ts): however many schedules
+   * and contexts a project holds, what they run together stays within one budget.
+   */
+  admitScheduledRun(): boolean {
+    return this.#scheduledRuns.admit();
   }
 
   /** The processor's folded state, for tests and `__describe()`. */

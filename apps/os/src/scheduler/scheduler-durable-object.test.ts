@@ -167,6 +167,33 @@ describe("the scheduler Durable Object", () => {
     expect(await env.SCHEDULER.getByName(`${projectId}:/`).list()).toEqual(held);
   });
 
+  test("SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE: past the project's budget an occurrence settles RESOURCE_EXHAUSTED without running", async () => {
+    const saved = LIMITS.SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE;
+    // The project's object runs in this isolate and reads the limit at each admission: 2 a minute, one at a time.
+    (LIMITS as Record<string, number>).SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE = 2;
+    try {
+      const { projectId } = await freshContext();
+      await ensureContext(env, { projectId, path: "/other", name: "other", parent: "/", ancestors: ["/"], caller: root });
+      // Two contexts' schedules share the one budget.
+      for (const path of ["/", "/other"]) {
+        const scheduler = env.SCHEDULER.getByName(`${projectId}:${path}`);
+        unwrapCoded(await scheduler.set({ definition: { key: "beat", every: 1, script: BEAT }, caller: root }));
+      }
+      const failed = await until(
+        async () => [...(await events(projectId, [SCHEDULE_FAILED])), ...(await new StreamRpcTarget(streamStub(env.STREAM, `${projectId}:/other`), { platform: "stream" }).getEvents({ types: [SCHEDULE_FAILED], limit: 500 }))],
+        (list) => list.length >= 3,
+      );
+      expect(failed.length).toBeGreaterThanOrEqual(3);
+      for (const event of failed) expect((event.payload as { error: { code: string; message: string } }).error).toMatchObject({ code: "RESOURCE_EXHAUSTED", message: expect.stringContaining("SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE") });
+      // One occurrence ran (the burst) in all that time, across both contexts.
+      const beats = [...(await events(projectId, ["test/beat"])), ...(await new StreamRpcTarget(streamStub(env.STREAM, `${projectId}:/other`), { platform: "stream" }).getEvents({ types: ["test/beat"], limit: 500 }))];
+      expect(beats).toHaveLength(1);
+      for (const path of ["/", "/other"]) unwrapCoded(await env.SCHEDULER.getByName(`${projectId}:${path}`).cancel({ key: "beat", caller: root }));
+    } finally {
+      (LIMITS as Record<string, number>).SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE = saved;
+    }
+  });
+
   test("a context holds at most SCHEDULES_PER_CONTEXT_MAX schedules", async () => {
     const { scheduler } = await freshContext();
     for (let index = 0; index < LIMITS.SCHEDULES_PER_CONTEXT_MAX; index++) {

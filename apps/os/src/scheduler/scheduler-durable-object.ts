@@ -1,5 +1,5 @@
 import type { EventInput, EventSource, StreamEvent } from "iterate/types";
-import { ItxError, errorCode } from "iterate/errors";
+import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
 import type { Caller } from "../capability-host/capability-host-api.ts";
 import { stampOf } from "../capability-host/capability-host-api.ts";
@@ -11,6 +11,7 @@ import { parseScheduleDefinition, parseScheduleKey, type ScheduleView } from "./
 import { runOccurrence } from "./schedule-run.ts";
 import { actsAsSelfOrAncestor } from "../itx/context-lifecycle.ts";
 import { HeldRunner } from "../worker-loader/runner-client.ts";
+import type { ScriptOutcome } from "../worker-loader/run-script.ts";
 import {
   SCHEDULE_CANCELLED,
   SCHEDULE_FAILED,
@@ -156,10 +157,27 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
     const storageKey = `${IN_FLIGHT_PREFIX}${schedule.key}`;
     await this.ctx.storage.put(storageKey, inFlight);
     const started = Date.now();
-    const outcome = await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule, this.#runner);
+    const outcome = (await this.#admitted()) ?? (await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule, this.#runner));
     const durationMs = Date.now() - started;
     await this.#settle(inFlight, outcome.status === "succeeded" ? { type: SCHEDULE_FIRED, durationMs } : { type: SCHEDULE_FAILED, error: outcome.error }, schedule);
     await this.ctx.storage.delete(storageKey);
+  }
+
+  // The project's budget for scheduled runs (SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE): undefined when
+  // this occurrence may run, else the failure it settles with (not knowing the budget, it does not run).
+  async #admitted(): Promise<ScriptOutcome | undefined> {
+    try {
+      if (await this.env.PROJECT.getByName(`${this.#projectId}:/`).admitScheduledRun()) return undefined;
+    } catch (error) {
+      return { status: "failed", error: { code: "UNAVAILABLE", message: `the project's budget for scheduled runs could not be read: ${errorMessage(error)}` } };
+    }
+    return {
+      status: "failed",
+      error: {
+        code: "RESOURCE_EXHAUSTED",
+        message: `this project's schedules ran more than ${LIMITS.SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE} occurrences a minute (SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE); this one did not run`,
+      },
+    };
   }
 
   // One fact per slot: fired and failed share the slot's idempotency key, so a second attempt to
