@@ -365,6 +365,13 @@ const PLATFORM_LIMITS = {
    * so a single run always fits.
    */
   RUNS_OPEN_MAX_BYTES: 393_216,
+  /**
+   * Of RUNS_OPEN_MAX and RUNS_OPEN_MAX_BYTES, what only the platform may fill (an agent enqueues
+   * its own replies' scripts): other writers stop this far short, so they cannot refuse an agent's
+   * run, which it would then ask its model for again.
+   */
+  RUNS_OPEN_PLATFORM_RESERVE: 4,
+  RUNS_OPEN_PLATFORM_RESERVE_BYTES: 131_072,
   /** Wall-clock time one run may take before it ends with TIMEOUT. */
   TIMEOUT_MS: 30_000,
   /** Bytes of JSON a script may return: the result is stored in the run-settled event. */

@@ -28,7 +28,12 @@ export async function serveCapnWeb(
     server.accept();
     // A socket that never authenticates is closed once API_AUTHENTICATE_WITHIN_MS pass.
     const unauthenticatedFor = setTimeout(() => {
-      if (!connection.authenticated) server.close(4008, `authenticate within ${LIMITS.API_AUTHENTICATE_WITHIN_MS} ms (API_AUTHENTICATE_WITHIN_MS)`);
+      if (connection.authenticated || connection.closed) return;
+      try {
+        server.close(4008, `authenticate within ${LIMITS.API_AUTHENTICATE_WITHIN_MS} ms (API_AUTHENTICATE_WITHIN_MS)`);
+      } catch {
+        // Already closing (the guard closed it): nothing more to end.
+      }
     }, LIMITS.API_AUTHENTICATE_WITHIN_MS);
     server.addEventListener("close", () => {
       clearTimeout(unauthenticatedFor);

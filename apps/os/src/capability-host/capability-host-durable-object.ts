@@ -19,6 +19,7 @@ import { RunnerIsolateRpcTarget } from "../worker-loader/runner-isolate-rpc-targ
 import { HeldRunner } from "../worker-loader/runner-client.ts";
 import { hostStub } from "./host-stub.ts";
 import { directEgressVerdict, KeptVerdict, revokeDirectEgress, shadowsFetch } from "../egress/direct-egress-verdict.ts";
+import { rowBytes, tableBytes } from "../limits/checkpoint-table.ts";
 import { CAPABILITY_DISCONNECTED, CAPABILITY_PROVIDED, CAPABILITY_REVOKED, ItxCore, confinementOfState, longestProvidedPrefix, type ItxState, type Mount } from "./itx-contract.ts";
 import type { Confinement } from "./jail.ts";
 import { releaseLive, retainLive } from "./live-capability.ts";
@@ -89,9 +90,9 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     // The table is part of this host's checkpoint (at most 1 MiB): a provide that would make it
     // larger than MOUNTS_MAX_BYTES, counting provides still on their way, is refused.
     const adding = mountRowBytes(pathKey(path), payload, request.caller);
-    const tableBytes = mountTableBytes(state.mounts, pathKey(path)) + this.#providing;
-    if (tableBytes + adding > LIMITS.MOUNTS_MAX_BYTES) {
-      throw new ItxError("INVALID_ARGUMENT", `this context's capabilities would take ${tableBytes + adding} bytes, more than ${LIMITS.MOUNTS_MAX_BYTES}`, {
+    const held = tableBytes(state.mounts, pathKey(path)) + this.#providing;
+    if (held + adding > LIMITS.MOUNTS_MAX_BYTES) {
+      throw new ItxError("INVALID_ARGUMENT", `this context's capabilities would take ${held + adding} bytes, more than ${LIMITS.MOUNTS_MAX_BYTES}`, {
         details: limitDetails("MOUNTS_MAX_BYTES"),
       });
     }
@@ -379,29 +380,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
 
 export type { Caller };
 
-const UTF8 = new TextEncoder();
-
-/** A mount row's bytes in the checkpoint: its key and its JSON. */
-function rowBytes(key: string, row: object): number {
-  return UTF8.encode(key).byteLength + UTF8.encode(JSON.stringify(row)).byteLength + 4;
-}
-
 /** The bytes of the row a provide of `payload` by `caller` will fold to (see ItxCore's CAPABILITY_PROVIDED). */
 function mountRowBytes(key: string, payload: Record<string, unknown>, caller: Caller): number {
   return rowBytes(key, { ...payload, providedAtOffset: Number.MAX_SAFE_INTEGER, disconnected: false, provider: { principal: caller.principal, origin: caller.origin } });
-}
-
-// The fold replaces the table on every change, so a table's size is counted once.
-const tableSizes = new WeakMap<Record<string, Mount>, number>();
-
-/** The table's bytes in the checkpoint, without the row at `replacing` (a provide at a held path replaces it). */
-function mountTableBytes(mounts: Record<string, Mount>, replacing: string): number {
-  let bytes = tableSizes.get(mounts);
-  if (bytes === undefined) {
-    bytes = 0;
-    for (const [key, mount] of Object.entries(mounts)) bytes += rowBytes(key, mount);
-    tableSizes.set(mounts, bytes);
-  }
-  const replaced = mounts[replacing];
-  return replaced ? bytes - rowBytes(replacing, replaced) : bytes;
 }

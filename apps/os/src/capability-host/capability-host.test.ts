@@ -19,7 +19,8 @@ async function freshProject(): Promise<string> {
   return projectId;
 }
 
-// A row of about 40 KB as JSON (two-byte characters): 24 of them would be 960 KB of table.
+// A row of about 40 KB as JSON (two-byte characters): 30 of them would be 1.2 MB of table, past
+// the checkpoint's 1 MiB, so without MOUNTS_MAX_BYTES the provides past it would fail otherwise.
 const heavy = (i: number) => ({ path: [`heavy${i}`], capability: recipe("/x"), caller, types: "é".repeat(LIMITS.TYPES_MAX_LENGTH), instructions: `${i} ${"é".repeat(LIMITS.INSTRUCTIONS_MAX_LENGTH - 5)}` });
 
 describe("capability host", () => {
@@ -95,12 +96,12 @@ describe("capability host", () => {
   test("MOUNTS_MAX_BYTES bounds the table's bytes, provides sent at once included, so its checkpoint is always written", { timeout: 120_000 }, async () => {
     const projectId = await freshProject();
     const host = hostStub(env, projectId, "/");
-    const answers = await Promise.allSettled(Array.from({ length: 24 }, (_, i) => host.provide(heavy(i))));
+    const answers = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => host.provide(heavy(i))));
     const refused = answers.filter((answer) => answer.status === "rejected");
     expect(refused.length).toBeGreaterThan(0);
     for (const answer of refused) expect(answer.reason).toMatchObject({ code: "INVALID_ARGUMENT", details: { limit: "MOUNTS_MAX_BYTES" } });
     const held = await host.describeOwn();
-    expect(held.capabilities).toHaveLength(24 - refused.length);
+    expect(held.capabilities).toHaveLength(30 - refused.length);
     // A new incarnation reads the table from its checkpoint (or replays it): the same table.
     await runInDurableObject(env.CAPABILITY_HOST.getByName(`${projectId}:/`), (_instance, state) => state.abort("test: a new incarnation")).catch(() => undefined);
     const again = hostStub(env, projectId, "/");

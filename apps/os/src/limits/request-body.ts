@@ -28,11 +28,5 @@ export async function readRequestBody(request: Request, maxBytes: number, timeou
     void reader.cancel().catch(() => undefined);
     throw error;
   }
-  const body = new Uint8Array(bytes);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return body;
+  return new Uint8Array(await new Blob(chunks).arrayBuffer());
 }

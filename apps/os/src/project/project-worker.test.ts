@@ -133,9 +133,12 @@ export default class extends IterateConfigEntrypoint {
     } finally {
       for (const spy of spies) spy.mockRestore();
     }
-    // In no window of LOG_WINDOW_MS did more than LOG_LINES_PER_WINDOW of these lines print.
+    // The limiter's windows are fixed (each opens at its first line), so any stretch of LOG_WINDOW_MS
+    // overlaps at most two: the end of one, the next one's lines and its summary line. Without the
+    // limiter every failed attempt of every event would print.
+    expect(printed.length).toBeGreaterThan(0);
     for (const [index, at] of printed.entries()) {
-      expect(printed.filter((time) => time >= at && time < at + LIMITS.LOG_WINDOW_MS).length, `lines from ${index}`).toBeLessThanOrEqual(LOG_LINES_PER_WINDOW);
+      expect(printed.filter((time) => time >= at && time < at + LIMITS.LOG_WINDOW_MS).length, `lines from ${index}`).toBeLessThanOrEqual(2 * LOG_LINES_PER_WINDOW + 1);
     }
   }, 300_000);
 

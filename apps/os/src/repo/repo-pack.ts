@@ -1,4 +1,4 @@
-import { indexPack, readCommit, readObject, readTree, type CommitObject } from "isomorphic-git";
+import { Errors, indexPack, readCommit, readObject, readTree, type CommitObject } from "isomorphic-git";
 import { writePack } from "./pack-writer.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
 import { ThreadShare } from "../limits/thread-share.ts";
@@ -119,9 +119,7 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
     const updates: RefUpdate[] = [];
     const events: PendingEvent[] = [];
     for (const command of commands) {
-      // Reading the pushed commits and trees: one isomorphic-git refuses to read (a tree entry
-      // named `..`) is the push's fault, not a bug.
-      const refused = await unpacked(() => planCommand(repo, command, incoming, actor, updates, events));
+      const refused = await unsafePathsRefused(() => planCommand(repo, command, incoming, actor, updates, events));
       results.push(refused ? { ref: command.ref, error: refused } : { ref: command.ref });
     }
     if (updates.length === 0) return results;
@@ -156,6 +154,19 @@ async function unpacked<T>(work: () => Promise<T>): Promise<T> {
     const reason = (error as { data?: { message?: unknown } }).data?.message;
     const text = typeof reason === "string" ? reason : errorMessage(error);
     throw new ItxError("INVALID_ARGUMENT", `the pushed pack could not be read: ${text.slice(0, 200)}`, { cause: error });
+  }
+}
+
+/**
+ * A tree isomorphic-git refuses to read (an entry named `..` or `.git`) is the push's fault,
+ * INVALID_ARGUMENT; any other failure while planning is still a bug and surfaces as one.
+ */
+async function unsafePathsRefused<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof Errors.UnsafeFilepathError)) throw error;
+    throw new ItxError("INVALID_ARGUMENT", `a pushed tree holds a path no checkout may write: ${errorMessage(error).slice(0, 200)}`, { cause: error });
   }
 }
 
@@ -234,22 +245,22 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
     // Its tip is announced, with what the move changes on the branch, and those paths are held to
     // the same rules as a pushed commit's.
     const before = (await readCommit({ ...store, oid: current })).commit.tree;
-    events.push(commitCompleted(branch, tip.oid, tip.commit, await checkedChanges(store, before, tip.commit.tree, tip.oid), actor));
+    events.push(commitCompleted(branch, tip.oid, tip.commit, await checkedChanges(store, before, tip.commit.tree, `moving ${branch} to ${tip.oid}`), actor));
     return undefined;
   }
   for (const oid of added) {
     const { commit } = await readCommit({ ...store, oid });
     const parentTree = commit.parent[0] ? (await readCommit({ ...store, oid: commit.parent[0] })).commit.tree : undefined;
-    events.push(commitCompleted(branch, oid, commit, await checkedChanges(store, parentTree, commit.tree, oid), actor));
+    events.push(commitCompleted(branch, oid, commit, await checkedChanges(store, parentTree, commit.tree, `commit ${oid}`), actor));
   }
   return undefined;
 }
 
-/** The paths that differ between two trees, held to the limits a commit's changes are. */
-async function checkedChanges(store: ObjectStore, before: string | undefined, after: string, oid: string): Promise<string[]> {
+/** The paths that differ between two trees, held to the limits a commit's changes are; `what` names the change in a refusal. */
+async function checkedChanges(store: ObjectStore, before: string | undefined, after: string, what: string): Promise<string[]> {
   const changedPaths = await diffTrees(store, before, after, LIMITS.REPO_COMMIT_FILES_MAX);
   if (changedPaths.length > LIMITS.REPO_COMMIT_FILES_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `commit ${oid} changes more than ${LIMITS.REPO_COMMIT_FILES_MAX} files`, { details: limitDetails("REPO_COMMIT_FILES_MAX") });
+    throw new ItxError("INVALID_ARGUMENT", `${what} changes more than ${LIMITS.REPO_COMMIT_FILES_MAX} files`, { details: limitDetails("REPO_COMMIT_FILES_MAX") });
   }
   for (const path of changedPaths) parseFilePath(path);
   return changedPaths;

@@ -23,6 +23,7 @@ import {
   type SchedulerState,
 } from "./scheduler-contract.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
+import { rowBytes, tableBytes } from "../limits/checkpoint-table.ts";
 
 /** What an occurrence settles as when the host that started it died before it finished: it is never run again. */
 export const INTERRUPTED_OCCURRENCE_ERROR = {
@@ -65,14 +66,17 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
   set(request: { definition: unknown; caller: Caller }): Promise<Coded<ScheduleView & { changed: boolean }>> {
     return asCoded(async () => {
       const definition = parseScheduleDefinition(request.definition);
+      const setBy = { principal: request.caller.principal, origin: request.caller.origin };
+      // Asked first: the checks below read the state and reserve its bytes with no wait between,
+      // so sets arriving meanwhile are all counted.
+      const fromAbove = await actsAsSelfOrAncestor(this.env, { projectId: this.#projectId, path: this.#path }, request.caller.origin);
       const state = await this.#state();
       const current = state.schedules[definition.key];
-      const setBy = { principal: request.caller.principal, origin: request.caller.origin };
       if (current && canonicalDefinition(current) === canonicalDefinition({ ...definition, setBy })) return { ...view(current), changed: false };
       // A new schedule, like a capability, is set from the context or above it: a sibling cannot
-      // fill this context's schedules (nor its scheduler's checkpoint).
-      if (current) await this.#refuseStrangers(current, request.caller, "change");
-      else await this.#refuseOutsiders(request.caller);
+      // fill this context's schedules (nor its scheduler's checkpoint). One that exists is changed
+      // by its setter too.
+      if (!fromAbove && !(current && request.caller.origin === current.setBy.origin)) throw this.#notYours(request.caller, current, current ? "change" : "set");
       if (!current && Object.keys(state.schedules).length >= LIMITS.SCHEDULES_PER_CONTEXT_MAX) {
         throw new ItxError("INVALID_ARGUMENT", `a context holds at most ${LIMITS.SCHEDULES_PER_CONTEXT_MAX} schedules`, {
           details: limitDetails("SCHEDULES_PER_CONTEXT_MAX"),
@@ -81,7 +85,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
       // The schedules are this object's checkpoint (at most 1 MiB): a set that would make them
       // larger than SCHEDULES_MAX_BYTES, counting sets still on their way, is refused.
       const adding = scheduleRowBytes(definition, setBy);
-      const held = scheduleTableBytes(state.schedules, definition.key) + this.#setting;
+      const held = tableBytes(state.schedules, definition.key) + this.#setting;
       if (held + adding > LIMITS.SCHEDULES_MAX_BYTES) {
         throw new ItxError("INVALID_ARGUMENT", `this context's schedules would take ${held + adding} bytes, more than ${LIMITS.SCHEDULES_MAX_BYTES}`, {
           details: limitDetails("SCHEDULES_MAX_BYTES"),
@@ -156,8 +160,9 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
     const inFlight: InFlight = { key: schedule.key, definedAtOffset: schedule.definedAtOffset, ...due };
     const storageKey = `${IN_FLIGHT_PREFIX}${schedule.key}`;
     await this.ctx.storage.put(storageKey, inFlight);
+    const refused = await this.#admitted();
     const started = Date.now();
-    const outcome = (await this.#admitted()) ?? (await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule, this.#runner));
+    const outcome = refused ?? (await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule, this.#runner));
     const durationMs = Date.now() - started;
     await this.#settle(inFlight, outcome.status === "succeeded" ? { type: SCHEDULE_FIRED, durationMs } : { type: SCHEDULE_FAILED, error: outcome.error }, schedule);
     await this.ctx.storage.delete(storageKey);
@@ -205,19 +210,17 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
 
   // Changing or cancelling a schedule someone else set takes the setter's own origin, or code
   // acting as this context or one of its ancestors (as with capability rows); a sibling may not.
-  async #refuseOutsiders(caller: Caller): Promise<void> {
-    if (await actsAsSelfOrAncestor(this.env, { projectId: this.#projectId, path: this.#path }, caller.origin)) return;
-    throw new ItxError("PERMISSION_DENIED", `code acting as ${caller.origin} cannot set a schedule on ${this.#path}: only the context or one of its ancestors can`, {
-      details: { reason: "not-an-ancestor" },
-    });
-  }
-
   async #refuseStrangers(schedule: Schedule, caller: Caller, what: string): Promise<void> {
     if (caller.origin === schedule.setBy.origin) return;
     if (await actsAsSelfOrAncestor(this.env, { projectId: this.#projectId, path: this.#path }, caller.origin)) return;
-    throw new ItxError("PERMISSION_DENIED", `code acting as ${caller.origin} cannot ${what} schedule ${schedule.key} of ${this.#path}: it was set by ${schedule.setBy.origin ?? "the platform"}`, {
-      details: { reason: "not-an-ancestor" },
-    });
+    throw this.#notYours(caller, schedule, what);
+  }
+
+  #notYours(caller: Caller, schedule: Schedule | undefined, what: string): ItxError {
+    const message = schedule
+      ? `code acting as ${caller.origin} cannot ${what} schedule ${schedule.key} of ${this.#path}: it was set by ${schedule.setBy.origin ?? "the platform"}`
+      : `code acting as ${caller.origin} cannot set a schedule on ${this.#path}: only the context or one of its ancestors can`;
+    return new ItxError("PERMISSION_DENIED", message, { details: { reason: "not-an-ancestor" } });
   }
 
   // The alarm goes off at the earliest slot of a schedule not running now (a running one re-arms
@@ -276,30 +279,9 @@ function view(schedule: Schedule): ScheduleView {
   };
 }
 
-const UTF8 = new TextEncoder();
-
-function rowBytes(key: string, row: object): number {
-  return UTF8.encode(key).byteLength + UTF8.encode(JSON.stringify(row)).byteLength + 4;
-}
-
 /** The most a schedule set from `definition` by `setBy` can take as the fold keeps it (its counters at their largest). */
 function scheduleRowBytes(definition: { key: string }, setBy: object): number {
   const big = Number.MAX_SAFE_INTEGER;
   const reaction = { began: "x".repeat(LIMITS.STREAM_PATH_MAX_LENGTH + 24), round: big };
   return rowBytes(definition.key, { ...definition, definedAtOffset: big, definedAt: big, setBy, reaction, runCount: big, failedCount: big, lastScheduledFor: big });
-}
-
-// The fold replaces the table on every change, so a table's size is counted once.
-const tableSizes = new WeakMap<Record<string, Schedule>, number>();
-
-/** The schedules' bytes, without the one at `replacing` (a set of a held key replaces it). */
-function scheduleTableBytes(schedules: Record<string, Schedule>, replacing: string): number {
-  let bytes = tableSizes.get(schedules);
-  if (bytes === undefined) {
-    bytes = 0;
-    for (const [key, schedule] of Object.entries(schedules)) bytes += rowBytes(key, schedule);
-    tableSizes.set(schedules, bytes);
-  }
-  const replaced = schedules[replacing];
-  return replaced ? bytes - rowBytes(replacing, replaced) : bytes;
 }

@@ -5,7 +5,8 @@
 export const PLACEHOLDER_MARKER = "getSecret";
 
 /**
- * A placeholder, also in its JSON-escaped form (getSecret(\"/secrets/x\")) inside a JSON body.
- * Group 1 is the secret's path. Global: use with matchAll / replace.
+ * A placeholder, also in its JSON-escaped form (getSecret(\"/secrets/x\")), as a header value
+ * built from JSON text may spell it. Group 1 is the secret's path. Global: use with matchAll /
+ * replace. The pipe looks for placeholders in header values only (egress-pipe.ts).
  */
 export const PLACEHOLDER = new RegExp(`${PLACEHOLDER_MARKER}\\(\\s*\\\\?["'](\\/secrets\\/[A-Za-z0-9_.~/-]+)\\\\?["']\\s*\\)`, "g");

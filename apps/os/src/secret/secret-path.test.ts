@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { placeholdersIn, substitute, urlAllowed } from "./secret-path.ts";
 
 describe("secret placeholders", () => {
-  test("are found in headers, plain bodies and JSON-escaped bodies", () => {
+  test("are found as written and in their JSON-escaped form", () => {
     expect(placeholdersIn('Bearer getSecret("/secrets/a")')).toEqual(["/secrets/a"]);
     expect(placeholdersIn(JSON.stringify({ key: 'getSecret("/secrets/b")', again: "getSecret('/secrets/b')" }))).toEqual(["/secrets/b"]);
     expect(placeholdersIn("getSecret(/secrets/c)")).toEqual([]);

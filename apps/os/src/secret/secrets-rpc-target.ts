@@ -51,7 +51,7 @@ export class SecretRpcTarget extends RpcTarget {
       children: {
         update: "update({ material, egress: { urls } }): stores material (write-only) and the URLs it may be sent to",
       },
-      instructions: `Write-only. Put ${placeholderFor(this.#path)} in a header or text body of itx.fetch; it is replaced only for allowed URLs.`,
+      instructions: `Write-only. Put ${placeholderFor(this.#path)} in a header of itx.fetch (or a script's fetch); it is replaced only there, only for allowed URLs. Bodies are sent as written.`,
       placeholder: placeholderFor(this.#path),
       ...description,
     };

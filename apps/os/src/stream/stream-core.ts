@@ -170,16 +170,21 @@ function reduceOpenRuns(state: StreamCoreState, event: StreamEvent): StreamCoreS
   return { ...state, openRuns: open, openRunBytes: (state.openRunBytes ?? 0) - bytes };
 }
 
-/** RESOURCE_EXHAUSTED when `state` holds more open enqueued runs than their limits allow. */
-export function openRunsRefusal(state: StreamCoreState, path: string): ItxError | undefined {
-  const count = Object.keys(state.openRuns ?? {}).length;
-  if (count > LIMITS.RUNS_OPEN_MAX) {
-    return new ItxError("RESOURCE_EXHAUSTED", `${path} has ${LIMITS.RUNS_OPEN_MAX} enqueued runs waiting; append again once some have settled`, {
+/**
+ * RESOURCE_EXHAUSTED when `state` holds more open enqueued runs than their limits allow. A writer
+ * other than the platform stops RUNS_OPEN_PLATFORM_RESERVE runs and RUNS_OPEN_PLATFORM_RESERVE_BYTES
+ * short of them, so others' runs can never refuse an agent's own.
+ */
+export function openRunsRefusal(state: StreamCoreState, path: string, platform: boolean): ItxError | undefined {
+  const countMax = LIMITS.RUNS_OPEN_MAX - (platform ? 0 : LIMITS.RUNS_OPEN_PLATFORM_RESERVE);
+  const bytesMax = LIMITS.RUNS_OPEN_MAX_BYTES - (platform ? 0 : LIMITS.RUNS_OPEN_PLATFORM_RESERVE_BYTES);
+  if (Object.keys(state.openRuns ?? {}).length > countMax) {
+    return new ItxError("RESOURCE_EXHAUSTED", `${path} has ${countMax} enqueued runs waiting; append again once some have settled`, {
       details: limitDetails("RUNS_OPEN_MAX"),
     });
   }
-  if ((state.openRunBytes ?? 0) > LIMITS.RUNS_OPEN_MAX_BYTES) {
-    return new ItxError("RESOURCE_EXHAUSTED", `the enqueued runs waiting in ${path} would take more than ${LIMITS.RUNS_OPEN_MAX_BYTES} bytes; append again once some have settled`, {
+  if ((state.openRunBytes ?? 0) > bytesMax) {
+    return new ItxError("RESOURCE_EXHAUSTED", `the enqueued runs waiting in ${path} would take more than ${bytesMax} bytes; append again once some have settled`, {
       details: limitDetails("RUNS_OPEN_MAX_BYTES"),
     });
   }

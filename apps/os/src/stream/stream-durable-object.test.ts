@@ -389,16 +389,22 @@ const runSettled = (requestOffset: number) => ({ type: RUN_SETTLED, payload: { r
 describe("open enqueued runs", () => {
   const host = { platform: "capability-host" };
 
-  test("RUNS_OPEN_MAX: the append that would open one run too many is RESOURCE_EXHAUSTED and writes nothing; a settled run makes room", async () => {
+  test("RUNS_OPEN_MAX: the append that would open one run too many is RESOURCE_EXHAUSTED and writes nothing; the platform keeps a reserve; settled runs make room", async () => {
     const stream = freshStream();
-    const opened = await stream.append({ events: Array.from({ length: LIMITS.RUNS_OPEN_MAX }, (_, i) => enqueued(`async () => ${i}`)), stamp });
+    const writersMax = LIMITS.RUNS_OPEN_MAX - LIMITS.RUNS_OPEN_PLATFORM_RESERVE;
+    const opened = await stream.append({ events: Array.from({ length: writersMax }, (_, i) => enqueued(`async () => ${i}`)), stamp });
     // Runs the caller runs inline (no `enqueued`) wait in no checkpoint and are not counted.
     await stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: "async () => 'inline'" } }], stamp });
     const head = await stream.head();
     const refused = await expectCode(stream.append({ events: [{ type: "demo/n" }, enqueued("async () => 'one more'")], stamp }), "RESOURCE_EXHAUSTED");
     expect(refused.details).toMatchObject({ limit: "RUNS_OPEN_MAX" });
     expect(await stream.head()).toBe(head);
-    await stream.append({ events: [runSettled(opened[0]?.offset as number)], stamp: host });
+    // The platform (an agent enqueuing its reply's script) still has its reserve, and no more.
+    const agent = { principal: "tester", origin: "/test", platform: "processor-host:agent" };
+    await stream.append({ events: Array.from({ length: LIMITS.RUNS_OPEN_PLATFORM_RESERVE }, (_, i) => enqueued(`async () => "agent ${i}"`)), stamp: agent });
+    const full = await expectCode(stream.append({ events: [enqueued("async () => 'agent, one more'")], stamp: agent }), "RESOURCE_EXHAUSTED");
+    expect(full.details).toMatchObject({ limit: "RUNS_OPEN_MAX" });
+    await stream.append({ events: [runSettled(opened[0]?.offset as number), runSettled(opened[1]?.offset as number), runSettled(opened[2]?.offset as number), runSettled(opened[3]?.offset as number), runSettled(opened[4]?.offset as number)], stamp: host });
     await stream.append({ events: [enqueued("async () => 'room'")], stamp });
   });
 
@@ -414,5 +420,21 @@ describe("open enqueued runs", () => {
     expect(refused.details).toMatchObject({ limit: "RUNS_OPEN_MAX_BYTES" });
     await stream.append({ events: [runSettled(first?.offset as number)], stamp: host });
     await stream.append({ events: [enqueued(`async () => "${heavy}"`)], stamp });
+  });
+});
+
+describe("the core checkpoint", () => {
+  test("moves on with the head even when nothing changes the core, so a start replays a bounded stretch", async () => {
+    const name = freshName();
+    const stream = streamStub(env.STREAM, name);
+    // Inline runs are core types that change nothing: before, the checkpoint stayed at 0 behind all of them.
+    for (let batch = 0; batch < 10; batch++) {
+      await stream.append({ events: Array.from({ length: 500 }, (_, i) => ({ type: RUN_REQUESTED, payload: { script: `async () => ${batch * 500 + i}` } })), stamp });
+    }
+    const saved = await runInDurableObject(env.STREAM.getByName(name), (_instance, state) =>
+      JSON.parse(state.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'core-checkpoint'").one().value) as { offset: number },
+    );
+    expect(saved.offset).toBeGreaterThanOrEqual(4_000);
+    expect(await stream.head()).toBe(5_000);
   });
 });

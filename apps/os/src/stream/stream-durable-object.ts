@@ -19,6 +19,8 @@ import { StreamProtocol } from "../streams-http/stream-protocol.ts";
 import { LAST_WOKEN_KEY, recordWoken } from "./stream-woken.ts";
 
 const CORE_CHECKPOINT_KEY = "core-checkpoint";
+/** Events the core checkpoint may lag the head by before an append saves it again (what a start replays at most). */
+const CORE_CHECKPOINT_LAG_MAX = 4_096;
 
 /** An append made inside this Worker: an RPC caller's request, or inputs already proven valid. */
 type OwnAppend = Omit<AppendRequest, "events"> & { events: AppendRequest["events"] | CheckedEventInputs };
@@ -42,6 +44,8 @@ export class StreamDurableObject extends DurableObject<Env> {
   readonly #live = new Map<string, LiveSubscriber>();
   readonly #deliveries: ProcessorDeliveries;
   #core: StreamCoreState;
+  /** The journal's head when the core checkpoint was last saved (or the offset it was restored from). */
+  #coreSavedAt = 0;
   readonly #protocol: StreamProtocol;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -215,11 +219,14 @@ export class StreamDurableObject extends DurableObject<Env> {
     let written: StreamEvent[] = [];
     if (pending.length > 0) {
       const createdAt = new Date().toISOString();
-      // One INSERT is atomic on its own; a subscription change adds a second statement, so only
-      // then is an explicit transaction needed (it costs two extra statements per append).
+      // One INSERT is atomic on its own; a change of the core adds a second statement, so only
+      // then is an explicit transaction needed (it costs two extra statements per append). The
+      // core checkpoint also moves on once it lags CORE_CHECKPOINT_LAG_MAX events, so a start
+      // never replays more than that (inline runs' events are core types that change nothing).
+      const lagging = this.#journal.head - this.#coreSavedAt >= CORE_CHECKPOINT_LAG_MAX;
       try {
         written =
-          core === this.#core
+          core === this.#core && !lagging
             ? this.#journal.write(pending, createdAt)
             : this.ctx.storage.transactionSync(() => {
                 const events = this.#journal.write(pending, createdAt);
@@ -357,8 +364,9 @@ export class StreamDurableObject extends DurableObject<Env> {
   #restoreCore(): StreamCoreState {
     const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", CORE_CHECKPOINT_KEY).toArray()[0];
     const saved = row ? (JSON.parse(row.value) as { offset: number; state: StreamCoreState; version?: number }) : undefined;
-    // A checkpoint of another version of the fold is replayed from the start (the core's events are few).
+    // A checkpoint of another version of the fold is replayed from the start.
     let { offset, state } = saved?.version === STREAM_CORE_VERSION ? saved : { offset: 0, state: initialStreamCoreState() };
+    this.#coreSavedAt = offset;
     for (;;) {
       const page = this.#journal.read(offset, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, STREAM_CORE_TYPES);
       for (const event of page) state = reduceStreamCore(state, event);
@@ -366,12 +374,13 @@ export class StreamDurableObject extends DurableObject<Env> {
       if (!last) break;
       offset = last.offset;
     }
-    // Replayed for a checkpoint of another version: saved now, so the next start rolls forward.
-    if (saved !== undefined && saved.version !== STREAM_CORE_VERSION) this.#saveCore(state);
+    // Replayed for a checkpoint of another version, or from far behind: saved now, so the next start rolls forward.
+    if ((saved !== undefined && saved.version !== STREAM_CORE_VERSION) || this.#journal.head - this.#coreSavedAt >= CORE_CHECKPOINT_LAG_MAX) this.#saveCore(state);
     return state;
   }
 
   #saveCore(state: StreamCoreState): void {
+    this.#coreSavedAt = this.#journal.head;
     this.ctx.storage.sql.exec(
       "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
       CORE_CHECKPOINT_KEY,
