@@ -3,6 +3,7 @@ import type { StreamEvent } from "iterate/types";
 import { errorCode } from "iterate/errors";
 import { CheckedEventInputs, planAppend, type AppendContext } from "./append-plan.ts";
 import { initialStreamCoreState, SUBSCRIPTION_CONFIGURED } from "./stream-core.ts";
+import { CAPABILITY_DISCONNECTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 
 // The append plan is pure: these rows need no Durable Object, only a context to read.
 function context(overrides: Partial<AppendContext> = {}): AppendContext {
@@ -69,6 +70,16 @@ describe("the append plan", () => {
     expect(planAppend(jailed, { events: [{ type: "demo/in" }], stamp: { ...person, platform: "run" } }).kind).toBe("commit");
     const granted = context({ core: { subscriptions: {}, jailed: true, appendGranted: true } });
     expect(planAppend(granted, { events: [{ type: "demo/in" }], stamp: person }).kind).toBe("commit");
+  });
+
+  test("a run's settle past the last round is still written: refused, its run would stay open for good", () => {
+    const host = { platform: "processor-host:core" };
+    const past = { began: "/x#1", round: 6 };
+    const settle = { type: RUN_SETTLED, payload: { requestOffset: 3, status: "succeeded" }, source: { reaction: past } };
+    expect(planAppend(context(), { events: [settle], stamp: host })).toMatchObject({ kind: "commit", pending: [{ type: RUN_SETTLED, source: { reaction: past } }] });
+    // Anything else the same host writes past the last round is the chain's stop.
+    const other = { type: CAPABILITY_DISCONNECTED, payload: { path: ["a"], providedAtOffset: 2 }, source: { reaction: past } };
+    expect(planAppend(context(), { events: [other], stamp: host })).toEqual({ kind: "runaway", reaction: past });
   });
 
   test("a write past the last round of its chain is planned as a runaway, before anything else is checked", () => {

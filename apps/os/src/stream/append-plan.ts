@@ -3,6 +3,7 @@ import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS, parseReaction, sameEventBody, validateAppendBatch, validateAppendText, type ValidEventInput } from "iterate/stream/events";
 import type { PendingEvent } from "./journal.ts";
 import { isRunaway, mayDeclareReaction } from "./reaction.ts";
+import { RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { STREAM_CORE_TYPES, SUBSCRIPTION_CONFIGURED, openRunsRefusal, opensToWriters, parseSubscriptionConfigured, reduceStreamCore, type StreamCoreState } from "./stream-core.ts";
 import { mayUseKey, mayWrite, notYourKey, notYoursToWrite, processorOfStamp } from "./write-authority.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
@@ -100,7 +101,9 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
       if (!mayDeclareReaction(stamp)) {
         throw new ItxError("INVALID_ARGUMENT", `event ${index}: source.reaction is stamped by the platform, not by writers`, { details: { field: "source.reaction" } });
       }
-      if (isRunaway({ reaction: declared })) return { kind: "runaway", reaction: declared };
+      // A run's settle records the outcome of work the stream already admitted: refused as a
+      // runaway, the run would stay open for good (in the host's state and the Stream's count).
+      if (isRunaway({ reaction: declared }) && input.type !== RUN_SETTLED) return { kind: "runaway", reaction: declared };
     }
     const answers: Array<StreamEvent | number> = [];
     const pending: PendingEvent[] = [];
