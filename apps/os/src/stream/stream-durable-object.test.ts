@@ -424,6 +424,23 @@ describe("open enqueued runs", () => {
 });
 
 describe("the core checkpoint", () => {
+  test("is not written for runs opening and closing (rolled forward from the log at start), and is for a subscription", async () => {
+    const name = freshName();
+    const stream = streamStub(env.STREAM, name);
+    const [opened] = await stream.append({ events: [enqueued("async () => 1")], stamp });
+    await stream.append({ events: [runSettled(opened?.offset as number)], stamp: { platform: "capability-host" } });
+    const rows = () =>
+      runInDurableObject(env.STREAM.getByName(name), (_instance, state) => state.storage.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'core-checkpoint'").toArray().length);
+    expect(await rows()).toBe(0);
+    await stream.append({ events: [enqueued("async () => 2")], stamp });
+    // A new incarnation folds the open run again from the log.
+    await runInDurableObject(env.STREAM.getByName(name), (_instance, state) => state.abort("test: a new incarnation")).catch(() => undefined);
+    const again = streamStub(env.STREAM, name);
+    const writersMax = LIMITS.RUNS_OPEN_MAX - LIMITS.RUNS_OPEN_PLATFORM_RESERVE;
+    await again.append({ events: Array.from({ length: writersMax - 1 }, (_, i) => enqueued(`async () => ${i}`)), stamp });
+    await expectCode(again.append({ events: [enqueued("async () => 'past'")], stamp }), "RESOURCE_EXHAUSTED");
+  });
+
   test("moves on with the head even when nothing changes the core, so a start replays a bounded stretch", async () => {
     const name = freshName();
     const stream = streamStub(env.STREAM, name);

@@ -181,6 +181,7 @@ export class StreamDurableObject extends DurableObject<Env> {
    */
   #appendAll(requests: OwnAppend[]): void {
     const core = this.#core;
+    const savedAt = this.#coreSavedAt;
     const deferred: Deferred = { written: [], ephemeral: [] };
     try {
       this.ctx.storage.transactionSync(() => {
@@ -189,6 +190,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     } catch (error) {
       // Rolled back: what memory holds about the journal and the core is from the undone writes.
       this.#journal.reset();
+      this.#coreSavedAt = savedAt;
       if (this.#core !== core) {
         this.#core = core;
         this.#deliveries.sync(core);
@@ -219,14 +221,17 @@ export class StreamDurableObject extends DurableObject<Env> {
     let written: StreamEvent[] = [];
     if (pending.length > 0) {
       const createdAt = new Date().toISOString();
-      // One INSERT is atomic on its own; a change of the core adds a second statement, so only
-      // then is an explicit transaction needed (it costs two extra statements per append). The
-      // core checkpoint also moves on once it lags CORE_CHECKPOINT_LAG_MAX events, so a start
-      // never replays more than that (inline runs' events are core types that change nothing).
+      // One INSERT is atomic on its own; saving the core adds a second statement, so only then is
+      // an explicit transaction needed (it costs two extra statements per append). The core
+      // checkpoint is a cache rolled forward from the log on every start, so it is saved with a
+      // change of subscriptions or jail (rare, and read at once by a new incarnation), and
+      // otherwise once it lags CORE_CHECKPOINT_LAG_MAX events: open runs come and go with every
+      // agent turn and are replayed from the log.
       const lagging = this.#journal.head - this.#coreSavedAt >= CORE_CHECKPOINT_LAG_MAX;
+      const save = lagging || (core !== this.#core && !onlyRunsDiffer(core, this.#core));
       try {
         written =
-          core === this.#core && !lagging
+          !save
             ? this.#journal.write(pending, createdAt)
             : this.ctx.storage.transactionSync(() => {
                 const events = this.#journal.write(pending, createdAt);
@@ -387,4 +392,9 @@ export class StreamDurableObject extends DurableObject<Env> {
       JSON.stringify({ offset: this.#journal.head, state, version: STREAM_CORE_VERSION }),
     );
   }
+}
+
+/** Whether two core states differ in their open runs alone (what the core checkpoint need not be saved for). */
+function onlyRunsDiffer(a: StreamCoreState, b: StreamCoreState): boolean {
+  return a.subscriptions === b.subscriptions && a.jailed === b.jailed && a.jailedAt === b.jailedAt && a.appendGranted === b.appendGranted && a.appendRowAt === b.appendRowAt;
 }
