@@ -161,7 +161,7 @@ export function planAppend(context: AppendContext, request: AppendInput): Append
           });
         }
         // Only an append that opens a run can pass the limits; settling one never is refused.
-        if (next.openRuns !== core.openRuns && (next.openRunBytes ?? 0) > (core.openRunBytes ?? 0)) {
+        if (Object.keys(next.openRuns ?? {}).length > Object.keys(core.openRuns ?? {}).length) {
           const refusal = openRunsRefusal(next, context.path, stamp.platform !== undefined);
           if (refusal) throw refusal;
         }

@@ -4,6 +4,7 @@ import { ItxError } from "iterate/errors";
 import { StreamProcessor, defineProcessorContract, type ReduceArgs } from "iterate/stream/processor";
 import type { ProcessorSubscription } from "./hosted-delivery.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
+import { rowBytes } from "../limits/checkpoint-table.ts";
 import { ItxContract, RUN_REQUESTED, RUN_SETTLED, type OpenRun } from "../capability-host/itx-contract.ts";
 import { reactionTo } from "./reaction.ts";
 
@@ -50,8 +51,6 @@ export interface StreamCoreState {
    * the append that would pass RUNS_OPEN_MAX or RUNS_OPEN_MAX_BYTES (see `openRunsRefusal`).
    */
   openRuns?: Record<string, number>;
-  /** The sum of `openRuns`. */
-  openRunBytes?: number;
 }
 
 export function initialStreamCoreState(): StreamCoreState {
@@ -139,8 +138,6 @@ function reduceJail(state: StreamCoreState, event: StreamEvent): StreamCoreState
   return next;
 }
 
-const UTF8 = new TextEncoder();
-
 // The open enqueued runs, as the capability host folds them (ItxCore in itx-contract.ts: a
 // run-requested its schema accepts, with `enqueued`, opens a run under its offset; a run-settled
 // naming that offset closes it), so the Stream's count is the host's.
@@ -160,14 +157,17 @@ function reduceOpenRuns(state: StreamCoreState, event: StreamEvent): StreamCoreS
       ...(event.source.origin === undefined ? {} : { origin: event.source.origin }),
       reaction: reactionTo(event),
     };
-    const bytes = UTF8.encode(key).byteLength + UTF8.encode(JSON.stringify(row)).byteLength + 4;
-    return { ...state, openRuns: { ...runs, [String(event.offset)]: bytes }, openRunBytes: (state.openRunBytes ?? 0) + bytes };
+    return { ...state, openRuns: { ...runs, [key]: rowBytes(key, row) } };
   }
   const key = String((check.payload as { requestOffset: number }).requestOffset);
-  const bytes = runs[key];
-  if (bytes === undefined) return state;
+  if (runs[key] === undefined) return state;
   const { [key]: _settled, ...open } = runs;
-  return { ...state, openRuns: open, openRunBytes: (state.openRunBytes ?? 0) - bytes };
+  return { ...state, openRuns: open };
+}
+
+/** The bytes the open runs take in the host's checkpoint (at most RUNS_OPEN_MAX of them to add up). */
+export function openRunBytes(state: StreamCoreState): number {
+  return Object.values(state.openRuns ?? {}).reduce((sum, bytes) => sum + bytes, 0);
 }
 
 /**
@@ -183,7 +183,7 @@ export function openRunsRefusal(state: StreamCoreState, path: string, platform: 
       details: limitDetails("RUNS_OPEN_MAX"),
     });
   }
-  if ((state.openRunBytes ?? 0) > bytesMax) {
+  if (openRunBytes(state) > bytesMax) {
     return new ItxError("RESOURCE_EXHAUSTED", `the enqueued runs waiting in ${path} would take more than ${bytesMax} bytes; append again once some have settled`, {
       details: limitDetails("RUNS_OPEN_MAX_BYTES"),
     });
@@ -214,7 +214,6 @@ export const StreamCoreContract = defineProcessorContract({
     appendGranted: z.boolean().optional(),
     appendRowAt: z.number().int().optional(),
     openRuns: z.record(z.string(), z.number().int()).optional(),
-    openRunBytes: z.number().int().optional(),
   }),
   events: {
     [SUBSCRIPTION_CONFIGURED]: z.strictObject({ key: z.string().regex(KEY), subscription: subscriptionSchema.nullable() }),
