@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { randomFillSync } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -53,6 +54,11 @@ function pktLine(text: string): string {
 
 function adminRemote(slug: string, path: string): string {
   return remote(slug, path, "admin", target().adminSecret);
+}
+
+/** Bytes no compression shrinks. */
+function randomBytes(size: number): Uint8Array {
+  return new Uint8Array(randomFillSync(new Uint8Array(size)));
 }
 
 async function dir(name: string): Promise<string> {
@@ -166,6 +172,51 @@ describe("repos through stock git", () => {
     expect(await repo.readFile({ path: "a.txt" })).toBe("two\n");
   });
 
+  test("a repository larger than one RPC value: pushed in parts, cloned whole, deltas across pushes read back; one push past GIT_HTTP_BODY_MAX_BYTES is refused", { timeout: 300_000 }, async ({ os, project: { slug }, connect }) => {
+    const itx = connect({ auth: os.admin, projectId: slug });
+    await itx.repos.create({ path: "/repos/large" });
+    const one = await dir("large");
+    await git(one, "clone", adminRemote(slug, "/repos/large"), ".");
+    // Incompressible files, 20 MB a push: two pushes hold more than workerd's 32 MiB RPC value.
+    const commitRandom = async (names: string[], message: string) => {
+      for (const name of names) await writeFile(join(one, name), randomBytes(4_000_000));
+      await git(one, "add", "-A");
+      await git(one, "commit", "-q", "-m", message);
+    };
+    await commitRandom(["r0", "r1", "r2", "r3", "r4"], "first half");
+    await git(one, "push", "-q", "origin", "main");
+    await commitRandom(["r5", "r6", "r7", "r8", "r9"], "second half");
+    await git(one, "push", "-q", "origin", "main");
+    // A text file, then a one-line edit of it: git pushes the edit as a delta on the stored blob.
+    const text = Array.from({ length: 5_000 }, (_, i) => `line ${i} of a file git stores as deltas\n`);
+    await writeFile(join(one, "notes.txt"), text.join(""));
+    await git(one, "add", "-A");
+    await git(one, "commit", "-q", "-m", "notes");
+    await git(one, "push", "-q", "origin", "main");
+    text[2_500] = "the line that changed\n";
+    await writeFile(join(one, "notes.txt"), text.join(""));
+    await git(one, "commit", "-q", "-am", "edit notes");
+    await git(one, "push", "-q", "origin", "main");
+    const head = (await git(one, "rev-parse", "HEAD")).trim();
+    const repo = itx.repos.get("/repos/large");
+    expect((await repo.__describe()).sizeBytes).toBeGreaterThan(40_000_000);
+    expect(await repo.readFile({ path: "notes.txt" })).toBe(text.join(""));
+
+    // The clone's pack (over 40 MB) is streamed from the repository's Durable Object.
+    const two = await dir("large-clone");
+    await git(two, "clone", "-q", adminRemote(slug, "/repos/large"), ".");
+    expect((await git(two, "rev-parse", "HEAD")).trim()).toBe(head);
+    await git(two, "fsck", "--full", "--strict");
+    for (const name of ["r0", "r5", "r9", "notes.txt"]) expect(await readFile(join(two, name))).toEqual(await readFile(join(one, name)));
+
+    // 36 MB in one push is past the limit (31 MiB): refused, and the branch stays where it was. git
+    // streams a large body (chunked), so the OS answers 400 before the body ends; wrangler dev's
+    // proxy, still forwarding it, reports that as 500 (the 400 itself: the test of the limit above).
+    await commitRandom(["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"], "too much at once");
+    expect(await gitFails(one, "push", "origin", "main")).toMatch(/HTTP (400|500)/);
+    expect((await repo.branches()).find((branch) => branch.name === "main")?.head).toBe(head);
+  });
+
   test("an empty repository clones; a first push and a new branch land; a branch is deleted by push", async ({ os, project: { slug }, connect }) => {
     const itx = connect({ auth: os.admin, projectId: slug });
     await itx.repos.create({ path: "/repos/blank" });
@@ -221,7 +272,7 @@ describe("repos through stock git", () => {
     const upload = await post("git-upload-pack", 1_048_577);
     expect(upload.status).toBe(400);
     expect(await upload.text()).toContain("larger than");
-    const receive = await post("git-receive-pack", 67_108_865);
+    const receive = await post("git-receive-pack", 32_505_857);
     expect(receive.status).toBe(400);
     expect(await receive.text()).toContain("larger than");
   });

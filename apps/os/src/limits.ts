@@ -277,11 +277,12 @@ const PLATFORM_LIMITS = {
   /** Bytes `snapshot` answers at most (a dynamic worker's sources, or a file map). */
   REPO_SNAPSHOT_MAX_BYTES: 16_777_216,
   /**
-   * Bytes of one git smart-HTTP request body (a push's pack and commands, or a fetch's
-   * negotiation), read only after the credentials are checked. The pack is held in memory while
-   * it is indexed.
+   * Bytes of one git smart-HTTP request body (a push's pack and commands), read only after the
+   * credentials are checked. The pack is held in memory while it is indexed, and crosses to the
+   * repository's Durable Object as one RPC value, which workerd stops at 32 MiB: 31 MiB leaves
+   * room for the rest of the call. A larger push is several pushes.
    */
-  GIT_HTTP_BODY_MAX_BYTES: 67_108_864,
+  GIT_HTTP_BODY_MAX_BYTES: 32_505_856,
   /**
    * Bytes a pushed pack's objects may inflate to, deltas counted as the objects they rebuild.
    * Indexing inflates every object in JavaScript on the repository's thread (locally the OS's one

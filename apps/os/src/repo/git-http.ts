@@ -113,7 +113,7 @@ async function readBody(request: Request, max: number, limit: LimitName): Promis
   return out;
 }
 
-function gitResponse(type: string, body: Uint8Array): Response {
+function gitResponse(type: string, body: Uint8Array | ReadableStream<Uint8Array>): Response {
   return new Response(body, { headers: { "content-type": type, "cache-control": "no-cache" } });
 }
 

@@ -41,6 +41,42 @@ export function sideBand(data: Uint8Array): Uint8Array[] {
   return out;
 }
 
+/**
+ * `head`, then the pack as side-band channel 1 packets as it arrives, then a flush. A pack that
+ * fails half way ends with a channel 3 packet (git prints it as a fatal error) instead of a cut.
+ */
+export function sideBandStream(head: Uint8Array, pack: ReadableStream<Uint8Array>, failed: (error: unknown) => string): ReadableStream<Uint8Array> {
+  const reader = pack.getReader();
+  let started = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (!started) {
+          started = true;
+          controller.enqueue(head);
+          return;
+        }
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            controller.enqueue(control(FLUSH));
+            controller.close();
+            return;
+          }
+          for (const line of sideBand(value)) controller.enqueue(line);
+        } catch (error) {
+          controller.enqueue(pkt(concat([Uint8Array.of(3), ENCODER.encode(`${failed(error).slice(0, 1000)}\n`)])));
+          controller.close();
+        }
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 export type Packet = { kind: "data"; text: string } | { kind: "flush" } | { kind: "delim" };
 
 /**

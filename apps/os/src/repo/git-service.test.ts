@@ -18,7 +18,7 @@ function lsRefs(prefixes: string[]): Uint8Array {
   return concat([pkt("command=ls-refs\n"), control(DELIM), pkt("symrefs\n"), ...prefixes.map((prefix) => pkt(`ref-prefix ${prefix}\n`)), control(FLUSH)]);
 }
 
-const lines = (answer: Uint8Array) => readPackets(answer).packets.flatMap((packet) => (packet.kind === "data" ? [packet.text.trim()] : []));
+const lines = (answer: Uint8Array | ReadableStream<Uint8Array>) => readPackets(answer as Uint8Array).packets.flatMap((packet) => (packet.kind === "data" ? [packet.text.trim()] : []));
 
 describe("ls-refs", () => {
   test("GIT_LS_REFS_PREFIXES_MAX: repeated prefixes count once; one distinct prefix past the limit is refused naming it", async () => {

@@ -1,8 +1,8 @@
-import { ItxError } from "iterate/errors";
+import { ItxError, errorMessage } from "iterate/errors";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { relay } from "../api/relay.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
-import { concat, control, DELIM, FLUSH, pkt, readPackets, sideBand, type Packet } from "./git-pkt-line.ts";
+import { concat, control, DELIM, FLUSH, pkt, readPackets, sideBandStream, type Packet } from "./git-pkt-line.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
 import type { Actor } from "./repo-store.ts";
 
@@ -30,8 +30,8 @@ export async function advertisement(repo: RepoStub, service: "git-upload-pack" |
   return concat([pkt("# service=git-receive-pack\n"), control(FLUSH), ...lines.map((line) => pkt(line)), control(FLUSH)]);
 }
 
-/** POST git-upload-pack (protocol v2): `ls-refs` or `fetch`. */
-export async function uploadPackV2(repo: RepoStub, body: Uint8Array): Promise<Uint8Array> {
+/** POST git-upload-pack (protocol v2): `ls-refs`, or `fetch` (whose pack is streamed). */
+export async function uploadPackV2(repo: RepoStub, body: Uint8Array): Promise<Uint8Array | ReadableStream<Uint8Array>> {
   const { packets } = readPackets(body);
   const command = packets[0]?.kind === "data" ? packets[0].text : "";
   const delim = packets.findIndex((packet) => packet.kind === "delim");
@@ -62,7 +62,7 @@ async function lsRefs(repo: RepoStub, args: string[]): Promise<Uint8Array> {
   return concat([...lines.map((line) => pkt(`${line}\n`)), control(FLUSH)]);
 }
 
-async function fetchPack(repo: RepoStub, args: string[]): Promise<Uint8Array> {
+async function fetchPack(repo: RepoStub, args: string[]): Promise<ReadableStream<Uint8Array>> {
   const wants: string[] = [];
   const haves: string[] = [];
   for (const arg of args) {
@@ -81,8 +81,8 @@ async function fetchPack(repo: RepoStub, args: string[]): Promise<Uint8Array> {
     for (const oid of common) parts.push(pkt(`ACK ${oid}\n`));
     parts.push(pkt("ready\n"), control(DELIM));
   }
-  parts.push(pkt("packfile\n"), ...sideBand(pack), control(FLUSH));
-  return concat(parts);
+  parts.push(pkt("packfile\n"));
+  return sideBandStream(concat(parts), pack, (error) => `the pack could not be written: ${errorMessage(error)}`);
 }
 
 /** POST git-receive-pack (protocol v0): ref commands, then the pack; answers report-status. */

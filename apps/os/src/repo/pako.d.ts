@@ -1,5 +1,7 @@
-// The part of pako 1.0.11 (CommonJS, no types of its own) that pack-inflation.ts uses.
+// The part of pako 1.0.11 (CommonJS, no types of its own) that pack-inflation.ts and packed-objects.ts use.
 declare module "pako" {
+  export function inflate(data: Uint8Array): Uint8Array;
+  export function deflate(data: Uint8Array, options?: { level?: number }): Uint8Array;
   export class Inflate {
     constructor(options?: { chunkSize?: number });
     push(data: Uint8Array, mode?: boolean | number): boolean;

@@ -175,8 +175,8 @@ export class RepoDurableObject extends DurableObject<Env> {
     return asCoded(() => ({ defaultBranch: this.#default(), refs: this.#store.refs.all() }));
   }
 
-  /** git-upload-pack: the pack holding what `wants` reach and `haves` do not. */
-  uploadPack(input: { wants: string[]; haves: string[] }): Promise<Coded<{ pack: Uint8Array; common: string[] }>> {
+  /** git-upload-pack: the pack holding what `wants` reach and `haves` do not, as a stream. */
+  uploadPack(input: { wants: string[]; haves: string[] }): Promise<Coded<{ pack: ReadableStream<Uint8Array>; common: string[] }>> {
     return asCoded(async () => {
       this.#default();
       return uploadPack(this.#store, input.wants, input.haves);

@@ -110,7 +110,7 @@ describe("repository limits", () => {
     const { stub: source } = await freshRepo();
     for (let i = 0; i < 3; i += 1) await open(source.commit({ message: `c${i}`, files: { [`n${i}`]: `${i}` } }, actor));
     const head = (await open(source.branches()))[0]?.head ?? "";
-    const { pack } = await open(source.uploadPack({ wants: [head], haves: [] }));
+    const pack = new Uint8Array(await new Response((await open(source.uploadPack({ wants: [head], haves: [] }))).pack).arrayBuffer());
     counter += 1;
     const target = env.REPO.getByName(`prj_limits${Date.now()}${counter}:/repos/target`);
     await open(target.create(actor));

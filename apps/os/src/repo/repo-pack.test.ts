@@ -7,6 +7,7 @@ import { LIMITS } from "../limits.ts";
 import { checkPackInflation } from "./pack-inflation.ts";
 import { receivePack } from "./repo-pack.ts";
 import { RepoStore } from "./repo-store.ts";
+import { BLOB, bytes, deflated, objectHeader, OFS_DELTA, onePathCommit, packOf, varint } from "../../test/git-packs.ts";
 
 // Pushed packs are untrusted bytes: whatever they hold, a push is answered with each ref's status
 // (git's `ng <ref> <reason>`), never an exception the Durable Object would log with its stack.
@@ -26,7 +27,6 @@ async function freshRepo() {
   return stub;
 }
 
-const bytes = (text: string) => new TextEncoder().encode(text);
 
 describe("hostile packs", () => {
   test("a pack that is not one (bad magic, bad version, truncated) is refused coded for every ref, and nothing is kept", async () => {
@@ -54,42 +54,6 @@ async function deflatedZeros(size: number): Promise<Uint8Array> {
   return new Uint8Array(await done);
 }
 
-async function deflated(data: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(new Blob([data]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
-}
-
-/** A pack object's header: its type and the size it declares. */
-function objectHeader(type: number, size: number): number[] {
-  const out: number[] = [];
-  let byte = (type << 4) | (size & 15);
-  for (let rest = Math.floor(size / 16); rest > 0; rest = Math.floor(rest / 128)) {
-    out.push(byte | 0x80);
-    byte = rest & 0x7f;
-  }
-  out.push(byte);
-  return out;
-}
-
-function varint(value: number): number[] {
-  const out: number[] = [];
-  let rest = value;
-  for (; rest >= 0x80; rest = Math.floor(rest / 128)) out.push((rest & 0x7f) | 0x80);
-  out.push(rest);
-  return out;
-}
-
-/** A version 2 pack of the given objects (header bytes and deflated data each), with its SHA-1 trailer. */
-async function packOf(objects: Array<{ header: number[]; data: Uint8Array }>): Promise<Uint8Array> {
-  const head = new Uint8Array([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 0]);
-  new DataView(head.buffer).setUint32(8, objects.length);
-  const parts = [head, ...objects.flatMap(({ header, data }) => [new Uint8Array(header), data])];
-  const body = new Uint8Array(await new Blob(parts).arrayBuffer());
-  const sha = new Uint8Array(await crypto.subtle.digest("SHA-1", body));
-  return new Uint8Array(await new Blob([body, sha]).arrayBuffer());
-}
-
-const BLOB = 3;
-const OFS_DELTA = 6;
 const saved = { ...LIMITS };
 afterEach(() => Object.assign(LIMITS, saved));
 
@@ -148,6 +112,11 @@ describe("GIT_PUSH_INFLATED_MAX_BYTES", () => {
   }, 60_000);
 });
 
+/** A fetch's pack, read to its end. */
+async function packBytes(answer: { pack: ReadableStream<Uint8Array> }): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(answer.pack).arrayBuffer());
+}
+
 /** An object id no repository holds. */
 const unknown = (i: number) => i.toString(16).padStart(40, "0");
 
@@ -160,15 +129,18 @@ describe("a fetch's negotiation", () => {
     // A negotiation the size GIT_HTTP_NEGOTIATION_MAX_BYTES allows, one id over and over: one read each.
     const repeated = await open(stub.uploadPack({ wants: Array(19_000).fill(second.commit), haves: Array(19_000).fill(first.commit) }));
     expect(repeated.common).toEqual([first.commit]);
-    expect(repeated.pack).toEqual(once.pack);
+    const onceBytes = await packBytes(once);
+    expect(await packBytes(repeated)).toEqual(onceBytes);
     const tooMany = await expectCode(stub.uploadPack({ wants: Array.from({ length: LIMITS.GIT_FETCH_WANTS_MAX + 1 }, (_, i) => unknown(i)), haves: [] }).then(unwrapCoded), "INVALID_ARGUMENT");
     expect((tooMany as { details?: { limit?: string } }).details?.limit).toBe("GIT_FETCH_WANTS_MAX");
     // The one have the repository knows, last of GIT_FETCH_HAVES_MAX: found. One place later: not looked up.
     const unknowns = Array.from({ length: LIMITS.GIT_FETCH_HAVES_MAX - 1 }, (_, i) => unknown(i + 1));
-    expect((await open(stub.uploadPack({ wants: [second.commit], haves: [...unknowns, first.commit] }))).common).toEqual([first.commit]);
+    const found = await open(stub.uploadPack({ wants: [second.commit], haves: [...unknowns, first.commit] }));
+    expect(found.common).toEqual([first.commit]);
+    expect(await packBytes(found)).toEqual(onceBytes);
     const past = await open(stub.uploadPack({ wants: [second.commit], haves: [...unknowns, unknown(0), first.commit] }));
     expect(past.common).toEqual([]);
-    expect(past.pack.byteLength).toBeGreaterThan(once.pack.byteLength);
+    expect((await packBytes(past)).byteLength).toBeGreaterThan(onceBytes.byteLength);
   }, 120_000);
 });
 
@@ -265,28 +237,6 @@ async function pushBeside(pack: Uint8Array): Promise<{ took: number; gaps: numbe
   return { took, gaps };
 }
 
-const TREE = 2;
-const COMMIT = 1;
-const TYPE_NAMES = { [COMMIT]: "commit", [TREE]: "tree", [BLOB]: "blob" } as const;
-
-/** One loose git object of a test pack: its id, and its entry in a pack. */
-async function gitObject(type: typeof COMMIT | typeof TREE | typeof BLOB, content: Uint8Array): Promise<{ oid: string; header: number[]; data: Uint8Array }> {
-  const framed = new Uint8Array(await new Blob([bytes(`${TYPE_NAMES[type]} ${content.byteLength}\0`), content]).arrayBuffer());
-  const oid = [...new Uint8Array(await crypto.subtle.digest("SHA-1", framed))].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-  return { oid, header: objectHeader(type, content.byteLength), data: await deflated(content) };
-}
-
-const binaryId = (oid: string) => new Uint8Array(oid.match(/../g)?.map((pair) => parseInt(pair, 16)) ?? []);
-
-/** A pack of one commit (no parent) whose tree holds one file named `name`; answers the pack and the commit's id. */
-async function onePathCommit(name: string, text: string): Promise<{ pack: Uint8Array; commit: string }> {
-  const blob = await gitObject(BLOB, bytes(text));
-  const tree = await gitObject(TREE, new Uint8Array(await new Blob([bytes(`100644 ${name}\0`), binaryId(blob.oid)]).arrayBuffer()));
-  const person = "tester <tester@iterate.invalid> 1700000000 +0000";
-  const commit = await gitObject(COMMIT, bytes(`tree ${tree.oid}\nauthor ${person}\ncommitter ${person}\n\nhostile\n`));
-  return { pack: await packOf([blob, tree, commit]), commit: commit.oid };
-}
-
 describe("hostile commits and fetches", () => {
   test("a tree entry isomorphic-git will not read (`..`) refuses the push coded, and nothing is kept", async () => {
     const stub = await freshRepo();
@@ -304,12 +254,14 @@ describe("hostile commits and fetches", () => {
     const blobId = files[0]?.[1] as string;
     expect(blobId).toMatch(/^[0-9a-f]{40}$/);
     await expectCode(stub.uploadPack({ wants: [blobId], haves: [] }).then(unwrapCoded), "NOT_FOUND");
-    expect((await open(stub.uploadPack({ wants: [first.commit], haves: [blobId] }))).common).toEqual([]);
+    const answer = await open(stub.uploadPack({ wants: [first.commit], haves: [blobId] }));
+    expect(answer.common).toEqual([]);
+    await answer.pack.cancel();
   });
 });
 
 describe("a refused push keeps nothing in memory either", () => {
-  test("isomorphic-git's cache holds no entry of a pack that was refused after it was read", async () => {
+  test("isomorphic-git's cache holds no pack once a push is over, refused after it was read or kept", async () => {
     const stub = await freshRepo();
     await open(stub.commit({ message: "base", files: { "a.txt": "a" } }, actor));
     await runInDurableObject(stub, async (_instance, state) => {
@@ -320,10 +272,17 @@ describe("a refused push keeps nothing in memory either", () => {
       const statuses = await receivePack(store, [{ from: main ?? null, to: commit, ref: "refs/heads/main" }], pack, actor);
       expect(statuses).toEqual([{ ref: "refs/heads/main", error: "non-fast-forward" }]);
       expect(cachedPackNames(store.objects.cache).filter((name) => name.includes("pack-push-"))).toEqual([]);
-      // The same pack to a new branch is kept, and its cached index with it: the check above can see one.
+      // The same pack to a new branch is kept; stored packs are read by range, never through that cache.
+      let seen = 0;
+      store.beforeRefMove = () => {
+        seen = cachedPackNames(store.objects.cache).filter((name) => name.includes("pack-push-")).length;
+      };
       const kept = await receivePack(store, [{ from: null, to: commit, ref: "refs/heads/other" }], pack, actor);
       expect(kept).toEqual([{ ref: "refs/heads/other" }]);
-      expect(cachedPackNames(store.objects.cache).filter((name) => name.includes("pack-push-"))).toHaveLength(1);
+      // While the push ran its pack was there (the check can see one); once it is over, it is not.
+      expect(seen).toBe(1);
+      expect(cachedPackNames(store.objects.cache).filter((name) => name.includes("pack-push-"))).toEqual([]);
+      expect(new TextDecoder().decode(await store.readFile("other", "b.txt"))).toBe("b");
     });
   });
 });

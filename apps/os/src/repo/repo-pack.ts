@@ -1,5 +1,5 @@
 import { Errors, indexPack, readCommit, readObject, readTree, type CommitObject } from "isomorphic-git";
-import { writePack } from "./pack-writer.ts";
+import { packStream } from "./pack-stream.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
 import { ThreadShare } from "../limits/thread-share.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
@@ -61,7 +61,7 @@ async function collectTree(store: ObjectStore, tree: string, into: Set<string>, 
  * object its `haves` reach (git's contract), so commits it has are skipped and the files of the
  * commits it has are not sent again.
  */
-export async function uploadPack(repo: RepoStore, wantList: string[], haveList: string[]): Promise<{ pack: Uint8Array; common: string[] }> {
+export async function uploadPack(repo: RepoStore, wantList: string[], haveList: string[]): Promise<{ pack: ReadableStream<Uint8Array>; common: string[] }> {
   const store = repo.objects;
   // Each want and have is an object read: a 1 MiB negotiation repeating one id 19,000 times held
   // the repository's thread 18 s. Repeats are read once; wants are ref tips, so a client names at
@@ -90,7 +90,7 @@ export async function uploadPack(repo: RepoStore, wantList: string[], haveList: 
     await collectTree(store, commit.tree, send, skip);
     stack.push(...commit.parent);
   }
-  return { pack: await writePack(store, repo.packs, [...send]), common };
+  return { pack: packStream(store, repo.packs, [...send]), common };
 }
 
 /**

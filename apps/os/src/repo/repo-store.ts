@@ -5,7 +5,7 @@ import { REPO_BRANCH_CREATED, REPO_BRANCH_DELETED, REPO_COMMIT_COMPLETED, type C
 import { isCommitId, parseBranchName } from "./repo-names.ts";
 import { RepoRefs, type PendingEvent, type RefUpdate } from "./repo-refs.ts";
 import { createFsTable, SqliteFs } from "./sqlite-fs.ts";
-import { PackReader } from "./pack-writer.ts";
+import { PackedObjects } from "./packed-objects.ts";
 import { updateTree, walkTree, type FileChange, type ObjectStore } from "./repo-tree.ts";
 
 /** Who is acting: stamped on the facts and written as the commit's author. */
@@ -32,8 +32,8 @@ export interface LogEntry {
 export class RepoStore {
   readonly refs: RepoRefs;
   readonly objects: ObjectStore;
-  /** Whole objects in stored packs, copied as they are into the packs a fetch answers. */
-  readonly packs: PackReader;
+  /** Objects of stored packs, read by range (isomorphic-git sees them as loose objects). */
+  readonly packs: PackedObjects;
   readonly #storage: DurableObjectStorage;
   /** Test seam: runs after objects are flushed and before refs move (a crash there must lose nothing). */
   beforeRefMove: (() => void) | undefined;
@@ -43,7 +43,8 @@ export class RepoStore {
     createFsTable(storage.sql);
     this.refs = new RepoRefs(storage);
     this.objects = { fs: new SqliteFs(storage.sql), gitdir: "/git", cache: {} };
-    this.packs = new PackReader(this.objects);
+    this.packs = new PackedObjects(this.objects.fs);
+    this.objects.fs.packed = this.packs;
   }
 
   get fs(): SqliteFs {
@@ -104,15 +105,15 @@ export class RepoStore {
   }
 
   /**
-   * Ends a change: drops what it left staged (a refused change's objects). isomorphic-git keeps
-   * every pack index it read in its cache, by file name, with the pack's bytes once an object was
-   * read from it; a refused push's pack is never stored, so its entry would be held for the life
-   * of the object (a few refused 60 MiB pushes filled the isolate). A stage that held a pack starts
-   * a new cache; stored packs are read into it again when next asked for.
+   * Ends a change: drops what it left staged (a refused change's objects) and isomorphic-git's
+   * cache. That cache keeps every pack index it read, by file name, with the pack's bytes once an
+   * object was read from it; the only pack it ever sees is a push's staged one (stored packs are
+   * read by range, `PackedObjects`), which must not stay in memory once the push is over, kept or
+   * refused (a few refused 60 MiB pushes filled the isolate).
    */
   discard(): void {
-    const dropped = this.fs.discard();
-    if (dropped.some((path) => path.endsWith(".pack") || path.endsWith(".idx"))) this.objects.cache = {};
+    this.fs.discard();
+    this.objects.cache = {};
   }
 
   /**

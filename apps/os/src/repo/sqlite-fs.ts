@@ -6,6 +6,11 @@
  * Writes are staged in memory and reach SQLite only on `flush()`. A commit or push writes its
  * objects into the stage, is checked against the limits, and is flushed only when accepted, so a
  * refused one leaves nothing behind. Files are split into chunks: a SQLite row holds at most 2 MB.
+ *
+ * Stored packs are not shown to isomorphic-git: it would read each one whole into memory (and
+ * keep it), and a repository's packs together may be far larger than its isolate. A `PackedSource`
+ * answers their objects one at a time, read by range, as the loose-object files isomorphic-git
+ * looks for first; `objects/pack` lists only the pack a push has staged.
  */
 import type { PromiseFsClient } from "isomorphic-git";
 
@@ -48,6 +53,18 @@ function stat(type: "file" | "dir", size: number): StatLike {
   };
 }
 
+/** A loose object's path: `objects/` and the id split after two hex digits. */
+const LOOSE_OBJECT = /\/objects\/([0-9a-f]{2})\/([0-9a-f]{38})$/;
+const PACK_DIR = /\/objects\/pack\/?$/;
+
+/** Objects of stored packs, answered as loose-object files (see SqliteFs). */
+export interface PackedSource {
+  /** The loose-object file of `oid` (zlib of `<type> <size>\0<content>`), when a stored pack holds it. */
+  looseFile(oid: string): Promise<Uint8Array | undefined>;
+  /** Whether a stored pack holds `oid`. */
+  has(oid: string): boolean;
+}
+
 const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder();
 
@@ -60,6 +77,10 @@ export class SqliteFs {
   readonly #sql: SqlStorage;
   // Staged writes (null: a staged delete), in the order they were made.
   readonly #staged = new Map<string, Uint8Array | null>();
+  /** Bytes read from SQLite so far: what a read costs the isolate, for tests to bound. */
+  bytesRead = 0;
+  /** Where objects of stored packs are read from (set by the repository's store). */
+  packed: PackedSource | undefined;
   /** The `fs` argument isomorphic-git takes (its `promises` field must be enumerable). */
   readonly promises: PromiseFsClient["promises"];
 
@@ -129,7 +150,7 @@ export class SqliteFs {
   }
 
   async #readFile(path: string, options?: { encoding?: string } | string): Promise<Uint8Array | string> {
-    const data = this.#read(path);
+    const data = this.#read(path) ?? (await this.#packedObject(path));
     if (data === undefined) {
       if (this.#isDir(path)) throw fsError("EISDIR", path);
       throw fsError("ENOENT", path);
@@ -138,10 +159,72 @@ export class SqliteFs {
     return encoding ? DECODER.decode(data) : data;
   }
 
+  /** A stored pack's object as the loose file isomorphic-git asked for, or undefined. */
+  async #packedObject(path: string): Promise<Uint8Array | undefined> {
+    const match = LOOSE_OBJECT.exec(path);
+    return match && this.packed ? this.packed.looseFile(`${match[1]}${match[2]}`) : undefined;
+  }
+
+  /**
+   * Bytes `[start, end)` of the file at `path` (clipped to its size), reading only the chunks
+   * that hold them; undefined when there is no such file.
+   */
+  readRange(path: string, start: number, end: number): Uint8Array | undefined {
+    const staged = this.#staged.get(path);
+    if (staged !== undefined) return staged?.subarray(start, end);
+    if (end <= start) return this.fileSize(path) === undefined ? undefined : new Uint8Array(0);
+    const first = Math.floor(start / CHUNK_BYTES);
+    const last = Math.floor((end - 1) / CHUNK_BYTES);
+    // SQLite's substr on a blob counts bytes from 1: each chunk gives only its part of the range.
+    const rows = this.#sql
+      .exec<{ chunk: number; data: ArrayBuffer }>(
+        "SELECT chunk, substr(data, max(1, ? - chunk * ? + 1), ?) AS data FROM git_files WHERE path = ? AND chunk BETWEEN ? AND ? ORDER BY chunk",
+        start,
+        CHUNK_BYTES,
+        end - start,
+        path,
+        first,
+        last,
+      )
+      .toArray();
+    if (rows.length === 0) return this.fileSize(path) === undefined ? undefined : new Uint8Array(0);
+    const pieces = rows.map((row) => new Uint8Array(row.data));
+    const out = new Uint8Array(Math.min(end - start, pieces.reduce((sum, piece) => sum + piece.byteLength, 0)));
+    let at = 0;
+    for (const piece of pieces) {
+      const part = piece.subarray(0, out.byteLength - at);
+      out.set(part, at);
+      at += part.byteLength;
+    }
+    this.bytesRead += at;
+    return out;
+  }
+
+  /** The whole file at `path`, or undefined. */
+  read(path: string): Uint8Array | undefined {
+    return this.#read(path);
+  }
+
+  /** Paths stored in SQLite (not the stage) that start with `prefix`. */
+  storedFiles(prefix: string): string[] {
+    return this.#sql
+      .exec<{ path: string }>("SELECT DISTINCT path FROM git_files WHERE path >= ? AND path < ?", prefix, `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`)
+      .toArray()
+      .map((row) => row.path);
+  }
+
+  /** The size of the file at `path` without reading it, or undefined when there is none. */
+  fileSize(path: string): number | undefined {
+    if (this.#staged.has(path)) return this.#staged.get(path)?.byteLength;
+    const row = this.#sql.exec<{ size: number | null; chunks: number }>("SELECT SUM(LENGTH(data)) AS size, COUNT(*) AS chunks FROM git_files WHERE path = ?", path).one();
+    return row.chunks === 0 ? undefined : (row.size ?? 0);
+  }
+
   #read(path: string): Uint8Array | undefined {
     if (this.#staged.has(path)) return this.#staged.get(path) ?? undefined;
     const rows = this.#sql.exec<{ data: ArrayBuffer }>("SELECT data FROM git_files WHERE path = ? ORDER BY chunk", path).toArray();
     if (rows.length === 0) return undefined;
+    for (const row of rows) this.bytesRead += row.data.byteLength;
     if (rows.length === 1) return new Uint8Array(rows[0]?.data ?? new ArrayBuffer(0));
     const total = rows.reduce((sum, row) => sum + row.data.byteLength, 0);
     const out = new Uint8Array(total);
@@ -159,21 +242,25 @@ export class SqliteFs {
   }
 
   async #unlink(path: string): Promise<void> {
-    if (this.#read(path) === undefined) throw fsError("ENOENT", path);
+    if (this.fileSize(path) === undefined) throw fsError("ENOENT", path);
     this.#staged.set(path, null);
   }
 
   async #stat(path: string): Promise<StatLike> {
-    const data = this.#read(path);
-    if (data !== undefined) return stat("file", data.byteLength);
+    const size = this.fileSize(path);
+    if (size !== undefined) return stat("file", size);
+    const loose = LOOSE_OBJECT.exec(path);
+    if (loose && this.packed?.has(`${loose[1]}${loose[2]}`)) return stat("file", 0);
     if (this.#isDir(path)) return stat("dir", 0);
     throw fsError("ENOENT", path);
   }
 
   async #readdir(path: string): Promise<string[]> {
-    if (this.#read(path) !== undefined) throw fsError("ENOTDIR", path);
+    if (this.fileSize(path) !== undefined) throw fsError("ENOTDIR", path);
     const names = new Set<string>();
-    for (const child of this.#under(path)) names.add(child.slice(path.length + 1).split("/")[0] ?? "");
+    // Stored packs are read through `packed`, object by object; only a staged one is listed.
+    const packs = PACK_DIR.test(path);
+    for (const child of this.#under(path)) if (!packs || this.#staged.has(child)) names.add(child.slice(path.length + 1).split("/")[0] ?? "");
     names.delete("");
     if (names.size === 0 && !this.#isDir(path)) throw fsError("ENOENT", path);
     return [...names].toSorted();
