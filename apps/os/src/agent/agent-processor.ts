@@ -1,5 +1,6 @@
 import type { EventInput, Reaction, StreamEvent } from "iterate/types";
 import { errorCode, errorMessage } from "iterate/errors";
+import { utf8ByteLength } from "iterate/stream/events";
 import { StreamProcessor, foldEvent, type BackgroundContext, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 import { AgentContract, type AgentState, type HistoryItem } from "./agent-contract.ts";
@@ -320,11 +321,9 @@ function withItem(state: AgentState, item: HistoryItem, offset: number): AgentSt
   return { ...state, history: history.slice(drop), historyBytes: bytes, compactedAt: offset };
 }
 
-const UTF8 = new TextEncoder();
-
 /** An item's size in the checkpoint: its JSON's UTF-8 bytes. */
 function itemBytes(item: HistoryItem): number {
-  return UTF8.encode(JSON.stringify(item)).byteLength;
+  return utf8ByteLength(JSON.stringify(item));
 }
 
 function clip(text: string, max: number = LIMITS.SCRIPT_OUTCOME_MAX_LENGTH): string {

@@ -1,12 +1,12 @@
+import { utf8ByteLength } from "iterate/stream/events";
+
 /**
  * What a keyed table of a processor's state takes in its checkpoint, for bounds checked before a
  * write (MOUNTS_MAX_BYTES, SCHEDULES_MAX_BYTES): each row as its key and its JSON, in UTF-8 bytes.
  */
-const UTF8 = new TextEncoder();
-
 /** One row's bytes: its key and its JSON (with the quotes, colon and comma around them). */
 export function rowBytes(key: string, row: object): number {
-  return UTF8.encode(key).byteLength + UTF8.encode(JSON.stringify(row)).byteLength + 4;
+  return utf8ByteLength(key) + utf8ByteLength(JSON.stringify(row)) + 4;
 }
 
 // A fold replaces its table on every change, so a table's size is counted once.

@@ -160,7 +160,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
     const inFlight: InFlight = { key: schedule.key, definedAtOffset: schedule.definedAtOffset, ...due };
     const storageKey = `${IN_FLIGHT_PREFIX}${schedule.key}`;
     await this.ctx.storage.put(storageKey, inFlight);
-    const refused = await this.#admitted();
+    const refused = await this.#budgetRefusal();
     const started = Date.now();
     const outcome = refused ?? (await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule, this.#runner));
     const durationMs = Date.now() - started;
@@ -170,7 +170,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
 
   // The project's budget for scheduled runs (SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE): undefined when
   // this occurrence may run, else the failure it settles with (not knowing the budget, it does not run).
-  async #admitted(): Promise<ScriptOutcome | undefined> {
+  async #budgetRefusal(): Promise<ScriptOutcome | undefined> {
     try {
       if (await this.env.PROJECT.getByName(`${this.#projectId}:/`).admitScheduledRun()) return undefined;
     } catch (error) {
