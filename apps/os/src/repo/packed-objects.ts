@@ -46,12 +46,15 @@ interface Located {
 
 export class PackedObjects implements PackedSource {
   readonly #fs: SqliteFs;
-  #indexes = new Map<string, PackIndex>();
+  readonly #list: () => string[];
+  readonly #indexes = new Map<string, PackIndex>();
   readonly #bases = new Map<string, GitObject>();
   #baseBytes = 0;
 
-  constructor(fs: SqliteFs) {
+  /** `indexes` names the packs' index files: by default every stored one (a push's staged pack is not). */
+  constructor(fs: SqliteFs, indexes?: () => string[]) {
     this.#fs = fs;
+    this.#list = indexes ?? (() => fs.storedFiles(`${PACK_DIR}/`).filter((path) => path.endsWith(".idx")));
   }
 
   has(oid: string): boolean {
@@ -87,37 +90,67 @@ export class PackedObjects implements PackedSource {
     return type >= 1 && type <= 4 ? entry : undefined;
   }
 
-  /** Forgets the parsed indexes (a store built again after its packs changed under it). */
-  forget(): void {
-    this.#indexes = new Map();
-    this.#bases.clear();
-    this.#baseBytes = 0;
+  /**
+   * The type of `oid` from entry headers alone (a delta's is its base's), nothing inflated;
+   * undefined when these packs do not hold it, or a delta's base lies outside them.
+   */
+  typeOf(oid: string): ObjectType | undefined {
+    const at = this.#locate(oid);
+    if (!at) return undefined;
+    let { index, offset } = at;
+    for (let depth = 0; depth <= DELTA_CHAIN_MAX; depth++) {
+      // A header is at most 10 bytes of type and size, then 10 of offset or 20 of base id.
+      const head = this.#fs.readRange(index.pack, offset, Math.min(offset + 40, nextOffset(index, offset))) ?? new Uint8Array(0);
+      let pos = 0;
+      let byte = head[pos++] ?? 0;
+      const type = (byte >> 4) & 7;
+      while (byte & 0x80) byte = head[pos++] ?? 0;
+      if (type === OFS_DELTA) {
+        const back = ofsBack(head, pos);
+        if (back.value <= 0 || back.value > offset) throw corrupt(`a delta in ${index.pack} points outside it`);
+        offset -= back.value;
+        continue;
+      }
+      if (type === REF_DELTA) {
+        const base = this.#locate(hex(head.subarray(pos, pos + 20)));
+        if (!base) return undefined;
+        ({ index, offset } = base);
+        continue;
+      }
+      return NAMES[type];
+    }
+    throw corrupt(`a delta chain in ${index.pack} is longer than ${DELTA_CHAIN_MAX}`);
   }
 
   #locate(oid: string): Located | undefined {
     const name = oidBytes(oid);
     if (!name) return undefined;
-    for (const index of this.#all()) {
+    for (const index of this.#indexes.values()) {
+      const offset = find(index, name);
+      if (offset !== undefined) return { index, offset };
+    }
+    // Not in a pack read so far: a pack stored since then may hold it.
+    for (const index of this.#added()) {
       const offset = find(index, name);
       if (offset !== undefined) return { index, offset };
     }
     return undefined;
   }
 
-  /** Every stored pack's index; a pack stored since the last call is read now. */
-  #all(): Iterable<PackIndex> {
-    const names = this.#fs.storedFiles(`${PACK_DIR}/`).filter((path) => path.endsWith(".idx"));
-    if (names.length !== this.#indexes.size) {
-      for (const path of names) {
-        if (this.#indexes.has(path)) continue;
-        const pack = path.replace(/\.idx$/, ".pack");
-        const idx = this.#fs.read(path);
-        const size = this.#fs.fileSize(pack);
-        if (!idx || size === undefined) continue;
-        this.#indexes.set(path, parseIndex(pack, idx, size));
-      }
+  /** The indexes of packs listed now and not read before, read now. */
+  #added(): PackIndex[] {
+    const added: PackIndex[] = [];
+    for (const path of this.#list()) {
+      if (this.#indexes.has(path)) continue;
+      const pack = path.replace(/\.idx$/, ".pack");
+      const idx = this.#fs.read(path);
+      const size = this.#fs.fileSize(pack);
+      if (!idx || size === undefined) continue;
+      const index = parseIndex(pack, idx, size);
+      this.#indexes.set(path, index);
+      added.push(index);
     }
-    return this.#indexes.values();
+    return added;
   }
 
   /** The entry at `offset`: from its header to the next entry (or the trailer). */
@@ -149,15 +182,10 @@ export class PackedObjects implements PackedSource {
     }
     let base: GitObject | undefined;
     if (type === OFS_DELTA) {
-      // git's offset encoding: each further byte adds one before shifting.
-      byte = entry[at++] ?? 0;
-      let back = byte & 0x7f;
-      while (byte & 0x80) {
-        byte = entry[at++] ?? 0;
-        back = (back + 1) * 128 + (byte & 0x7f);
-      }
-      if (back <= 0 || back > offset) throw corrupt(`a delta in ${index.pack} points outside it`);
-      base = this.#objectAt(index, offset - back, depth + 1);
+      const back = ofsBack(entry, at);
+      at = back.next;
+      if (back.value <= 0 || back.value > offset) throw corrupt(`a delta in ${index.pack} points outside it`);
+      base = this.#objectAt(index, offset - back.value, depth + 1);
     } else if (type === REF_DELTA) {
       const baseId = hex(entry.subarray(at, at + 20));
       at += 20;
@@ -198,6 +226,18 @@ export class PackedObjects implements PackedSource {
       this.#baseBytes -= value.content.byteLength;
     }
   }
+}
+
+/** An offset delta's distance back to its base, in git's encoding (each further byte adds one before shifting). */
+function ofsBack(bytes: Uint8Array, start: number): { value: number; next: number } {
+  let at = start;
+  let byte = bytes[at++] ?? 0;
+  let value = byte & 0x7f;
+  while (byte & 0x80) {
+    byte = bytes[at++] ?? 0;
+    value = (value + 1) * 128 + (byte & 0x7f);
+  }
+  return { value, next: at };
 }
 
 /** pako throws its message as a string: damage is named as such. */

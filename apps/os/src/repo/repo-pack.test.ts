@@ -7,7 +7,7 @@ import { LIMITS } from "../limits.ts";
 import { checkPackInflation } from "./pack-inflation.ts";
 import { receivePack } from "./repo-pack.ts";
 import { RepoStore } from "./repo-store.ts";
-import { BLOB, bytes, deflated, objectHeader, OFS_DELTA, onePathCommit, packOf, varint } from "../../test/git-packs.ts";
+import { BLOB, bytes, commitOf, deflated, deltaOf, gitObject, objectHeader, OFS_DELTA, ofsDeltaEntry, onePathCommit, packOf, treeOf, varint } from "../../test/git-packs.ts";
 
 // Pushed packs are untrusted bytes: whatever they hold, a push is answered with each ref's status
 // (git's `ng <ref> <reason>`), never an exception the Durable Object would log with its stack.
@@ -257,6 +257,42 @@ describe("hostile commits and fetches", () => {
     const answer = await open(stub.uploadPack({ wants: [first.commit], haves: [blobId] }));
     expect(answer.common).toEqual([]);
     await answer.pack.cancel();
+  });
+});
+
+describe("commits no ref names", () => {
+  test("a commit the pack carries that no ref names is held to the rules a pushed commit is (a branch made at it later brings none to check)", async () => {
+    const stub = await freshRepo();
+    const blob = await gitObject(BLOB, bytes("x"));
+    const tree = await treeOf([["a.txt", blob.oid]]);
+    const named = await commitOf(tree.oid, [], "named");
+    const wideTree = await treeOf([["a.txt", blob.oid], ["b.txt", blob.oid], ["c.txt", blob.oid]]);
+    const hidden = await commitOf(wideTree.oid, [], "hidden");
+    // Stored as a delta on the named commit: its type is found from its base's header.
+    const hiddenEntry = await ofsDeltaEntry(deltaOf(named.content, hidden.content), named.header.length + named.data.byteLength + wideTree.header.length + wideTree.data.byteLength);
+    const pack = await packOf([blob, tree, named, wideTree, hiddenEntry]);
+    lower("REPO_COMMIT_FILES_MAX", 2);
+    const statuses = await open(stub.receivePack({ commands: [{ from: null, to: named.oid, ref: "refs/heads/main" }], pack }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining(`[INVALID_ARGUMENT] commit ${hidden.oid} changes more than 2 files`) }]);
+    expect(await open(stub.branches())).toEqual([]);
+    expect((await open(stub.describe())).sizeBytes).toBe(0);
+    // Within the limit the same pack is kept, and a branch at the unnamed commit reads its files.
+    Object.assign(LIMITS, saved);
+    expect(await open(stub.receivePack({ commands: [{ from: null, to: named.oid, ref: "refs/heads/main" }], pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+    expect(await open(stub.createBranch({ name: "wide", from: hidden.oid }, actor))).toEqual({ name: "wide", head: hidden.oid });
+    expect(await open(stub.readFile({ ref: "wide", path: "c.txt" }))).toBe("x");
+  });
+
+  test("an unnamed commit whose parent the repository does not hold refuses the push coded", async () => {
+    const stub = await freshRepo();
+    const blob = await gitObject(BLOB, bytes("x"));
+    const tree = await treeOf([["a.txt", blob.oid]]);
+    const named = await commitOf(tree.oid, [], "named");
+    const orphan = await commitOf(tree.oid, ["e".repeat(40)], "orphan");
+    const pack = await packOf([blob, tree, named, orphan]);
+    const statuses = await open(stub.receivePack({ commands: [{ from: null, to: named.oid, ref: "refs/heads/main" }], pack }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining(`names a parent the repository does not hold`) }]);
+    expect(await open(stub.branches())).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { Errors, indexPack, readCommit, readObject, readTree, type CommitObject } from "isomorphic-git";
 import { packStream } from "./pack-stream.ts";
+import { PackedObjects } from "./packed-objects.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
 import { ThreadShare } from "../limits/thread-share.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
@@ -102,12 +103,14 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
   const store = repo.objects;
   try {
     const incoming = new Set<string>();
+    let stagedIndex: string | undefined;
+    const share = new ThreadShare();
     if (pack && pack.byteLength > 0) {
       // Each pass inflates every object on this object's thread (locally, the whole OS's): each
       // gives the thread up between objects (ThreadShare), so other calls are not held for all of it.
-      const share = new ThreadShare();
       const { inflated, complete } = await checkPackInflation(pack, share);
       const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
+      stagedIndex = `${store.gitdir}/${name.replace(/\.pack$/, ".idx")}`;
       store.fs.stage(`${store.gitdir}/${name}`, pack);
       const onProgress = sharedProgress(share, inflated);
       const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name, onProgress }));
@@ -118,11 +121,13 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
     const results: Array<{ ref: string; error?: string }> = [];
     const updates: RefUpdate[] = [];
     const events: PendingEvent[] = [];
+    const checked = new Set<string>();
     for (const command of commands) {
-      const refused = await unsafePathsRefused(() => planCommand(repo, command, incoming, actor, updates, events));
+      const refused = await unsafePathsRefused(() => planCommand(repo, command, incoming, actor, updates, events, checked));
       results.push(refused ? { ref: command.ref, error: refused } : { ref: command.ref });
     }
     if (updates.length === 0) return results;
+    if (stagedIndex) await unsafePathsRefused(() => checkUnnamedCommits(repo, stagedIndex, incoming, checked, share));
     try {
       repo.publish(updates, events);
     } catch (error) {
@@ -198,8 +203,41 @@ function byteLengthOf(object: unknown): number {
   return object instanceof Uint8Array ? object.byteLength : 0;
 }
 
+/**
+ * Every commit of a kept pack is held to the rules a pushed commit is, not only those an accepted
+ * ref move reaches (`checked`): the pack is stored whole, with a refused ref's commits and any no
+ * ref names, and a branch made at one of them later (a push, `createBranch({ from })`) brings no
+ * commit to check. Commits are found from the entries' headers (a delta's type is its base's);
+ * one whose base only a loose row holds is read.
+ */
+async function checkUnnamedCommits(repo: RepoStore, stagedIndex: string, incoming: Set<string>, checked: Set<string>, share: ThreadShare): Promise<void> {
+  const store = repo.objects;
+  const packs = new PackedObjects(repo.fs, () => [stagedIndex, ...repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx"))]);
+  for (const oid of incoming) {
+    if (checked.has(oid)) continue;
+    const type = packs.typeOf(oid) ?? (await readObject({ ...store, oid, format: "content" })).type;
+    if (type !== "commit") continue;
+    const { commit } = await readCommit({ ...store, oid });
+    let parentTree: string | undefined;
+    if (commit.parent[0]) {
+      try {
+        parentTree = (await readCommit({ ...store, oid: commit.parent[0] })).commit.tree;
+      } catch {
+        throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} names a parent the repository does not hold; nothing was written`);
+      }
+    }
+    try {
+      await checkedChanges(store, parentTree, commit.tree, `commit ${oid}`);
+    } catch (error) {
+      if (!(error instanceof Errors.NotFoundError)) throw error;
+      throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} names a tree the repository does not hold; nothing was written`);
+    }
+    await share.did(PACK_OBJECT_WORK_BYTES);
+  }
+}
+
 /** Plans one ref move into `updates`/`events`; answers git's refusal reason, or undefined. */
-async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<string>, actor: Actor, updates: RefUpdate[], events: PendingEvent[]): Promise<string | undefined> {
+async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<string>, actor: Actor, updates: RefUpdate[], events: PendingEvent[], checked: Set<string>): Promise<string | undefined> {
   const store = repo.objects;
   const branch = branchOfRef(command.ref);
   if (branch === undefined) return "only branches (refs/heads/...) can be pushed";
@@ -252,6 +290,7 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
     const { commit } = await readCommit({ ...store, oid });
     const parentTree = commit.parent[0] ? (await readCommit({ ...store, oid: commit.parent[0] })).commit.tree : undefined;
     events.push(commitCompleted(branch, oid, commit, await checkedChanges(store, parentTree, commit.tree, `commit ${oid}`), actor));
+    checked.add(oid);
   }
   return undefined;
 }
