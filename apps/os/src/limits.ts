@@ -258,6 +258,12 @@ const PLATFORM_LIMITS = {
   REPO_COMMIT_FILES_MAX: 5000,
   /** Bytes a repository may store (objects, packs, indexes): one Durable Object's SQLite is finite. */
   REPO_SIZE_MAX_BYTES: 268_435_456,
+  /**
+   * Objects a repository's pushed packs may hold together. Each pack's index is kept in memory
+   * while the repository is read (about 40 bytes an object), and 256 MiB of tiny objects would be
+   * millions of them: this keeps the indexes near 20 MB.
+   */
+  REPO_PACKED_OBJECTS_MAX: 500_000,
   /** Characters in a file path inside a repository: paths are stored in trees and events. */
   REPO_FILE_PATH_MAX_LENGTH: 1024,
   /** Characters in a branch name: names are refs, event fields and URL parts. */

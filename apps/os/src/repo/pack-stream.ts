@@ -85,7 +85,8 @@ function entryHeader(type: number, size: number): Uint8Array {
   return new Uint8Array(bytes);
 }
 
-async function zlib(data: Uint8Array): Promise<Uint8Array> {
+/** `data` as a zlib stream, compressed natively. */
+export async function zlib(data: Uint8Array): Promise<Uint8Array> {
   const stream = new Blob([data]).stream().pipeThrough(new CompressionStream("deflate"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }

@@ -1,8 +1,9 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test } from "vitest";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
-import { BLOB, bytes, commitOf, deltaOf, gitObject, ofsDeltaEntry, packOf, refDeltaEntry, treeOf } from "../../test/git-packs.ts";
+import { BLOB, bytes, commitOf, deltaOf, gitObject, objectHeader, ofsDeltaEntry, packOf, refDeltaEntry, treeOf, varint, deflated, OFS_DELTA } from "../../test/git-packs.ts";
+import { LIMITS } from "../limits.ts";
 import { RepoStore } from "./repo-store.ts";
 
 // A repository's stored packs together may be far larger than its isolate: their objects are read
@@ -112,5 +113,97 @@ describe("objects of stored packs", () => {
     for (let read = await reader.read(); !read.done; read = await reader.read()) parts.push(read.value.byteLength);
     expect(parts.length).toBeGreaterThan(1);
     expect(parts.reduce((sum, size) => sum + size, 0)).toBe(pack.byteLength);
+  });
+});
+
+const saved = { ...LIMITS };
+afterEach(() => Object.assign(LIMITS, saved));
+
+/** A repository whose main holds one whole blob `y.txt` (pushed), and that blob. */
+async function withStoredBlob() {
+  const stub = await freshRepo();
+  const y = await gitObject(BLOB, lines(100, "y"));
+  const tree = await treeOf([["y.txt", y.oid]]);
+  const commit = await commitOf(tree.oid, [], "y");
+  expect(await open(stub.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack: await packOf([y, tree, commit]) }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+  return { stub, y, head: commit.oid };
+}
+
+const pushTo = (from: string, to: string) => [{ from, to, ref: "refs/heads/main" }];
+const refusedRead = (error: string) => [{ ref: "refs/heads/main", error: expect.stringContaining(error) }];
+
+describe("a push is read back before it is kept", () => {
+  test("two id deltas on each other, one also stored before: each reads (never around the loop), and the thin one is kept whole", async () => {
+    const { stub, y, head } = await withStoredBlob();
+    const x = new Uint8Array([...y.content, ...bytes("x adds a line\n")]);
+    const xId = (await gitObject(BLOB, x)).oid;
+    // x on y (stored before: thin), and y again, on x.
+    const tree = await treeOf([["x.txt", xId], ["y.txt", y.oid]]);
+    const commit = await commitOf(tree.oid, [head], "loop");
+    const pack = await packOf([await refDeltaEntry(deltaOf(y.content, x), y.oid), await refDeltaEntry(deltaOf(x, y.content), xId), tree, commit]);
+    expect(await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+    await runInDurableObject(stub, async (_instance, state) => {
+      const store = new RepoStore(state.storage);
+      expect(await store.readFile("main", "x.txt")).toEqual(x);
+      expect(await store.readFile("main", "y.txt")).toEqual(y.content);
+      expect(store.packs.read(y.oid)).toEqual({ type: "blob", content: y.content });
+      // The thin delta's object is kept whole as a loose row: a later delta on it ends there.
+      expect(store.fs.read(`/git/objects/${xId.slice(0, 2)}/${xId.slice(2)}`)).toBeDefined();
+    });
+    const fetched = await new Response((await open(stub.uploadPack({ wants: [commit.oid], haves: [] }))).pack).arrayBuffer();
+    const copy = await freshRepo();
+    expect(await open(copy.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack: new Uint8Array(fetched) }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+  });
+
+  test("bytes between entries or before the trailer refuse the push (a fetch would copy them), and nothing is kept", async () => {
+    const stub = await freshRepo();
+    const blob = await gitObject(BLOB, bytes("z"));
+    const tree = await treeOf([["z.txt", blob.oid]]);
+    const commit = await commitOf(tree.oid, [], "junk");
+    const junk = { header: [] as number[], data: bytes("junk between entries") };
+    for (const entries of [[blob, junk, tree, commit], [blob, tree, commit, junk]]) {
+      const statuses = await open(stub.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack: await packOf(entries) }, actor));
+      expect(statuses[0]?.error).toMatch(/^\[INVALID_ARGUMENT\] the pushed pack could not be read/);
+    }
+    expect(await open(stub.branches())).toEqual([]);
+    expect((await open(stub.describe())).sizeBytes).toBe(0);
+  });
+
+  test("numbers isomorphic-git reads in 32 bits (a delta's distance back, the size it rebuilds) are read whole: the push is refused, never kept unreadable", async () => {
+    const stub = await freshRepo();
+    const a = await gitObject(BLOB, lines(50, "a"));
+    const b = new Uint8Array([...a.content, ...bytes("more\n")]);
+    const bId = (await gitObject(BLOB, b)).oid;
+    const tree = await treeOf([["a.txt", a.oid], ["b.txt", bId]]);
+    const commit = await commitOf(tree.oid, [], "wrapped");
+    // The distance back plus 2^32: the same distance to a reader that wraps at 32 bits.
+    const far = await ofsDeltaEntry(deltaOf(a.content, b), 2 ** 32 + a.header.length + a.data.byteLength);
+    // A delta whose rebuilt size is padded with high bytes: 2^32 more than it rebuilds, read whole.
+    const delta = deltaOf(a.content, b);
+    const sizes = [...varint(a.content.byteLength), ...varint(b.byteLength)];
+    const padded = [...varint(a.content.byteLength), ...varint(2 ** 32 + b.byteLength)];
+    const huge = new Uint8Array([...padded, ...delta.subarray(sizes.length)]);
+    const hugeEntry = { header: [...objectHeader(OFS_DELTA, huge.byteLength), a.header.length + a.data.byteLength], data: await deflated(huge) };
+    for (const entry of [far, hugeEntry]) {
+      const statuses = await open(stub.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack: await packOf([a, entry, tree, commit]) }, actor));
+      expect(statuses[0]?.error).toMatch(/^\[INVALID_ARGUMENT\] /);
+    }
+    expect(await open(stub.branches())).toEqual([]);
+    expect((await open(stub.describe())).sizeBytes).toBe(0);
+  });
+
+  test("REPO_PACKED_OBJECTS_MAX: a push that would bring the pushed packs past it is refused, and nothing is kept", async () => {
+    const { stub, head } = await withStoredBlob();
+    const blob = await gitObject(BLOB, bytes("one more"));
+    const tree = await treeOf([["more.txt", blob.oid]]);
+    const commit = await commitOf(tree.oid, [head], "more");
+    const pack = await packOf([blob, tree, commit]);
+    const size = (await open(stub.describe())).sizeBytes;
+    (LIMITS as Record<string, number>).REPO_PACKED_OBJECTS_MAX = 5;
+    const statuses = await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor));
+    expect(statuses).toEqual(refusedRead("pushed packs would hold 6 objects, more than 5"));
+    expect((await open(stub.describe())).sizeBytes).toBe(size);
+    (LIMITS as Record<string, number>).REPO_PACKED_OBJECTS_MAX = 6;
+    expect(await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
   });
 });

@@ -1,6 +1,5 @@
 // The part of pako 1.0.11 (CommonJS, no types of its own) that pack-inflation.ts and packed-objects.ts use.
 declare module "pako" {
-  export function inflate(data: Uint8Array): Uint8Array;
   export function deflate(data: Uint8Array, options?: { level?: number }): Uint8Array;
   export class Inflate {
     constructor(options?: { chunkSize?: number });
@@ -10,6 +9,8 @@ declare module "pako" {
     readonly ended: boolean;
     readonly err: number;
     readonly msg: string;
+    /** The inflated bytes, once the stream ended (when onData is not replaced). */
+    readonly result: Uint8Array | undefined;
     readonly strm: { avail_in: number };
   }
 }

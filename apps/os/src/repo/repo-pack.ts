@@ -1,6 +1,6 @@
 import { Errors, indexPack, readCommit, readObject, readTree, type CommitObject } from "isomorphic-git";
-import { packStream } from "./pack-stream.ts";
-import { PackedObjects } from "./packed-objects.ts";
+import { packStream, zlib } from "./pack-stream.ts";
+import { PackedObjects, framed } from "./packed-objects.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
 import { ThreadShare } from "../limits/thread-share.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
@@ -103,20 +103,18 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
   const store = repo.objects;
   try {
     const incoming = new Set<string>();
-    let stagedIndex: string | undefined;
+    let commits = new Set<string>();
     const share = new ThreadShare();
     if (pack && pack.byteLength > 0) {
       // Each pass inflates every object on this object's thread (locally, the whole OS's): each
       // gives the thread up between objects (ThreadShare), so other calls are not held for all of it.
-      const { inflated, complete } = await checkPackInflation(pack, share);
+      const { inflated } = await checkPackInflation(pack, share);
       const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
-      stagedIndex = `${store.gitdir}/${name.replace(/\.pack$/, ".idx")}`;
       store.fs.stage(`${store.gitdir}/${name}`, pack);
       const onProgress = sharedProgress(share, inflated);
       const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name, onProgress }));
       for (const oid of oids.oids) incoming.add(oid);
-      // The walk proved every object's size already; one it could not finish is read object by object.
-      if (!complete) await unpacked(() => checkObjects(store, oids.oids, share));
+      commits = await verifyPackObjects(repo, `${store.gitdir}/${name.replace(/\.pack$/, ".idx")}`, oids.oids, share);
     }
     const results: Array<{ ref: string; error?: string }> = [];
     const updates: RefUpdate[] = [];
@@ -127,7 +125,7 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
       results.push(refused ? { ref: command.ref, error: refused } : { ref: command.ref });
     }
     if (updates.length === 0) return results;
-    if (stagedIndex) await unsafePathsRefused(() => checkUnnamedCommits(repo, stagedIndex, incoming, checked, share));
+    await unsafePathsRefused(() => checkUnnamedCommits(repo, commits, checked, share));
     try {
       repo.publish(updates, events);
     } catch (error) {
@@ -190,33 +188,65 @@ function sharedProgress(share: ThreadShare, inflated: number): (progress: { load
   };
 }
 
-// Every object of a pushed pack is held to the file limits before anything is kept.
-async function checkObjects(store: ObjectStore, oids: string[], share: ThreadShare): Promise<void> {
-  for (const oid of oids) {
-    const { type, object } = await readObject({ ...store, oid, format: "content" });
-    if (type === "blob") checkFileSize(oid, (object as Uint8Array).byteLength);
-    await share.did(byteLengthOf(object) + PACK_OBJECT_WORK_BYTES);
+/**
+ * Reads every object of a pushed pack back as it will be read once stored (`PackedObjects`, by
+ * the rules that keep a delta from leading back to itself) and checks it is the object its id
+ * names, before anything is kept. isomorphic-git indexed the pack by parsing it its own way; this
+ * makes the two agree, or refuses the push. Blobs are held to REPO_FILE_MAX_BYTES here, a thin
+ * entry (an id delta on an object outside the pack, as git pushes an edited file) is kept whole
+ * beside the pack so delta chains never grow from push to push, and the pack's entries must fill
+ * it exactly (what a fetch copies raw is only the entry). Answers the commits among the objects.
+ */
+async function verifyPackObjects(repo: RepoStore, stagedIndex: string, oids: string[], share: ThreadShare): Promise<Set<string>> {
+  const store = repo.objects;
+  const packs = new PackedObjects(repo.fs, { indexes: () => [...repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx")), stagedIndex], strict: true });
+  const held = packs.count();
+  if (held > LIMITS.REPO_PACKED_OBJECTS_MAX) {
+    throw new ItxError("INVALID_ARGUMENT", `the repository's pushed packs would hold ${held} objects, more than ${LIMITS.REPO_PACKED_OBJECTS_MAX}; nothing was written`, {
+      details: limitDetails("REPO_PACKED_OBJECTS_MAX"),
+    });
   }
+  const commits = new Set<string>();
+  for (const oid of oids) {
+    let resolved: ReturnType<PackedObjects["resolve"]>;
+    try {
+      resolved = packs.resolve(oid);
+    } catch (error) {
+      if (errorCode(error) !== "INTERNAL") throw error;
+      throw malformedPack(errorMessage(error).replace(/^.*cannot be read: /, ""));
+    }
+    if (!resolved) throw malformedPack(`its index names ${oid}, which it does not hold`);
+    const bytes = framed(resolved.object);
+    const id = hex(new Uint8Array(await crypto.subtle.digest("SHA-1", bytes)));
+    if (id !== oid) throw malformedPack(`the object indexed as ${oid} reads back as ${id}`);
+    if (resolved.object.type === "blob") checkFileSize(oid, resolved.object.content.byteLength);
+    if (resolved.object.type === "commit") commits.add(oid);
+    if (resolved.thin) repo.fs.stage(`${store.gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`, await zlib(bytes));
+    await share.did(bytes.byteLength + PACK_OBJECT_WORK_BYTES);
+  }
+  return commits;
 }
 
-function byteLengthOf(object: unknown): number {
-  return object instanceof Uint8Array ? object.byteLength : 0;
+function malformedPack(why: string): ItxError {
+  return new ItxError("INVALID_ARGUMENT", `the pushed pack could not be read back: ${why.slice(0, 300)}`);
+}
+
+function hex(bytes: Uint8Array): string {
+  let out = "";
+  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
+  return out;
 }
 
 /**
  * Every commit of a kept pack is held to the rules a pushed commit is, not only those an accepted
  * ref move reaches (`checked`): the pack is stored whole, with a refused ref's commits and any no
  * ref names, and a branch made at one of them later (a push, `createBranch({ from })`) brings no
- * commit to check. Commits are found from the entries' headers (a delta's type is its base's);
- * one whose base only a loose row holds is read.
+ * commit to check.
  */
-async function checkUnnamedCommits(repo: RepoStore, stagedIndex: string, incoming: Set<string>, checked: Set<string>, share: ThreadShare): Promise<void> {
+async function checkUnnamedCommits(repo: RepoStore, commits: Set<string>, checked: Set<string>, share: ThreadShare): Promise<void> {
   const store = repo.objects;
-  const packs = new PackedObjects(repo.fs, () => [stagedIndex, ...repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx"))]);
-  for (const oid of incoming) {
+  for (const oid of commits) {
     if (checked.has(oid)) continue;
-    const type = packs.typeOf(oid) ?? (await readObject({ ...store, oid, format: "content" })).type;
-    if (type !== "commit") continue;
     const { commit } = await readCommit({ ...store, oid });
     let parentTree: string | undefined;
     if (commit.parent[0]) {

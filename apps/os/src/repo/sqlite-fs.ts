@@ -205,10 +205,17 @@ export class SqliteFs {
     return this.#read(path);
   }
 
-  /** Paths stored in SQLite (not the stage) that start with `prefix`. */
+  /**
+   * Paths stored in SQLite (not the stage) that start with `prefix`, in the order they were first
+   * stored (a file's rows are only ever replaced by a later flush of the same path).
+   */
   storedFiles(prefix: string): string[] {
     return this.#sql
-      .exec<{ path: string }>("SELECT DISTINCT path FROM git_files WHERE path >= ? AND path < ?", prefix, `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`)
+      .exec<{ path: string }>(
+        "SELECT path FROM git_files WHERE path >= ? AND path < ? AND chunk = 0 ORDER BY rowid",
+        prefix,
+        `${prefix.slice(0, -1)}${String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)}`,
+      )
       .toArray()
       .map((row) => row.path);
   }
