@@ -1,4 +1,4 @@
-import { Errors, indexPack, readCommit, readObject, readTree, type CommitObject } from "isomorphic-git";
+import { Errors, indexPack, readCommit, readTree, type CommitObject } from "isomorphic-git";
 import { packStream, zlib } from "./pack-stream.ts";
 import { PackedObjects, framed } from "./packed-objects.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
