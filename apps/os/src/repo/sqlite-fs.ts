@@ -15,6 +15,8 @@
 import type { PromiseFsClient } from "isomorphic-git";
 
 const CHUNK_BYTES = 1_048_576;
+/** Chunks `readRange` keeps, most recently read: at most this many MiB of a repository in memory. */
+const CHUNKS_KEPT = 8;
 
 /** Errors shaped like Node's, which isomorphic-git tells apart by `code`. */
 function fsError(code: "ENOENT" | "EISDIR" | "ENOTDIR", path: string): Error {
@@ -77,6 +79,8 @@ export class SqliteFs {
   readonly #sql: SqlStorage;
   // Staged writes (null: a staged delete), in the order they were made.
   readonly #staged = new Map<string, Uint8Array | null>();
+  // Chunks read by range, most recently used last (a flush may rewrite a path: it clears them).
+  readonly #chunks = new Map<string, Uint8Array>();
   /** Bytes read from SQLite so far: what a read costs the isolate, for tests to bound. */
   bytesRead = 0;
   /** Where objects of stored packs are read from (set by the repository's store). */
@@ -134,6 +138,7 @@ export class SqliteFs {
 
   /** Writes the stage to SQLite. Synchronous, so it runs inside a storage transaction if asked to. */
   flush(): void {
+    this.#chunks.clear();
     for (const [path, data] of this.#staged) {
       this.#sql.exec("DELETE FROM git_files WHERE path = ?", path);
       if (data === null) continue;
@@ -167,37 +172,50 @@ export class SqliteFs {
 
   /**
    * Bytes `[start, end)` of the file at `path` (clipped to its size), reading only the chunks
-   * that hold them; undefined when there is no such file.
+   * that hold them; undefined when there is no such file. Chunks are read whole (SQLite walks a
+   * blob's overflow pages from its start even for a substring) and the last few are kept, so
+   * entries read in order (a clone) cost each chunk once.
    */
   readRange(path: string, start: number, end: number): Uint8Array | undefined {
     const staged = this.#staged.get(path);
     if (staged !== undefined) return staged?.subarray(start, end);
-    if (end <= start) return this.fileSize(path) === undefined ? undefined : new Uint8Array(0);
-    const first = Math.floor(start / CHUNK_BYTES);
-    const last = Math.floor((end - 1) / CHUNK_BYTES);
-    // SQLite's substr on a blob counts bytes from 1: each chunk gives only its part of the range.
-    const rows = this.#sql
-      .exec<{ chunk: number; data: ArrayBuffer }>(
-        "SELECT chunk, substr(data, max(1, ? - chunk * ? + 1), ?) AS data FROM git_files WHERE path = ? AND chunk BETWEEN ? AND ? ORDER BY chunk",
-        start,
-        CHUNK_BYTES,
-        end - start,
-        path,
-        first,
-        last,
-      )
-      .toArray();
-    if (rows.length === 0) return this.fileSize(path) === undefined ? undefined : new Uint8Array(0);
-    const pieces = rows.map((row) => new Uint8Array(row.data));
-    const out = new Uint8Array(Math.min(end - start, pieces.reduce((sum, piece) => sum + piece.byteLength, 0)));
+    const parts: Uint8Array[] = [];
+    for (let chunk = Math.floor(start / CHUNK_BYTES); chunk * CHUNK_BYTES < end; chunk += 1) {
+      const data = this.#chunk(path, chunk);
+      if (data === undefined) break;
+      const from = Math.max(0, start - chunk * CHUNK_BYTES);
+      parts.push(data.subarray(from, Math.max(from, end - chunk * CHUNK_BYTES)));
+      if (data.byteLength < CHUNK_BYTES) break;
+    }
+    if (parts.length === 0) return this.fileSize(path) === undefined ? undefined : new Uint8Array(0);
+    if (parts.length === 1) return parts[0];
+    const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
     let at = 0;
-    for (const piece of pieces) {
-      const part = piece.subarray(0, out.byteLength - at);
+    for (const part of parts) {
       out.set(part, at);
       at += part.byteLength;
     }
-    this.bytesRead += at;
     return out;
+  }
+
+  #chunk(path: string, chunk: number): Uint8Array | undefined {
+    const key = `${path}\0${chunk}`;
+    const cached = this.#chunks.get(key);
+    if (cached) {
+      this.#chunks.delete(key);
+      this.#chunks.set(key, cached);
+      return cached;
+    }
+    const row = this.#sql.exec<{ data: ArrayBuffer }>("SELECT data FROM git_files WHERE path = ? AND chunk = ?", path, chunk).toArray()[0];
+    if (!row) return undefined;
+    const data = new Uint8Array(row.data);
+    this.bytesRead += data.byteLength;
+    this.#chunks.set(key, data);
+    for (const oldest of this.#chunks.keys()) {
+      if (this.#chunks.size <= CHUNKS_KEPT) break;
+      this.#chunks.delete(oldest);
+    }
+    return data;
   }
 
   /** The whole file at `path`, or undefined. */
