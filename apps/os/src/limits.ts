@@ -264,6 +264,12 @@ const PLATFORM_LIMITS = {
    * millions of them: this keeps the indexes near 20 MB.
    */
   REPO_PACKED_OBJECTS_MAX: 500_000,
+  /**
+   * A pushed pack smaller than this (and inflating to at most eight times as much) is kept as
+   * loose objects, one row each, instead of as a pack: a pack's index stays in memory while the
+   * repository is read, so a long life of small pushes would otherwise fill the isolate with them.
+   */
+  REPO_PACK_MIN_BYTES: 1_048_576,
   /** Characters in a file path inside a repository: paths are stored in trees and events. */
   REPO_FILE_PATH_MAX_LENGTH: 1024,
   /** Characters in a branch name: names are refs, event fields and URL parts. */
@@ -296,6 +302,13 @@ const PLATFORM_LIMITS = {
    * own bound does not bound this. A larger push is several pushes.
    */
   GIT_PUSH_INFLATED_MAX_BYTES: 134_217_728,
+  /**
+   * Bytes of objects one push may keep whole beside its pack, held in memory until the push is
+   * kept: an object whose delta chain, counted through earlier pushes, is longer than 50 is kept
+   * whole so that no read walks a longer one. A few tiny deltas on a large stored file could
+   * otherwise stand for hundreds of MiB.
+   */
+  GIT_PUSH_KEPT_WHOLE_MAX_BYTES: 33_554_432,
   /**
    * Objects one pushed pack may hold, read from its header before anything is inflated. Each is
    * an inflation, a hash and a row of the index, however small it is: 64 MiB of 10-byte objects

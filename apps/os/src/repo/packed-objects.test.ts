@@ -1,9 +1,10 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { unwrapCoded, type Coded } from "../api/coded-result.ts";
 import { BLOB, bytes, commitOf, deltaOf, gitObject, objectHeader, ofsDeltaEntry, packOf, refDeltaEntry, treeOf, varint, deflated, OFS_DELTA } from "../../test/git-packs.ts";
 import { LIMITS } from "../limits.ts";
+import { DEPTH_KEPT } from "./packed-objects.ts";
 import { RepoStore } from "./repo-store.ts";
 
 // A repository's stored packs together may be far larger than its isolate: their objects are read
@@ -35,6 +36,13 @@ function randomBytes(size: number): Uint8Array {
 }
 
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
+
+// Small pushes are kept as loose rows (REPO_PACK_MIN_BYTES): these tests keep every pack a pack.
+const saved = { ...LIMITS };
+beforeEach(() => {
+  (LIMITS as Record<string, number>).REPO_PACK_MIN_BYTES = 0;
+});
+afterEach(() => Object.assign(LIMITS, saved));
 
 describe("objects of stored packs", () => {
   test("whole, ofs-delta, ref-delta in the pack, ref-delta on a loose object and on an earlier pack's delta all read back; a fetch of them indexes elsewhere", async () => {
@@ -115,8 +123,6 @@ describe("objects of stored packs", () => {
   });
 });
 
-const saved = { ...LIMITS };
-afterEach(() => Object.assign(LIMITS, saved));
 
 /** A repository whose main holds one whole blob `y.txt` (pushed), and that blob. */
 async function withStoredBlob() {
@@ -132,11 +138,11 @@ const pushTo = (from: string, to: string) => [{ from, to, ref: "refs/heads/main"
 const refusedRead = (error: string) => [{ ref: "refs/heads/main", error: expect.stringContaining(error) }];
 
 describe("a push is read back before it is kept", () => {
-  test("two id deltas on each other, one also stored before: each reads (never around the loop), and the thin one is kept whole", async () => {
+  test("two id deltas on each other, one also stored before: each reads, never around the loop", async () => {
     const { stub, y, head } = await withStoredBlob();
     const x = new Uint8Array([...y.content, ...bytes("x adds a line\n")]);
     const xId = (await gitObject(BLOB, x)).oid;
-    // x on y (stored before: thin), and y again, on x.
+    // x on y (stored before), and y again, on x.
     const tree = await treeOf([["x.txt", xId], ["y.txt", y.oid]]);
     const commit = await commitOf(tree.oid, [head], "loop");
     const pack = await packOf([await refDeltaEntry(deltaOf(y.content, x), y.oid), await refDeltaEntry(deltaOf(x, y.content), xId), tree, commit]);
@@ -146,12 +152,42 @@ describe("a push is read back before it is kept", () => {
       expect(await store.readFile("main", "x.txt")).toEqual(x);
       expect(await store.readFile("main", "y.txt")).toEqual(y.content);
       expect(store.packs.read(y.oid)).toEqual({ type: "blob", content: y.content });
-      // The thin delta's object is kept whole as a loose row: a later delta on it ends there.
-      expect(store.fs.read(`/git/objects/${xId.slice(0, 2)}/${xId.slice(2)}`)).toBeDefined();
     });
     const fetched = await new Response((await open(stub.uploadPack({ wants: [commit.oid], haves: [] }))).pack).arrayBuffer();
     const copy = await freshRepo();
     expect(await open(copy.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack: new Uint8Array(fetched) }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+  });
+
+  test("a chain longer than DEPTH_KEPT (counted through earlier pushes) is kept whole where it passes it, so no read walks a longer one", async () => {
+    const { stub, y, head } = await withStoredBlob();
+    // 52 versions of one file, each an id delta on the one before: the first on the stored y.
+    const versions: Uint8Array[] = [];
+    const entries = [];
+    let previous = { content: y.content, oid: y.oid };
+    for (let i = 0; i < DEPTH_KEPT + 2; i++) {
+      const content = new Uint8Array([...previous.content, ...bytes(`version ${i}\n`)]);
+      const oid = (await gitObject(BLOB, content)).oid;
+      entries.push(await refDeltaEntry(deltaOf(previous.content, content), previous.oid));
+      versions.push(content);
+      previous = { content, oid };
+    }
+    const ids = await Promise.all(versions.map(async (content) => (await gitObject(BLOB, content)).oid));
+    const tree = await treeOf([["y.txt", previous.oid]]);
+    const commit = await commitOf(tree.oid, [head], "many versions");
+    const pack = await packOf([...entries, tree, commit]);
+    (LIMITS as Record<string, number>).GIT_PUSH_KEPT_WHOLE_MAX_BYTES = 100;
+    const refused = await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor));
+    expect(refused).toEqual(refusedRead("more than 100 bytes of it must be kept whole"));
+    (LIMITS as Record<string, number>).GIT_PUSH_KEPT_WHOLE_MAX_BYTES = saved.GIT_PUSH_KEPT_WHOLE_MAX_BYTES;
+    expect(await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+    await runInDurableObject(stub, async (_instance, state) => {
+      const store = new RepoStore(state.storage);
+      const loose = (oid: string) => store.fs.fileSize(`/git/objects/${oid.slice(0, 2)}/${oid.slice(2)}`) !== undefined;
+      // Depth 50 (the 50th version) stays a delta; depth 51 is kept whole, and the one after starts again at 1.
+      expect(ids.map(loose)).toEqual(ids.map((_, i) => i === DEPTH_KEPT));
+      expect(await store.readFile("main", "y.txt")).toEqual(versions.at(-1));
+      for (const [i, oid] of ids.entries()) expect(store.packs.read(oid)?.content).toEqual(versions[i]);
+    });
   });
 
   test("bytes between entries or before the trailer refuse the push (a fetch would copy them), and nothing is kept", async () => {
@@ -204,5 +240,26 @@ describe("a push is read back before it is kept", () => {
     expect((await open(stub.describe())).sizeBytes).toBe(size);
     (LIMITS as Record<string, number>).REPO_PACKED_OBJECTS_MAX = 6;
     expect(await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+  });
+});
+
+describe("REPO_PACK_MIN_BYTES", () => {
+  test("a small push is kept as loose rows, no pack: nothing of it stays in memory to read the repository", async () => {
+    (LIMITS as Record<string, number>).REPO_PACK_MIN_BYTES = saved.REPO_PACK_MIN_BYTES;
+    const stub = await freshRepo();
+    const a = await gitObject(BLOB, lines(50, "a"));
+    const b = new Uint8Array([...a.content, ...bytes("b\n")]);
+    const bId = (await gitObject(BLOB, b)).oid;
+    const tree = await treeOf([["a.txt", a.oid], ["b.txt", bId]]);
+    const commit = await commitOf(tree.oid, [], "small");
+    const pack = await packOf([a, await ofsDeltaEntry(deltaOf(a.content, b), a.header.length + a.data.byteLength), tree, commit]);
+    expect(await open(stub.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+    await runInDurableObject(stub, async (_instance, state) => {
+      const store = new RepoStore(state.storage);
+      expect(store.fs.storedFiles("/git/objects/pack/")).toEqual([]);
+      expect(store.packs.count()).toBe(0);
+      expect(await store.readFile("main", "b.txt")).toEqual(b);
+      expect(await store.log("main", 10)).toHaveLength(1);
+    });
   });
 });

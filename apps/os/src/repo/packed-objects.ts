@@ -8,18 +8,25 @@ import type { PackedSource, SqliteFs } from "./sqlite-fs.ts";
  * costs its own entry (and its delta bases'), never its pack. Packs never change once stored (a
  * push adds a new one), so each index is parsed once and kept: about 40 bytes an object.
  *
- * A delta's base is looked for where it cannot lead back to the delta: an offset delta's earlier
- * in its own pack; an id delta's as a loose row (whole), then earlier in its own pack, then in a
- * pack stored before it. A push is read back by these same rules before it is kept
- * (`verifyPackObjects` in repo-pack.ts), so every stored object reads as the id it is indexed by.
+ * A delta's base is looked for where it cannot lead back to the delta: an offset delta's at an
+ * earlier entry of its own pack; an id delta's as a loose row (whole), then earlier in its own
+ * pack, then in a pack stored before it. A delta entry whose object is also a loose row is read
+ * from that row (a push keeps an object whole so when its chain grows long). A push is read back
+ * entry by entry by these same rules before it is kept (`readBack`), so every entry of a pack
+ * stored since reads as the id its index gives it, through a chain of at most DEPTH_KEPT deltas.
  */
 
 const PACK_DIR = "/git/objects/pack";
 const NAMES: Record<number, ObjectType> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" };
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
-/** git's own ceiling on a delta chain (`pack.depth` stops at 4095); a longer one is corrupt. */
-const DELTA_CHAIN_MAX = 4096;
+/** A chain longer than this is not read (deeper recursion would overflow the stack); git's default depth is 50. */
+const DELTA_CHAIN_MAX = 1000;
+/**
+ * The longest chain a push leaves: an entry deeper than this (counting deltas in earlier pushes)
+ * is kept whole beside its pack, as git's own default `pack.depth` bounds its chains.
+ */
+export const DEPTH_KEPT = 50;
 /** Inflated objects kept (most recently used): delta bases are shared, most often the newest ones. */
 const CACHE_BYTES = 8_388_608;
 
@@ -57,6 +64,15 @@ export interface PackedObjectsOptions {
   indexes?: () => string[];
   /** Every entry must inflate to exactly its bytes, up to the next entry (reading a push back). */
   strict?: boolean;
+  /** Bytes of inflated objects kept to rebuild deltas from (8 MiB), an object at most a quarter of it. */
+  cacheBytes?: number;
+}
+
+/** One entry as a push is read back: its id (by the index), its object, and the deltas a read of it walks. */
+export interface ReadBackEntry {
+  oid: string;
+  object: GitObject;
+  depth: number;
 }
 
 export class PackedObjects implements PackedSource {
@@ -65,12 +81,16 @@ export class PackedObjects implements PackedSource {
   readonly #strict: boolean;
   readonly #indexes = new Map<string, PackIndex>();
   readonly #cache = new Map<string, GitObject>();
+  readonly #cacheMax: number;
   #cacheBytes = 0;
+  /** Bytes inflated and rebuilt so far: the work reads cost, for a caller to bound. */
+  built = 0;
 
   constructor(fs: SqliteFs, options: PackedObjectsOptions = {}) {
     this.#fs = fs;
     this.#list = options.indexes ?? (() => fs.storedFiles(`${PACK_DIR}/`).filter((path) => path.endsWith(".idx")));
     this.#strict = options.strict ?? false;
+    this.#cacheMax = options.cacheBytes ?? CACHE_BYTES;
   }
 
   has(oid: string): boolean {
@@ -85,19 +105,44 @@ export class PackedObjects implements PackedSource {
 
   /** The object `oid` of a pack, rebuilt if it is stored as a delta; undefined when none holds it. */
   read(oid: string): GitObject | undefined {
-    return this.resolve(oid)?.object;
+    const at = this.#locate(oid);
+    return at ? this.#objectAt(at.index, at.offset, 0) : undefined;
   }
 
   /**
-   * The object `oid` and whether its entry is thin: an id delta on an object outside its own
-   * pack (git pushes an edited file so), which a push keeps whole beside the pack.
+   * Reads every entry of the pack whose index is `path`, in pack order, as it will be read once
+   * stored, and hands each to `visit` with its chain's depth; `visit` answers true when it kept
+   * the object whole as a loose row (its chain then ends there). Refuses (INTERNAL, which a push
+   * reports as its own fault) a pack whose entries do not fill it exactly, list one offset twice,
+   * or point a delta anywhere but an earlier entry.
    */
-  resolve(oid: string): { object: GitObject; thin: boolean } | undefined {
-    const at = this.#locate(oid);
-    if (!at) return undefined;
-    const thin = { value: false };
-    const object = this.#objectAt(at.index, at.offset, 0, thin);
-    return { object, thin: thin.value };
+  async readBack(path: string, visit: (entry: ReadBackEntry) => Promise<boolean>): Promise<void> {
+    this.#added();
+    const index = this.#indexes.get(path);
+    if (!index) throw corrupt(`no pack index ${path}`);
+    if (index.count > 0 && index.sorted[0] !== 12) throw corrupt(`${index.pack} holds bytes before its first entry`);
+    const depths = new Uint16Array(index.count);
+    for (let rank = 0; rank < index.count; rank++) {
+      const offset = index.sorted[rank] as number;
+      if (rank > 0 && offset === index.sorted[rank - 1]) throw corrupt(`${index.pack}'s index lists one entry twice`);
+      const head = this.#header(index, offset);
+      // The depth a read will walk, by the rules #objectAt reads by.
+      let depth = 0;
+      if (head.type === OFS_DELTA || head.type === REF_DELTA) {
+        if (this.#looseExists(oidAt(index, offset))) depth = 0;
+        else if (head.type === OFS_DELTA) depth = (depths[rankOf(index, head.base as number)] ?? 0) + 1;
+        else {
+          const base = head.baseId as string;
+          const inPack = this.#looseExists(base) ? undefined : this.#inPackBefore(index, base, offset);
+          const earlier = inPack === undefined && !this.#looseExists(base) ? this.#locate(base, index.order) : undefined;
+          if (inPack !== undefined) depth = (depths[rankOf(index, inPack)] ?? 0) + 1;
+          else depth = earlier ? this.#depthAt(earlier.index, earlier.offset, 1) + 1 : 1;
+        }
+      }
+      const object = this.#objectAt(index, offset, 0);
+      const kept = await visit({ oid: oidAt(index, offset), object, depth });
+      depths[rank] = kept ? 0 : Math.min(depth, DELTA_CHAIN_MAX);
+    }
   }
 
   /**
@@ -166,16 +211,45 @@ export class PackedObjects implements PackedSource {
     return entry;
   }
 
-  #objectAt(index: PackIndex, offset: number, depth: number, thin?: { value: boolean }): GitObject {
+  #objectAt(index: PackIndex, offset: number, depth: number): GitObject {
     const key = `${index.pack}:${offset}`;
     const cached = this.#cache.get(key);
-    if (cached && !thin) {
+    if (cached) {
       // Most recently used last: the Map's order is the eviction order.
       this.#cache.delete(key);
       this.#cache.set(key, cached);
       return cached;
     }
     if (depth > DELTA_CHAIN_MAX) throw corrupt(`a delta chain in ${index.pack} is longer than ${DELTA_CHAIN_MAX}`);
+    const head = this.#header(index, offset);
+    let base: GitObject | undefined;
+    if (head.type === OFS_DELTA || head.type === REF_DELTA) {
+      // An object kept whole as a loose row (a push does that for a long chain) is read whole.
+      const whole = this.#loose(oidAt(index, offset));
+      if (whole) return this.#keep(key, whole);
+    }
+    if (head.type === OFS_DELTA) {
+      base = this.#objectAt(index, head.base as number, depth + 1);
+    } else if (head.type === REF_DELTA) {
+      const baseId = head.baseId as string;
+      base = this.#loose(baseId);
+      if (!base) {
+        const inPack = this.#inPackBefore(index, baseId, offset);
+        const earlier = inPack === undefined ? this.#locate(baseId, index.order) : { index, offset: inPack };
+        if (!earlier) throw corrupt(`a delta in ${index.pack} is based on ${baseId}, which nothing before it holds`);
+        base = this.#objectAt(earlier.index, earlier.offset, depth + 1);
+      }
+    }
+    const data = inflated(head.entry.subarray(head.dataStart), `${index.pack} at ${offset}`, this.#strict);
+    if (data.byteLength !== head.size) throw corrupt(`an entry of ${index.pack} inflates to ${data.byteLength} bytes, not ${head.size}`);
+    this.built += data.byteLength;
+    const object = base ? { type: base.type, content: applyDelta(base.content, data) } : { type: NAMES[head.type] as ObjectType, content: data };
+    if (base) this.built += object.content.byteLength;
+    return this.#keep(key, object);
+  }
+
+  /** The entry at `offset` and its header: type, declared size, where its data starts, its base. */
+  #header(index: PackIndex, offset: number): { entry: Uint8Array; type: number; size: number; dataStart: number; base?: number; baseId?: string } {
     const entry = this.#entry(index, offset);
     let at = 0;
     let byte = entry[at++] ?? 0;
@@ -185,43 +259,43 @@ export class PackedObjects implements PackedSource {
       byte = entry[at++] ?? 0;
       size += (byte & 0x7f) * scale;
     }
-    let base: GitObject | undefined;
-    if (type === OFS_DELTA) {
-      const back = ofsBack(entry, at);
-      at = back.next;
-      if (back.value <= 0 || offset - back.value < 12) throw corrupt(`a delta in ${index.pack} points outside it`);
-      base = this.#objectAt(index, offset - back.value, depth + 1);
-    } else if (type === REF_DELTA) {
-      // A thin entry kept whole beside its pack (a push does that) is read whole.
-      if (!thin) {
-        const whole = this.#loose(oidAt(index, offset));
-        if (whole) return this.#keep(key, whole);
-      }
-      const baseId = hex(entry.subarray(at, at + 20));
-      at += 20;
-      base = this.#loose(baseId);
-      if (base) {
-        if (thin) thin.value = true;
-      } else {
-        const inPack = find(index, oidBytes(baseId) as Uint8Array);
-        if (inPack !== undefined && inPack < offset) {
-          base = this.#objectAt(index, inPack, depth + 1);
-        } else {
-          const earlier = this.#locate(baseId, index.order);
-          if (!earlier) throw corrupt(`a delta in ${index.pack} is based on ${baseId}, which nothing before it holds`);
-          if (thin) thin.value = true;
-          base = this.#objectAt(earlier.index, earlier.offset, depth + 1);
-        }
-      }
-    } else if (!NAMES[type]) {
-      throw corrupt(`an entry of ${index.pack} has type ${type}`);
-    }
     // Stored objects were held to REPO_FILE_MAX_BYTES when pushed (deltas by what they rebuild).
     if (size > objectMax()) throw corrupt(`an entry of ${index.pack} declares ${size} bytes`);
-    const data = inflated(entry.subarray(at), `${index.pack} at ${offset}`, this.#strict);
-    if (data.byteLength !== size) throw corrupt(`an entry of ${index.pack} inflates to ${data.byteLength} bytes, not ${size}`);
-    const object = base ? { type: base.type, content: applyDelta(base.content, data) } : { type: NAMES[type] as ObjectType, content: data };
-    return this.#keep(key, object);
+    if (type === OFS_DELTA) {
+      const back = ofsBack(entry, at);
+      const base = offset - back.value;
+      // Only an earlier entry's start: any other offset would read bytes no index names.
+      if (back.value <= 0 || base < 12 || index.sorted[rankOf(index, base)] !== base) throw corrupt(`a delta in ${index.pack} points at no earlier entry`);
+      return { entry, type, size, dataStart: back.next, base };
+    }
+    if (type === REF_DELTA) return { entry, type, size, dataStart: at + 20, baseId: hex(entry.subarray(at, at + 20)) };
+    if (!NAMES[type]) throw corrupt(`an entry of ${index.pack} has type ${type}`);
+    return { entry, type, size, dataStart: at };
+  }
+
+  /** Where `oid`'s entry starts in `index` when it comes before `offset`. */
+  #inPackBefore(index: PackIndex, oid: string, offset: number): number | undefined {
+    const name = oidBytes(oid);
+    const found = name ? find(index, name) : undefined;
+    return found !== undefined && found < offset ? found : undefined;
+  }
+
+  /** The depth of the chain at an entry of a stored pack, from headers alone (past DEPTH_KEPT it stops counting). */
+  #depthAt(index: PackIndex, offset: number, counted: number): number {
+    if (counted > DEPTH_KEPT) return 0;
+    const head = this.#header(index, offset);
+    if (head.type !== OFS_DELTA && head.type !== REF_DELTA) return 0;
+    if (this.#looseExists(oidAt(index, offset))) return 0;
+    if (head.type === OFS_DELTA) return 1 + this.#depthAt(index, head.base as number, counted + 1);
+    const baseId = head.baseId as string;
+    if (this.#looseExists(baseId)) return 1;
+    const inPack = this.#inPackBefore(index, baseId, offset);
+    const earlier = inPack === undefined ? this.#locate(baseId, index.order) : { index, offset: inPack };
+    return earlier ? 1 + this.#depthAt(earlier.index, earlier.offset, counted + 1) : 1;
+  }
+
+  #looseExists(oid: string): boolean {
+    return this.#fs.fileSize(`/git/objects/${oid.slice(0, 2)}/${oid.slice(2)}`) !== undefined;
   }
 
   /** A loose object stored as a row (a commit made through the API, or a push's thin object kept whole). */
@@ -237,13 +311,13 @@ export class PackedObjects implements PackedSource {
   }
 
   #keep(key: string, object: GitObject): GitObject {
-    if (object.content.byteLength > CACHE_BYTES / 4) return object;
+    if (object.content.byteLength > this.#cacheMax / 4) return object;
     const held = this.#cache.get(key);
     if (held) this.#cacheBytes -= held.content.byteLength;
     this.#cache.set(key, object);
     this.#cacheBytes += object.content.byteLength;
     for (const [oldest, value] of this.#cache) {
-      if (this.#cacheBytes <= CACHE_BYTES) break;
+      if (this.#cacheBytes <= this.#cacheMax) break;
       this.#cache.delete(oldest);
       this.#cacheBytes -= value.content.byteLength;
     }
@@ -342,10 +416,16 @@ function rankOf(index: PackIndex, offset: number): number {
   return low;
 }
 
+/** Where the entry at `offset` ends: the first entry starting past it (an offset listed twice is one entry). */
 function nextOffset(index: PackIndex, offset: number): number {
-  const rank = rankOf(index, offset);
-  const next = index.sorted[index.sorted[rank] === offset ? rank + 1 : rank];
-  return next ?? index.end;
+  let low = 0;
+  let high = index.sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((index.sorted[middle] ?? 0) <= offset) low = middle + 1;
+    else high = middle;
+  }
+  return index.sorted[low] ?? index.end;
 }
 
 /** The id of the object whose entry starts at `offset`. */

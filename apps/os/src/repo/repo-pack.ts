@@ -1,6 +1,6 @@
 import { Errors, indexPack, readCommit, readTree, type CommitObject } from "isomorphic-git";
 import { packStream, zlib } from "./pack-stream.ts";
-import { PackedObjects, framed } from "./packed-objects.ts";
+import { DEPTH_KEPT, PackedObjects, framed } from "./packed-objects.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
 import { ThreadShare } from "../limits/thread-share.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
@@ -114,7 +114,7 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
       const onProgress = sharedProgress(share, inflated);
       const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name, onProgress }));
       for (const oid of oids.oids) incoming.add(oid);
-      commits = await verifyPackObjects(repo, `${store.gitdir}/${name.replace(/\.pack$/, ".idx")}`, oids.oids, share);
+      commits = await readBack(repo, `${store.gitdir}/${name}`, inflated, share);
     }
     const results: Array<{ ref: string; error?: string }> = [];
     const updates: RefUpdate[] = [];
@@ -188,41 +188,76 @@ function sharedProgress(share: ThreadShare, inflated: number): (progress: { load
   };
 }
 
+/** Inflated objects the read-back keeps to rebuild deltas from: a chain of 4 MiB files reads in one pass. */
+const READ_BACK_CACHE_BYTES = 16_777_216;
+
 /**
- * Reads every object of a pushed pack back as it will be read once stored (`PackedObjects`, by
- * the rules that keep a delta from leading back to itself) and checks it is the object its id
- * names, before anything is kept. isomorphic-git indexed the pack by parsing it its own way; this
- * makes the two agree, or refuses the push. Blobs are held to REPO_FILE_MAX_BYTES here, a thin
- * entry (an id delta on an object outside the pack, as git pushes an edited file) is kept whole
- * beside the pack so delta chains never grow from push to push, and the pack's entries must fill
- * it exactly (what a fetch copies raw is only the entry). Answers the commits among the objects.
+ * Reads every entry of a pushed pack back, in pack order, as it will be read once stored
+ * (`PackedObjects`, strictly: each entry must inflate to exactly its bytes), and checks that it is
+ * the object its index names, before anything is kept. isomorphic-git indexed the pack by a parse
+ * of its own (numbers in 32 bits, entries it cannot resolve skipped, bytes between entries
+ * unread); this makes the two agree, or refuses the push. The same pass holds blobs to
+ * REPO_FILE_MAX_BYTES and counts the pack's commits (REPO_PUSH_COMMITS_MAX). An entry whose
+ * delta chain, counted through earlier pushes, is longer than DEPTH_KEPT is kept whole beside the
+ * pack (git's thin packs send every edited file as a delta on the stored one, so a file's chain
+ * would otherwise grow with every push); a small pack is kept as loose rows altogether.
  */
-async function verifyPackObjects(repo: RepoStore, stagedIndex: string, oids: string[], share: ThreadShare): Promise<Set<string>> {
+async function readBack(repo: RepoStore, packPath: string, inflated: number, share: ThreadShare): Promise<Set<string>> {
   const store = repo.objects;
-  const packs = new PackedObjects(repo.fs, { indexes: () => [...repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx")), stagedIndex], strict: true });
+  const index = packPath.replace(/\.pack$/, ".idx");
+  const stored = repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx"));
+  const packs = new PackedObjects(repo.fs, { indexes: () => [...stored, index], strict: true, cacheBytes: READ_BACK_CACHE_BYTES });
+  const asLoose = (repo.fs.fileSize(packPath) ?? 0) < LIMITS.REPO_PACK_MIN_BYTES && inflated <= 8 * LIMITS.REPO_PACK_MIN_BYTES;
+  const commits = new Set<string>();
+  let keptWhole = 0;
+  let counted = 0;
+  try {
+    await packs.readBack(index, async ({ oid, object, depth }) => {
+      const bytes = framed(object);
+      const id = hex(new Uint8Array(await crypto.subtle.digest("SHA-1", bytes)));
+      if (id !== oid) throw malformedPack(`the object indexed as ${oid} reads back as ${id}`);
+      if (object.type === "blob") checkFileSize(oid, object.content.byteLength);
+      if (object.type === "commit") commits.add(oid);
+      if (commits.size > LIMITS.REPO_PUSH_COMMITS_MAX) {
+        throw new ItxError("INVALID_ARGUMENT", `a pushed pack carries more than ${LIMITS.REPO_PUSH_COMMITS_MAX} commits; push in parts`, { details: limitDetails("REPO_PUSH_COMMITS_MAX") });
+      }
+      // Deltas rebuilt again and again (a chain of large objects read out of order) are work too.
+      if (packs.built > 2 * LIMITS.GIT_PUSH_INFLATED_MAX_BYTES) {
+        throw new ItxError("INVALID_ARGUMENT", `reading the pushed pack back rebuilds more than twice ${LIMITS.GIT_PUSH_INFLATED_MAX_BYTES} bytes; push in parts`, {
+          details: limitDetails("GIT_PUSH_INFLATED_MAX_BYTES"),
+        });
+      }
+      await share.did(packs.built - counted + PACK_OBJECT_WORK_BYTES);
+      counted = packs.built;
+      if (!asLoose && depth <= DEPTH_KEPT) return false;
+      const path = `${store.gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
+      if (repo.fs.fileSize(path) !== undefined) return true;
+      const loose = await zlib(bytes);
+      if (!asLoose) {
+        keptWhole += loose.byteLength;
+        if (keptWhole > LIMITS.GIT_PUSH_KEPT_WHOLE_MAX_BYTES) {
+          throw new ItxError("INVALID_ARGUMENT", `a pushed pack's delta chains are so long that more than ${LIMITS.GIT_PUSH_KEPT_WHOLE_MAX_BYTES} bytes of it must be kept whole; push in parts`, {
+            details: limitDetails("GIT_PUSH_KEPT_WHOLE_MAX_BYTES"),
+          });
+        }
+      }
+      repo.fs.stage(path, loose);
+      return true;
+    });
+  } catch (error) {
+    if (errorCode(error) !== "INTERNAL") throw error;
+    throw malformedPack(errorMessage(error).replace(/^.*cannot be read: /, ""));
+  }
+  if (asLoose) {
+    repo.fs.unstage(packPath);
+    repo.fs.unstage(index);
+    return commits;
+  }
   const held = packs.count();
   if (held > LIMITS.REPO_PACKED_OBJECTS_MAX) {
     throw new ItxError("INVALID_ARGUMENT", `the repository's pushed packs would hold ${held} objects, more than ${LIMITS.REPO_PACKED_OBJECTS_MAX}; nothing was written`, {
       details: limitDetails("REPO_PACKED_OBJECTS_MAX"),
     });
-  }
-  const commits = new Set<string>();
-  for (const oid of oids) {
-    let resolved: ReturnType<PackedObjects["resolve"]>;
-    try {
-      resolved = packs.resolve(oid);
-    } catch (error) {
-      if (errorCode(error) !== "INTERNAL") throw error;
-      throw malformedPack(errorMessage(error).replace(/^.*cannot be read: /, ""));
-    }
-    if (!resolved) throw malformedPack(`its index names ${oid}, which it does not hold`);
-    const bytes = framed(resolved.object);
-    const id = hex(new Uint8Array(await crypto.subtle.digest("SHA-1", bytes)));
-    if (id !== oid) throw malformedPack(`the object indexed as ${oid} reads back as ${id}`);
-    if (resolved.object.type === "blob") checkFileSize(oid, resolved.object.content.byteLength);
-    if (resolved.object.type === "commit") commits.add(oid);
-    if (resolved.thin) repo.fs.stage(`${store.gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`, await zlib(bytes));
-    await share.did(bytes.byteLength + PACK_OBJECT_WORK_BYTES);
   }
   return commits;
 }
@@ -247,7 +282,12 @@ async function checkUnnamedCommits(repo: RepoStore, commits: Set<string>, checke
   const store = repo.objects;
   for (const oid of commits) {
     if (checked.has(oid)) continue;
-    const { commit } = await readCommit({ ...store, oid });
+    let commit: CommitObject;
+    try {
+      ({ commit } = await readCommit({ ...store, oid }));
+    } catch (error) {
+      throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} cannot be read: ${errorMessage(error).slice(0, 200)}`);
+    }
     let parentTree: string | undefined;
     if (commit.parent[0]) {
       try {
@@ -256,13 +296,15 @@ async function checkUnnamedCommits(repo: RepoStore, commits: Set<string>, checke
         throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} names a parent the repository does not hold; nothing was written`);
       }
     }
+    let changed: string[];
     try {
-      await checkedChanges(store, parentTree, commit.tree, `commit ${oid}`);
+      changed = await checkedChanges(store, parentTree, commit.tree, `commit ${oid}`);
     } catch (error) {
       if (!(error instanceof Errors.NotFoundError)) throw error;
       throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} names a tree the repository does not hold; nothing was written`);
     }
-    await share.did(PACK_OBJECT_WORK_BYTES);
+    // A diff costs the trees it reads: count each changed path as a small object's work.
+    await share.did(PACK_OBJECT_WORK_BYTES * (1 + changed.length / 16));
   }
 }
 

@@ -112,6 +112,11 @@ export class SqliteFs {
     this.#staged.set(path, data);
   }
 
+  /** Takes `path` out of the stage: it will not be written (a pushed pack kept as loose rows instead). */
+  unstage(path: string): void {
+    this.#staged.delete(path);
+  }
+
   /** Bytes waiting in the stage (what a flush would add, at most). */
   stagedBytes(): number {
     let total = 0;
@@ -224,8 +229,8 @@ export class SqliteFs {
   }
 
   /**
-   * Paths stored in SQLite (not the stage) that start with `prefix`, in the order they were first
-   * stored (a file's rows are only ever replaced by a later flush of the same path).
+   * Paths stored in SQLite (not the stage) that start with `prefix`, in the order they were last
+   * stored (a flush of a path writes its rows anew; a pack's path is never flushed twice).
    */
   storedFiles(prefix: string): string[] {
     return this.#sql
