@@ -265,11 +265,14 @@ const PLATFORM_LIMITS = {
    */
   REPO_PACKED_OBJECTS_MAX: 500_000,
   /**
-   * A pushed pack smaller than this (and inflating to at most eight times as much) is kept as
-   * loose objects, one row each, instead of as a pack: a pack's index stays in memory while the
-   * repository is read, so a long life of small pushes would otherwise fill the isolate with them.
+   * A pushed pack smaller than this (and inflating to at most eight times its own size: whole
+   * objects, not deltas on large files) is kept as loose objects, one row each, instead of as a
+   * pack: a pack's index stays in memory while the repository is read, so a long life of small
+   * pushes would otherwise fill the isolate with them.
    */
   REPO_PACK_MIN_BYTES: 1_048_576,
+  /** Packs a repository keeps (each index in memory, about a kilobyte each beside its objects); past it pushes are kept as loose objects. */
+  REPO_PACKS_MAX: 4096,
   /** Characters in a file path inside a repository: paths are stored in trees and events. */
   REPO_FILE_PATH_MAX_LENGTH: 1024,
   /** Characters in a branch name: names are refs, event fields and URL parts. */
@@ -303,10 +306,10 @@ const PLATFORM_LIMITS = {
    */
   GIT_PUSH_INFLATED_MAX_BYTES: 134_217_728,
   /**
-   * Bytes of objects one push may keep whole beside its pack, held in memory until the push is
-   * kept: an object whose delta chain, counted through earlier pushes, is longer than 50 is kept
-   * whole so that no read walks a longer one. A few tiny deltas on a large stored file could
-   * otherwise stand for hundreds of MiB.
+   * Compressed bytes of whole objects one push may keep as loose rows, held in memory until the
+   * push is kept: objects whose delta chains, counted through earlier pushes, are longer than 50
+   * (so that no read walks a longer one), and a pack kept as loose rows (REPO_PACK_MIN_BYTES,
+   * REPO_PACKS_MAX).
    */
   GIT_PUSH_KEPT_WHOLE_MAX_BYTES: 33_554_432,
   /**

@@ -177,7 +177,7 @@ describe("a push is read back before it is kept", () => {
     const pack = await packOf([...entries, tree, commit]);
     (LIMITS as Record<string, number>).GIT_PUSH_KEPT_WHOLE_MAX_BYTES = 100;
     const refused = await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor));
-    expect(refused).toEqual(refusedRead("more than 100 bytes of it must be kept whole"));
+    expect(refused).toEqual(refusedRead("more than 100 bytes of this push must be kept as whole objects"));
     (LIMITS as Record<string, number>).GIT_PUSH_KEPT_WHOLE_MAX_BYTES = saved.GIT_PUSH_KEPT_WHOLE_MAX_BYTES;
     expect(await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
     await runInDurableObject(stub, async (_instance, state) => {
@@ -227,6 +227,18 @@ describe("a push is read back before it is kept", () => {
     expect((await open(stub.describe())).sizeBytes).toBe(0);
   });
 
+  test("a whole entry whose header pads its size (git cannot read it back once copied into a clone) refuses the push", async () => {
+    const stub = await freshRepo();
+    const blob = await gitObject(BLOB, bytes("padded"));
+    const tree = await treeOf([["p.txt", blob.oid]]);
+    const commit = await commitOf(tree.oid, [], "padded");
+    // Size 6 in the first byte, then a continuation byte that adds nothing.
+    const padded = { header: [0x80 | (BLOB << 4) | 6, 0x00], data: blob.data };
+    const statuses = await open(stub.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack: await packOf([padded, tree, commit]) }, actor));
+    expect(statuses).toEqual(refusedRead("pads its header"));
+    expect(await open(stub.branches())).toEqual([]);
+  });
+
   test("REPO_PACKED_OBJECTS_MAX: a push that would bring the pushed packs past it is refused, and nothing is kept", async () => {
     const { stub, head } = await withStoredBlob();
     const blob = await gitObject(BLOB, bytes("one more"));
@@ -260,6 +272,48 @@ describe("REPO_PACK_MIN_BYTES", () => {
       expect(store.packs.count()).toBe(0);
       expect(await store.readFile("main", "b.txt")).toEqual(b);
       expect(await store.log("main", 10)).toHaveLength(1);
+    });
+  });
+
+  test("a small push of a delta on a large stored file stays a pack: an edit does not store the file again", async () => {
+    (LIMITS as Record<string, number>).REPO_PACK_MIN_BYTES = saved.REPO_PACK_MIN_BYTES;
+    const stub = await freshRepo();
+    const big = await gitObject(BLOB, randomBytes(300_000));
+    const tree = await treeOf([["big.bin", big.oid]]);
+    const commit = await commitOf(tree.oid, [], "big");
+    expect(await open(stub.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack: await packOf([big, tree, commit]) }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+    const before = (await open(stub.describe())).sizeBytes;
+    const edited = new Uint8Array([...big.content, ...bytes("one more line\n")]);
+    const editedId = (await gitObject(BLOB, edited)).oid;
+    const tree2 = await treeOf([["big.bin", editedId]]);
+    const commit2 = await commitOf(tree2.oid, [commit.oid], "edit");
+    const thin = await packOf([await refDeltaEntry(deltaOf(big.content, edited), big.oid), tree2, commit2]);
+    expect(await open(stub.receivePack({ commands: pushTo(commit.oid, commit2.oid), pack: thin }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+    // The pack and its index, a few kilobytes: not the file again.
+    expect((await open(stub.describe())).sizeBytes - before).toBeLessThan(4_096);
+    await runInDurableObject(stub, async (_instance, state) => {
+      const store = new RepoStore(state.storage);
+      // The first push was kept as loose rows (small, whole objects); the edit is the one pack.
+      expect(store.fs.storedFiles("/git/objects/pack/").filter((path) => path.endsWith(".idx"))).toHaveLength(1);
+      expect(await store.readFile("main", "big.bin")).toEqual(edited);
+    });
+  });
+
+  test("REPO_PACKS_MAX: past it a push is kept as loose rows, whatever its size", async () => {
+    (LIMITS as Record<string, number>).REPO_PACKS_MAX = 1;
+    const { stub, y, head } = await withStoredBlob();
+    const x = new Uint8Array([...y.content, ...bytes("x\n")]);
+    const xId = (await gitObject(BLOB, x)).oid;
+    const tree = await treeOf([["x.txt", xId], ["y.txt", y.oid]]);
+    const commit = await commitOf(tree.oid, [head], "second pack");
+    const pack = await packOf([await refDeltaEntry(deltaOf(y.content, x), y.oid), tree, commit]);
+    expect(await open(stub.receivePack({ commands: pushTo(head, commit.oid), pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+    await runInDurableObject(stub, async (_instance, state) => {
+      const store = new RepoStore(state.storage);
+      // The first repository pack only; the second push's objects are rows.
+      expect(store.fs.storedFiles("/git/objects/pack/").filter((path) => path.endsWith(".idx"))).toHaveLength(1);
+      expect(store.fs.fileSize(`/git/objects/${xId.slice(0, 2)}/${xId.slice(2)}`)).toBeGreaterThan(0);
+      expect(await store.readFile("main", "x.txt")).toEqual(x);
     });
   });
 });

@@ -59,6 +59,19 @@ interface Located {
   offset: number;
 }
 
+/** What an entry's first bytes say: its type, declared size, where its data starts, and its base. */
+interface EntryHeader {
+  type: number;
+  size: number;
+  dataStart: number;
+  /** An offset delta's base: the start of an earlier entry of the same pack. */
+  base?: number;
+  /** An id delta's base. */
+  baseId?: string;
+}
+
+const keyOf = (at: Located) => `${at.index.pack}:${at.offset}`;
+
 export interface PackedObjectsOptions {
   /** The packs' index files, oldest first: by default every stored one, in the order they were stored. */
   indexes?: () => string[];
@@ -81,6 +94,7 @@ export class PackedObjects implements PackedSource {
   readonly #strict: boolean;
   readonly #indexes = new Map<string, PackIndex>();
   readonly #cache = new Map<string, GitObject>();
+  readonly #depths = new Map<string, number>();
   readonly #cacheMax: number;
   #cacheBytes = 0;
   /** Bytes inflated and rebuilt so far: the work reads cost, for a caller to bound. */
@@ -106,7 +120,7 @@ export class PackedObjects implements PackedSource {
   /** The object `oid` of a pack, rebuilt if it is stored as a delta; undefined when none holds it. */
   read(oid: string): GitObject | undefined {
     const at = this.#locate(oid);
-    return at ? this.#objectAt(at.index, at.offset, 0) : undefined;
+    return at ? this.#objectAt(at.index, at.offset) : undefined;
   }
 
   /**
@@ -136,10 +150,10 @@ export class PackedObjects implements PackedSource {
           const inPack = this.#looseExists(base) ? undefined : this.#inPackBefore(index, base, offset);
           const earlier = inPack === undefined && !this.#looseExists(base) ? this.#locate(base, index.order) : undefined;
           if (inPack !== undefined) depth = (depths[rankOf(index, inPack)] ?? 0) + 1;
-          else depth = earlier ? this.#depthAt(earlier.index, earlier.offset, 1) + 1 : 1;
+          else depth = earlier ? this.#depthAt(earlier.index, earlier.offset) + 1 : 1;
         }
       }
-      const object = this.#objectAt(index, offset, 0);
+      const object = this.#objectAt(index, offset);
       const kept = await visit({ oid: oidAt(index, offset), object, depth });
       depths[rank] = kept ? 0 : Math.min(depth, DELTA_CHAIN_MAX);
     }
@@ -211,54 +225,85 @@ export class PackedObjects implements PackedSource {
     return entry;
   }
 
-  #objectAt(index: PackIndex, offset: number, depth: number): GitObject {
-    const key = `${index.pack}:${offset}`;
-    const cached = this.#cache.get(key);
-    if (cached) {
-      // Most recently used last: the Map's order is the eviction order.
-      this.#cache.delete(key);
-      this.#cache.set(key, cached);
-      return cached;
-    }
-    if (depth > DELTA_CHAIN_MAX) throw corrupt(`a delta chain in ${index.pack} is longer than ${DELTA_CHAIN_MAX}`);
-    const head = this.#header(index, offset);
+  /**
+   * The object at an entry. The chain is walked down by headers alone (each a few bytes), then
+   * built up from its base one delta at a time: memory holds two objects and one delta, however
+   * long the chain.
+   */
+  #objectAt(index: PackIndex, offset: number): GitObject {
+    const chain: Array<{ index: PackIndex; offset: number; head: EntryHeader }> = [];
+    let at: Located = { index, offset };
     let base: GitObject | undefined;
-    if (head.type === OFS_DELTA || head.type === REF_DELTA) {
-      // An object kept whole as a loose row (a push does that for a long chain) is read whole.
-      const whole = this.#loose(oidAt(index, offset));
-      if (whole) return this.#keep(key, whole);
-    }
-    if (head.type === OFS_DELTA) {
-      base = this.#objectAt(index, head.base as number, depth + 1);
-    } else if (head.type === REF_DELTA) {
-      const baseId = head.baseId as string;
-      base = this.#loose(baseId);
-      if (!base) {
-        const inPack = this.#inPackBefore(index, baseId, offset);
-        const earlier = inPack === undefined ? this.#locate(baseId, index.order) : { index, offset: inPack };
-        if (!earlier) throw corrupt(`a delta in ${index.pack} is based on ${baseId}, which nothing before it holds`);
-        base = this.#objectAt(earlier.index, earlier.offset, depth + 1);
+    for (;;) {
+      const cached = this.#cache.get(keyOf(at));
+      if (cached) {
+        // Most recently used last: the Map's order is the eviction order.
+        this.#cache.delete(keyOf(at));
+        this.#cache.set(keyOf(at), cached);
+        base = cached;
+        break;
       }
+      if (chain.length > DELTA_CHAIN_MAX) throw corrupt(`a delta chain in ${index.pack} is longer than ${DELTA_CHAIN_MAX}`);
+      const head = this.#header(at.index, at.offset);
+      if (head.type !== OFS_DELTA && head.type !== REF_DELTA) {
+        base = this.#keep(keyOf(at), { type: NAMES[head.type] as ObjectType, content: this.#inflate(at, head) });
+        break;
+      }
+      // An object kept whole as a loose row (a push does that for a long chain) is read whole.
+      const whole = this.#loose(oidAt(at.index, at.offset));
+      if (whole) {
+        base = this.#keep(keyOf(at), whole);
+        break;
+      }
+      chain.push({ ...at, head });
+      if (head.type === OFS_DELTA) {
+        at = { index: at.index, offset: head.base as number };
+        continue;
+      }
+      const baseId = head.baseId as string;
+      const loose = this.#loose(baseId);
+      if (loose) {
+        base = loose;
+        break;
+      }
+      const inPack = this.#inPackBefore(at.index, baseId, at.offset);
+      const earlier = inPack === undefined ? this.#locate(baseId, at.index.order) : { index: at.index, offset: inPack };
+      if (!earlier) throw corrupt(`a delta in ${at.index.pack} is based on ${baseId}, which nothing before it holds`);
+      at = earlier;
     }
-    const data = inflated(head.entry.subarray(head.dataStart), `${index.pack} at ${offset}`, this.#strict);
-    if (data.byteLength !== head.size) throw corrupt(`an entry of ${index.pack} inflates to ${data.byteLength} bytes, not ${head.size}`);
-    this.built += data.byteLength;
-    const object = base ? { type: base.type, content: applyDelta(base.content, data) } : { type: NAMES[head.type] as ObjectType, content: data };
-    if (base) this.built += object.content.byteLength;
-    return this.#keep(key, object);
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const link = chain[i] as { index: PackIndex; offset: number; head: EntryHeader };
+      const content = applyDelta(base.content, this.#inflate(link, link.head));
+      this.built += content.byteLength;
+      base = this.#keep(keyOf(link), { type: base.type, content }, i === 0);
+    }
+    return base;
   }
 
-  /** The entry at `offset` and its header: type, declared size, where its data starts, its base. */
-  #header(index: PackIndex, offset: number): { entry: Uint8Array; type: number; size: number; dataStart: number; base?: number; baseId?: string } {
-    const entry = this.#entry(index, offset);
+  /** An entry's data, inflated (strictly when reading a push back) to exactly the size its header declares. */
+  #inflate(at: Located, head: EntryHeader): Uint8Array {
+    const data = inflated(this.#entry(at.index, at.offset).subarray(head.dataStart), `${at.index.pack} at ${at.offset}`, this.#strict);
+    if (data.byteLength !== head.size) throw corrupt(`an entry of ${at.index.pack} inflates to ${data.byteLength} bytes, not ${head.size}`);
+    this.built += data.byteLength;
+    return data;
+  }
+
+  /** An entry's header: type, declared size, where its data starts, its base. Read from its first bytes. */
+  #header(index: PackIndex, offset: number): EntryHeader {
+    // A header is at most 5 bytes of type and size here, then 10 of distance or 20 of base id.
+    const entry = this.#fs.readRange(index.pack, offset, Math.min(offset + 32, nextOffset(index, offset))) ?? new Uint8Array(0);
     let at = 0;
     let byte = entry[at++] ?? 0;
     const type = (byte >> 4) & 7;
     let size = byte & 15;
     for (let scale = 16; byte & 0x80; scale *= 128) {
+      // git refuses a header longer than a size_t; stored objects need at most 4 bytes of it.
+      if (at >= 5) throw corrupt(`an entry of ${index.pack} has a header longer than 5 bytes`);
       byte = entry[at++] ?? 0;
       size += (byte & 0x7f) * scale;
     }
+    // A copied entry keeps its header: one git would not write (a padded size) is not kept.
+    if (this.#strict && at > 1 && byte === 0) throw corrupt(`an entry of ${index.pack} pads its header`);
     // Stored objects were held to REPO_FILE_MAX_BYTES when pushed (deltas by what they rebuild).
     if (size > objectMax()) throw corrupt(`an entry of ${index.pack} declares ${size} bytes`);
     if (type === OFS_DELTA) {
@@ -266,11 +311,11 @@ export class PackedObjects implements PackedSource {
       const base = offset - back.value;
       // Only an earlier entry's start: any other offset would read bytes no index names.
       if (back.value <= 0 || base < 12 || index.sorted[rankOf(index, base)] !== base) throw corrupt(`a delta in ${index.pack} points at no earlier entry`);
-      return { entry, type, size, dataStart: back.next, base };
+      return { type, size, dataStart: back.next, base };
     }
-    if (type === REF_DELTA) return { entry, type, size, dataStart: at + 20, baseId: hex(entry.subarray(at, at + 20)) };
+    if (type === REF_DELTA) return { type, size, dataStart: at + 20, baseId: hex(entry.subarray(at, at + 20)) };
     if (!NAMES[type]) throw corrupt(`an entry of ${index.pack} has type ${type}`);
-    return { entry, type, size, dataStart: at };
+    return { type, size, dataStart: at };
   }
 
   /** Where `oid`'s entry starts in `index` when it comes before `offset`. */
@@ -280,18 +325,51 @@ export class PackedObjects implements PackedSource {
     return found !== undefined && found < offset ? found : undefined;
   }
 
-  /** The depth of the chain at an entry of a stored pack, from headers alone (past DEPTH_KEPT it stops counting). */
-  #depthAt(index: PackIndex, offset: number, counted: number): number {
-    if (counted > DEPTH_KEPT) return 0;
-    const head = this.#header(index, offset);
-    if (head.type !== OFS_DELTA && head.type !== REF_DELTA) return 0;
-    if (this.#looseExists(oidAt(index, offset))) return 0;
-    if (head.type === OFS_DELTA) return 1 + this.#depthAt(index, head.base as number, counted + 1);
-    const baseId = head.baseId as string;
-    if (this.#looseExists(baseId)) return 1;
-    const inPack = this.#inPackBefore(index, baseId, offset);
-    const earlier = inPack === undefined ? this.#locate(baseId, index.order) : { index, offset: inPack };
-    return earlier ? 1 + this.#depthAt(earlier.index, earlier.offset, counted + 1) : 1;
+  /**
+   * The depth of the chain at an entry of an earlier pack, from headers alone, remembered for the
+   * life of this reader (a push's read-back asks for the same bases again and again). Past
+   * DEPTH_KEPT it stops counting: only whether the chain is longer matters.
+   */
+  #depthAt(index: PackIndex, offset: number): number {
+    const key = keyOf({ index, offset });
+    const known = this.#depths.get(key);
+    if (known !== undefined) return known;
+    const walked: string[] = [];
+    let depth = 0;
+    let exact = false;
+    let at: Located | undefined = { index, offset };
+    while (at && depth <= DEPTH_KEPT) {
+      const remembered = this.#depths.get(keyOf(at));
+      if (remembered !== undefined) {
+        depth += remembered;
+        exact = true;
+        break;
+      }
+      const head = this.#header(at.index, at.offset);
+      if ((head.type !== OFS_DELTA && head.type !== REF_DELTA) || this.#looseExists(oidAt(at.index, at.offset))) {
+        exact = true;
+        break;
+      }
+      walked.push(keyOf(at));
+      depth += 1;
+      if (head.type === OFS_DELTA) {
+        at = { index: at.index, offset: head.base as number };
+        continue;
+      }
+      const baseId = head.baseId as string;
+      if (this.#looseExists(baseId)) {
+        exact = true;
+        break;
+      }
+      const inPack = this.#inPackBefore(at.index, baseId, at.offset);
+      at = inPack === undefined ? this.#locate(baseId, at.index.order) : { index: at.index, offset: inPack };
+      if (!at) exact = true;
+    }
+    // Each entry walked is as deep as what was left below it; a walk stopped at the cap knows only
+    // that its first entry is deeper than DEPTH_KEPT.
+    if (exact) for (const [i, walkedKey] of walked.entries()) this.#depths.set(walkedKey, Math.min(DEPTH_KEPT + 1, depth - i));
+    else this.#depths.set(key, DEPTH_KEPT + 1);
+    return Math.min(DEPTH_KEPT + 1, depth);
   }
 
   #looseExists(oid: string): boolean {
@@ -310,8 +388,9 @@ export class PackedObjects implements PackedSource {
     return { type: type as ObjectType, content: wrapped.subarray(nul + 1) };
   }
 
-  #keep(key: string, object: GitObject): GitObject {
-    if (object.content.byteLength > this.#cacheMax / 4) return object;
+  /** Caches an object read; `always` keeps even a large one (the last object built: the next version's likely base). */
+  #keep(key: string, object: GitObject, always = false): GitObject {
+    if (object.content.byteLength > this.#cacheMax / 4 && !always) return object;
     const held = this.#cache.get(key);
     if (held) this.#cacheBytes -= held.content.byteLength;
     this.#cache.set(key, object);

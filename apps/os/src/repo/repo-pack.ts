@@ -200,14 +200,19 @@ const READ_BACK_CACHE_BYTES = 16_777_216;
  * REPO_FILE_MAX_BYTES and counts the pack's commits (REPO_PUSH_COMMITS_MAX). An entry whose
  * delta chain, counted through earlier pushes, is longer than DEPTH_KEPT is kept whole beside the
  * pack (git's thin packs send every edited file as a delta on the stored one, so a file's chain
- * would otherwise grow with every push); a small pack is kept as loose rows altogether.
+ * would otherwise grow with every push). A small pack of whole objects is kept as loose rows
+ * altogether, as is every pack once the repository holds REPO_PACKS_MAX: each stored pack's index
+ * stays in memory. What is kept whole counts toward GIT_PUSH_KEPT_WHOLE_MAX_BYTES.
  */
 async function readBack(repo: RepoStore, packPath: string, inflated: number, share: ThreadShare): Promise<Set<string>> {
   const store = repo.objects;
   const index = packPath.replace(/\.pack$/, ".idx");
   const stored = repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx"));
   const packs = new PackedObjects(repo.fs, { indexes: () => [...stored, index], strict: true, cacheBytes: READ_BACK_CACHE_BYTES });
-  const asLoose = (repo.fs.fileSize(packPath) ?? 0) < LIMITS.REPO_PACK_MIN_BYTES && inflated <= 8 * LIMITS.REPO_PACK_MIN_BYTES;
+  // A small pack of whole objects is kept as loose rows; one of deltas on large files (an edit
+  // pushed thin) stays a pack, unless the repository holds REPO_PACKS_MAX packs already.
+  const packBytes = repo.fs.fileSize(packPath) ?? 0;
+  const asLoose = (packBytes < LIMITS.REPO_PACK_MIN_BYTES && inflated <= 8 * Math.max(packBytes, 8_192)) || stored.length >= LIMITS.REPO_PACKS_MAX;
   const commits = new Set<string>();
   let keptWhole = 0;
   let counted = 0;
@@ -233,13 +238,11 @@ async function readBack(repo: RepoStore, packPath: string, inflated: number, sha
       const path = `${store.gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       if (repo.fs.fileSize(path) !== undefined) return true;
       const loose = await zlib(bytes);
-      if (!asLoose) {
-        keptWhole += loose.byteLength;
-        if (keptWhole > LIMITS.GIT_PUSH_KEPT_WHOLE_MAX_BYTES) {
-          throw new ItxError("INVALID_ARGUMENT", `a pushed pack's delta chains are so long that more than ${LIMITS.GIT_PUSH_KEPT_WHOLE_MAX_BYTES} bytes of it must be kept whole; push in parts`, {
-            details: limitDetails("GIT_PUSH_KEPT_WHOLE_MAX_BYTES"),
-          });
-        }
+      keptWhole += loose.byteLength;
+      if (keptWhole > LIMITS.GIT_PUSH_KEPT_WHOLE_MAX_BYTES) {
+        throw new ItxError("INVALID_ARGUMENT", `more than ${LIMITS.GIT_PUSH_KEPT_WHOLE_MAX_BYTES} bytes of this push must be kept as whole objects; push in parts`, {
+          details: limitDetails("GIT_PUSH_KEPT_WHOLE_MAX_BYTES"),
+        });
       }
       repo.fs.stage(path, loose);
       return true;
