@@ -10,26 +10,28 @@ import type { ThreadShare } from "../limits/thread-share.ts";
 export const PACK_OBJECT_WORK_BYTES = 16_384;
 
 /**
- * Walks a pushed pack before isomorphic-git indexes it, and refuses one that would inflate past
- * GIT_PUSH_INFLATED_MAX_BYTES. isomorphic-git inflates every object whole (in JavaScript, on the
- * Durable Object's thread, which locally is the one thread of the whole OS) before it compares
- * the size the object declared: 256 KiB of deflated zeros held the thread for 3.5 s, and a body
- * of GIT_HTTP_BODY_MAX_BYTES could stand for 64 GiB. Here each object stops inflating as soon as
- * it passes the size it declared, and the pack stops as soon as the sum passes the limit; a delta
- * counts its data and the object it rebuilds (which indexing materializes). An object larger than
- * REPO_FILE_MAX_BYTES is refused from its header, before any of it is inflated, and a pack of more
- * than GIT_PUSH_OBJECTS_MAX objects from its own header. Only counts are kept. With `share`, the
- * thread is given up between objects.
+ * Walks a pushed pack before it is indexed: finds where each entry starts, checks its framing
+ * (header, version, every declared object present, nothing after the last, the SHA-1 trailer),
+ * and refuses one that would inflate past GIT_PUSH_INFLATED_MAX_BYTES. Inflating runs in
+ * JavaScript on the Durable Object's thread (locally the one thread of the whole OS): 256 KiB of
+ * deflated zeros can stand for gigabytes. Here each object stops inflating as soon as it passes
+ * the size it declared, and the pack stops as soon as the sum passes the limit; a delta counts its
+ * data and the object it rebuilds (which indexing materializes). An object larger than
+ * REPO_FILE_MAX_BYTES is refused from its header, before any of it is inflated, and a pack of
+ * more than GIT_PUSH_OBJECTS_MAX objects from its own header. Only counts and offsets are kept.
+ * With `share`, the thread is given up between objects.
  */
 export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare): Promise<PackInflation> {
   const view = new DataView(pack.buffer, pack.byteOffset, pack.byteLength);
-  if (pack.byteLength < 12 || view.getUint32(0) !== 0x5041434b || view.getUint32(4) !== 2) return { inflated: 0, complete: false }; // not a pack: isomorphic-git says why
+  if (pack.byteLength < 12 || view.getUint32(0) !== 0x5041434b) throw malformed("it does not start with a pack header");
+  if (view.getUint32(4) !== 2) throw malformed(`it is pack version ${view.getUint32(4)}, not 2`);
   const objects = view.getUint32(8);
   if (objects > LIMITS.GIT_PUSH_OBJECTS_MAX) {
     throw new ItxError("INVALID_ARGUMENT", `a pushed pack holds ${objects} objects, more than ${LIMITS.GIT_PUSH_OBJECTS_MAX}; push in parts`, {
       details: limitDetails("GIT_PUSH_OBJECTS_MAX"),
     });
   }
+  if (pack.byteLength < 12 + 20) throw malformed("it is cut short");
   let at = 12;
   let total = 0;
   const count = (bytes: number) => {
@@ -40,8 +42,11 @@ export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare):
       });
     }
   };
-  let read = 0;
-  for (; read < objects && at < pack.byteLength; read += 1) {
+  const entries: number[] = [];
+  const end = pack.byteLength - 20;
+  for (let read = 0; read < objects; read += 1) {
+    if (at >= end) throw malformed(`it ends after ${read} of the ${objects} objects it declares`);
+    entries.push(at);
     // The header: type in bits 6-4 of the first byte, the size as a little-endian varint.
     let byte = pack[at++] ?? 0;
     const type = (byte >> 4) & 7;
@@ -64,9 +69,9 @@ export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare):
       for (let i = 0; head.length < 20 && i < chunk.byteLength; i += 1) head.push(chunk[i] ?? 0);
     };
     inflator.onEnd = () => {};
-    inflator.push(pack.subarray(at), false);
-    if (inflator.err || !inflator.ended) return { inflated: total, complete: false }; // corrupt or cut short: isomorphic-git says why
-    at = pack.byteLength - inflator.strm.avail_in;
+    inflator.push(pack.subarray(at, end), false);
+    if (inflator.err || !inflator.ended) throw malformed(`object ${read} at byte ${entries.at(-1)} does not inflate (${inflator.msg || "cut short"})`);
+    at = end - inflator.strm.avail_in;
     // A delta starts with two varints, the base's size and the size of the object it rebuilds.
     if (type === 6 || type === 7) {
       const rebuilt = deltaResultSize(head);
@@ -75,17 +80,19 @@ export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare):
     }
     await share?.did(inflated + PACK_OBJECT_WORK_BYTES);
   }
-  return { inflated: total, complete: read === objects };
+  if (at !== end) throw malformed(`${end - at} bytes follow its last object`);
+  const trailer = new Uint8Array(await crypto.subtle.digest("SHA-1", pack.subarray(0, end)));
+  if (trailer.some((byte, i) => byte !== pack[end + i])) throw malformed("its trailer is not the SHA-1 of its contents");
+  return { inflated: total, entries };
 }
 
-/** What the walk found: the bytes the pack's objects inflate to, and whether it read every object. */
+/**
+ * What the walk found: the bytes the pack's objects inflate to (each within REPO_FILE_MAX_BYTES, a
+ * delta by the object it rebuilds) and where each entry starts, in pack order.
+ */
 export interface PackInflation {
   inflated: number;
-  /**
-   * Every object the header counts was read whole: each is then within REPO_FILE_MAX_BYTES (a
-   * delta by the object it rebuilds, which isomorphic-git checks against that size as it applies it).
-   */
-  complete: boolean;
+  entries: number[];
 }
 
 /** The index just past the varint that starts at `at`. */
@@ -115,6 +122,7 @@ function checkObjectSize(size: number): void {
   }
 }
 
+/** A pack that is not one as git writes it: the push's fault. */
 function malformed(why: string): ItxError {
   return new ItxError("INVALID_ARGUMENT", `the pushed pack could not be read: ${why}`);
 }

@@ -38,19 +38,127 @@ export interface GitObject {
   content: Uint8Array;
 }
 
-/** One pack's index (version 2), kept as the bytes it was read as. */
+/** One pack's index: where its entries start, and which object each is. */
 interface PackIndex {
-  pack: string;
+  readonly pack: string;
   /** Its place among the packs: a delta's base is looked for only in packs before it. */
   order: number;
-  idx: Uint8Array;
-  view: DataView;
-  count: number;
-  /** Entry offsets in pack order, to find where each entry ends, and each one's place in the index. */
-  sorted: Float64Array;
-  positions: Uint32Array;
+  readonly count: number;
+  /** Entry offsets in pack order, to find where each entry ends. */
+  readonly sorted: Float64Array;
   /** Where the entries stop: the pack's size less its 20-byte trailer. */
-  end: number;
+  readonly end: number;
+  /** Where the entry of the object these 20 bytes name starts, if this pack holds it. */
+  find(name: Uint8Array): number | undefined;
+  /** The id of the object whose entry starts at `offset` (undefined while a push is being indexed and it is not read yet). */
+  oidAt(offset: number): string | undefined;
+}
+
+/** A stored pack's version 2 index, kept as the bytes it was read as (about 40 bytes an object). */
+class StoredIndex implements PackIndex {
+  readonly pack: string;
+  order: number;
+  readonly count: number;
+  readonly sorted: Float64Array;
+  readonly end: number;
+  readonly #idx: Uint8Array;
+  readonly #view: DataView;
+  /** Each entry's place in the index, in pack order (beside `sorted`). */
+  readonly #positions: Uint32Array;
+
+  constructor(pack: string, order: number, idx: Uint8Array, packSize: number) {
+    const view = new DataView(idx.buffer, idx.byteOffset, idx.byteLength);
+    if (idx.byteLength < 8 + 256 * 4 || view.getUint32(0) !== 0xff744f63 || view.getUint32(4) !== 2) throw corrupt(`${pack}'s index is not version 2`);
+    const count = view.getUint32(8 + 255 * 4);
+    if (idx.byteLength < 8 + 256 * 4 + count * 28) throw corrupt(`${pack}'s index is cut short`);
+    this.pack = pack;
+    this.order = order;
+    this.#idx = idx;
+    this.#view = view;
+    this.count = count;
+    this.end = packSize - 20;
+    this.sorted = new Float64Array(count);
+    this.#positions = new Uint32Array(count);
+    const offsets = Array.from({ length: count }, (_, i) => this.#offsetOf(i));
+    const byOffset = Array.from({ length: count }, (_, i) => i).toSorted((a, b) => (offsets[a] ?? 0) - (offsets[b] ?? 0));
+    for (const [rank, position] of byOffset.entries()) {
+      this.sorted[rank] = offsets[position] ?? 0;
+      this.#positions[rank] = position;
+    }
+  }
+
+  /** Binary search of the names, within the fanout's bucket for the id's first byte. */
+  find(name: Uint8Array): number | undefined {
+    const first = name[0] ?? 0;
+    let low = first === 0 ? 0 : this.#view.getUint32(8 + (first - 1) * 4);
+    let high = this.#view.getUint32(8 + first * 4);
+    const names = 8 + 256 * 4;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const at = names + middle * 20;
+      let order = 0;
+      for (let i = 0; i < 20 && order === 0; i++) order = (this.#idx[at + i] ?? 0) - (name[i] ?? 0);
+      if (order === 0) return this.#offsetOf(middle);
+      if (order < 0) low = middle + 1;
+      else high = middle;
+    }
+    return undefined;
+  }
+
+  oidAt(offset: number): string | undefined {
+    const rank = rankOf(this, offset);
+    if (this.sorted[rank] !== offset) return undefined;
+    const at = 8 + 256 * 4 + (this.#positions[rank] ?? 0) * 20;
+    return hex(this.#idx.subarray(at, at + 20));
+  }
+
+  /** The pack offset of the `i`th object (by id). */
+  #offsetOf(i: number): number {
+    const offsets = 8 + 256 * 4 + this.count * 24;
+    const offset = this.#view.getUint32(offsets + i * 4);
+    if (!(offset & 0x80000000)) return offset;
+    return Number(this.#view.getBigUint64(offsets + this.count * 4 + (offset & 0x7fffffff) * 8));
+  }
+}
+
+/** A pushed pack while it is indexed: entries known from the walk, ids learned in pack order. */
+class BuildingIndex implements PackIndex {
+  readonly pack: string;
+  order: number;
+  readonly count: number;
+  readonly sorted: Float64Array;
+  readonly end: number;
+  readonly #names = new Map<string, number>();
+  readonly #ids = new Map<number, string>();
+
+  constructor(pack: string, order: number, entries: number[], end: number) {
+    this.pack = pack;
+    this.order = order;
+    this.sorted = Float64Array.from(entries);
+    this.count = entries.length;
+    this.end = end;
+  }
+
+  find(name: Uint8Array): number | undefined {
+    return this.#names.get(hex(name));
+  }
+
+  oidAt(offset: number): string | undefined {
+    return this.#ids.get(offset);
+  }
+
+  /** Learns the id of the entry at `offset`; false when the pack already holds that object. */
+  learn(offset: number, oid: string): boolean {
+    if (this.#names.has(oid)) return false;
+    this.#names.set(oid, offset);
+    this.#ids.set(offset, oid);
+    return true;
+  }
+
+  /** The ids in index order, each with its entry's offset. */
+  named(): Array<[string, number]> {
+    return [...this.#names].toSorted(([a], [b]) => (a < b ? -1 : 1));
+  }
 }
 
 /** Where one object's entry lies. */
@@ -81,7 +189,7 @@ export interface PackedObjectsOptions {
   cacheBytes?: number;
 }
 
-/** One entry as a push is read back: its id (by the index), its object, and the deltas a read of it walks. */
+/** One entry as a push is indexed: its id, its object, and the deltas a read of it walks. */
 export interface ReadBackEntry {
   oid: string;
   object: GitObject;
@@ -102,7 +210,8 @@ export class PackedObjects implements PackedSource {
 
   constructor(fs: SqliteFs, options: PackedObjectsOptions = {}) {
     this.#fs = fs;
-    this.#list = options.indexes ?? (() => fs.storedFiles(`${PACK_DIR}/`).filter((path) => path.endsWith(".idx")));
+    // By default the stored packs in the order they were stored, then a push's staged one.
+    this.#list = options.indexes ?? (() => [...fs.storedFiles(`${PACK_DIR}/`), ...fs.stagedPaths().filter((path) => path.startsWith(`${PACK_DIR}/`))].filter((path) => path.endsWith(".idx")));
     this.#strict = options.strict ?? false;
     this.#cacheMax = options.cacheBytes ?? CACHE_BYTES;
   }
@@ -124,38 +233,50 @@ export class PackedObjects implements PackedSource {
   }
 
   /**
-   * Reads every entry of the pack whose index is `path`, in pack order, as it will be read once
-   * stored, and hands each to `visit` with its chain's depth; `visit` answers true when it kept
-   * the object whole as a loose row (its chain then ends there). Refuses (INTERNAL, which a push
-   * reports as its own fault) a pack whose entries do not fill it exactly, list one offset twice,
-   * or point a delta anywhere but an earlier entry.
+   * Indexes a staged pack whose entries start at `entries` (the inflation walk found them, and
+   * that they fill it): reads every entry in pack order by the rules any later read follows,
+   * hashes it to learn its id, and hands each to `visit` with the depth of its chain; `visit`
+   * answers true when it kept the object whole as a loose row (a chain then ends there). Answers
+   * the index file (git's version 2). Refuses (INTERNAL, which a push reports as its own fault)
+   * an entry that does not inflate to exactly its bytes, a padded header, a delta on anything
+   * but an earlier entry or an older object, and a pack that holds one object twice.
    */
-  async readBack(path: string, visit: (entry: ReadBackEntry) => Promise<boolean>): Promise<void> {
+  async indexPack(pack: string, entries: number[], visit: (entry: ReadBackEntry) => Promise<boolean>): Promise<Uint8Array> {
+    const size = this.#fs.fileSize(pack);
+    if (size === undefined) throw corrupt(`no pack ${pack}`);
     this.#added();
-    const index = this.#indexes.get(path);
-    if (!index) throw corrupt(`no pack index ${path}`);
-    if (index.count > 0 && index.sorted[0] !== 12) throw corrupt(`${index.pack} holds bytes before its first entry`);
-    const depths = new Uint16Array(index.count);
-    for (let rank = 0; rank < index.count; rank++) {
-      const offset = index.sorted[rank] as number;
-      if (rank > 0 && offset === index.sorted[rank - 1]) throw corrupt(`${index.pack}'s index lists one entry twice`);
-      const head = this.#header(index, offset);
-      // The depth a read will walk, by the rules #objectAt reads by.
-      let depth = 0;
-      if (head.type === OFS_DELTA || head.type === REF_DELTA) {
-        if (this.#looseExists(oidAt(index, offset))) depth = 0;
-        else if (head.type === OFS_DELTA) depth = (depths[rankOf(index, head.base as number)] ?? 0) + 1;
-        else {
-          const base = head.baseId as string;
-          const inPack = this.#looseExists(base) ? undefined : this.#inPackBefore(index, base, offset);
-          const earlier = inPack === undefined && !this.#looseExists(base) ? this.#locate(base, index.order) : undefined;
-          if (inPack !== undefined) depth = (depths[rankOf(index, inPack)] ?? 0) + 1;
-          else depth = earlier ? this.#depthAt(earlier.index, earlier.offset) + 1 : 1;
+    const index = new BuildingIndex(pack, this.#indexes.size, entries, size - 20);
+    const key = `${pack}#indexing`;
+    this.#indexes.set(key, index);
+    try {
+      const depths = new Uint16Array(index.count);
+      const crcs = new Uint32Array(index.count);
+      for (let rank = 0; rank < index.count; rank++) {
+        const offset = index.sorted[rank] as number;
+        const head = this.#header(index, offset);
+        const object = this.#objectAt(index, offset);
+        const oid = hex(new Uint8Array(await crypto.subtle.digest("SHA-1", framed(object))));
+        if (!index.learn(offset, oid)) throw corrupt(`${pack} holds ${oid} twice`);
+        crcs[rank] = crc32(this.#entry(index, offset));
+        // The depth a read will walk, by the rules #objectAt reads by.
+        let depth = 0;
+        if ((head.type === OFS_DELTA || head.type === REF_DELTA) && !this.#looseExists(oid)) {
+          if (head.type === OFS_DELTA) depth = (depths[rankOf(index, head.base as number)] ?? 0) + 1;
+          else {
+            const base = head.baseId as string;
+            const inPack = this.#looseExists(base) ? undefined : this.#inPackBefore(index, base, offset);
+            const earlier = inPack === undefined && !this.#looseExists(base) ? this.#locate(base, index.order) : undefined;
+            if (inPack !== undefined) depth = (depths[rankOf(index, inPack)] ?? 0) + 1;
+            else depth = earlier ? this.#depthAt(earlier.index, earlier.offset) + 1 : 1;
+          }
         }
+        const kept = await visit({ oid, object, depth });
+        depths[rank] = kept ? 0 : Math.min(depth, DELTA_CHAIN_MAX);
       }
-      const object = this.#objectAt(index, offset);
-      const kept = await visit({ oid: oidAt(index, offset), object, depth });
-      depths[rank] = kept ? 0 : Math.min(depth, DELTA_CHAIN_MAX);
+      const trailer = this.#fs.readRange(pack, size - 20, size) ?? new Uint8Array(20);
+      return await writeIndex(index.named(), index.sorted, crcs, trailer);
+    } finally {
+      this.#indexes.delete(key);
     }
   }
 
@@ -184,22 +305,29 @@ export class PackedObjects implements PackedSource {
     if (!name) return undefined;
     for (const index of this.#indexes.values()) {
       if (before !== undefined && index.order >= before) continue;
-      const offset = find(index, name);
+      const offset = index.find(name);
       if (offset !== undefined) return { index, offset };
     }
     // Not in a pack read so far: a pack stored since then may hold it.
     for (const index of this.#added()) {
       if (before !== undefined && index.order >= before) continue;
-      const offset = find(index, name);
+      const offset = index.find(name);
       if (offset !== undefined) return { index, offset };
     }
     return undefined;
   }
 
-  /** The indexes of packs listed now and not read before, read now. */
+  /** Reads the packs listed now again: those no longer listed (a refused push's) are forgotten. */
+  refresh(): void {
+    this.#added();
+  }
+
+  /** The indexes of packs listed now and not read before, read now; those no longer listed are dropped. */
   #added(): PackIndex[] {
     const added: PackIndex[] = [];
     const paths = this.#list();
+    const listed = new Set(paths);
+    for (const path of this.#indexes.keys()) if (!listed.has(path) && !path.endsWith("#indexing")) this.#indexes.delete(path);
     for (const [order, path] of paths.entries()) {
       const known = this.#indexes.get(path);
       if (known) {
@@ -210,7 +338,7 @@ export class PackedObjects implements PackedSource {
       const idx = this.#fs.read(path);
       const size = this.#fs.fileSize(pack);
       if (!idx || size === undefined) continue;
-      const index = parseIndex(pack, order, idx, size);
+      const index = new StoredIndex(pack, order, idx, size);
       this.#indexes.set(path, index);
       added.push(index);
     }
@@ -250,7 +378,8 @@ export class PackedObjects implements PackedSource {
         break;
       }
       // An object kept whole as a loose row (a push does that for a long chain) is read whole.
-      const whole = this.#loose(oidAt(at.index, at.offset));
+      const own = at.index.oidAt(at.offset);
+      const whole = own === undefined ? undefined : this.#loose(own);
       if (whole) {
         base = this.#keep(keyOf(at), whole);
         break;
@@ -321,7 +450,7 @@ export class PackedObjects implements PackedSource {
   /** Where `oid`'s entry starts in `index` when it comes before `offset`. */
   #inPackBefore(index: PackIndex, oid: string, offset: number): number | undefined {
     const name = oidBytes(oid);
-    const found = name ? find(index, name) : undefined;
+    const found = name ? index.find(name) : undefined;
     return found !== undefined && found < offset ? found : undefined;
   }
 
@@ -346,7 +475,8 @@ export class PackedObjects implements PackedSource {
         break;
       }
       const head = this.#header(at.index, at.offset);
-      if ((head.type !== OFS_DELTA && head.type !== REF_DELTA) || this.#looseExists(oidAt(at.index, at.offset))) {
+      const own = at.index.oidAt(at.offset);
+      if ((head.type !== OFS_DELTA && head.type !== REF_DELTA) || (own !== undefined && this.#looseExists(own))) {
         exact = true;
         break;
       }
@@ -442,49 +572,8 @@ function inflated(data: Uint8Array, where: string, exact: boolean): Uint8Array {
   return inflator.result;
 }
 
-function parseIndex(pack: string, order: number, idx: Uint8Array, packSize: number): PackIndex {
-  const view = new DataView(idx.buffer, idx.byteOffset, idx.byteLength);
-  if (idx.byteLength < 8 + 256 * 4 || view.getUint32(0) !== 0xff744f63 || view.getUint32(4) !== 2) throw corrupt(`${pack}'s index is not version 2`);
-  const count = view.getUint32(8 + 255 * 4);
-  if (idx.byteLength < 8 + 256 * 4 + count * 28) throw corrupt(`${pack}'s index is cut short`);
-  const index: PackIndex = { pack, order, idx, view, count, sorted: new Float64Array(count), positions: new Uint32Array(count), end: packSize - 20 };
-  const offsets = Array.from({ length: count }, (_, i) => offsetOf(index, i));
-  const byOffset = Array.from({ length: count }, (_, i) => i).toSorted((a, b) => (offsets[a] ?? 0) - (offsets[b] ?? 0));
-  for (const [rank, position] of byOffset.entries()) {
-    index.sorted[rank] = offsets[position] ?? 0;
-    index.positions[rank] = position;
-  }
-  return index;
-}
-
-/** The pack offset of the `i`th object (by id) of an index. */
-function offsetOf(index: PackIndex, i: number): number {
-  const offsets = 8 + 256 * 4 + index.count * 24;
-  const offset = index.view.getUint32(offsets + i * 4);
-  if (!(offset & 0x80000000)) return offset;
-  return Number(index.view.getBigUint64(offsets + index.count * 4 + (offset & 0x7fffffff) * 8));
-}
-
-/** Binary search of the index's names, within the fanout's bucket for the id's first byte. */
-function find(index: PackIndex, name: Uint8Array): number | undefined {
-  const first = name[0] ?? 0;
-  let low = first === 0 ? 0 : index.view.getUint32(8 + (first - 1) * 4);
-  let high = index.view.getUint32(8 + first * 4);
-  const names = 8 + 256 * 4;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    const at = names + middle * 20;
-    let order = 0;
-    for (let i = 0; i < 20 && order === 0; i++) order = (index.idx[at + i] ?? 0) - (name[i] ?? 0);
-    if (order === 0) return offsetOf(index, middle);
-    if (order < 0) low = middle + 1;
-    else high = middle;
-  }
-  return undefined;
-}
-
 /** The rank of `offset` among the entries (the first entry past it when none starts there). */
-function rankOf(index: PackIndex, offset: number): number {
+function rankOf(index: { sorted: Float64Array }, offset: number): number {
   let low = 0;
   let high = index.sorted.length;
   while (low < high) {
@@ -507,11 +596,50 @@ function nextOffset(index: PackIndex, offset: number): number {
   return index.sorted[low] ?? index.end;
 }
 
-/** The id of the object whose entry starts at `offset`. */
-function oidAt(index: PackIndex, offset: number): string {
-  const position = index.positions[rankOf(index, offset)] ?? 0;
-  const at = 8 + 256 * 4 + position * 20;
-  return hex(index.idx.subarray(at, at + 20));
+/** git's version 2 pack index: fanout, names, CRC-32s, offsets, the pack's checksum, then its own. */
+async function writeIndex(named: Array<[string, number]>, sorted: Float64Array, crcs: Uint32Array, packChecksum: Uint8Array): Promise<Uint8Array> {
+  const count = named.length;
+  const body = new Uint8Array(8 + 256 * 4 + count * 28 + 20);
+  const view = new DataView(body.buffer);
+  view.setUint32(0, 0xff744f63);
+  view.setUint32(4, 2);
+  const names = 8 + 256 * 4;
+  const crcTable = names + count * 20;
+  const offsets = crcTable + count * 4;
+  const fanout = new Uint32Array(256);
+  for (const [i, [oid, offset]] of named.entries()) {
+    const name = oidBytes(oid) as Uint8Array;
+    const first = name[0] ?? 0;
+    fanout[first] = (fanout[first] ?? 0) + 1;
+    body.set(name, names + i * 20);
+    view.setUint32(crcTable + i * 4, crcs[rankOf({ sorted }, offset)] ?? 0);
+    // Pushed packs are far below 2 GiB: every offset fits the small table's 31 bits.
+    view.setUint32(offsets + i * 4, offset);
+  }
+  let running = 0;
+  for (let byte = 0; byte < 256; byte++) {
+    running += fanout[byte] ?? 0;
+    view.setUint32(8 + byte * 4, running);
+  }
+  body.set(packChecksum, offsets + count * 4);
+  const checksum = new Uint8Array(await crypto.subtle.digest("SHA-1", body));
+  const out = new Uint8Array(body.byteLength + 20);
+  out.set(body);
+  out.set(checksum, body.byteLength);
+  return out;
+}
+
+const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+/** CRC-32 (zlib's), as a pack index keeps one for each entry's bytes. */
+function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) crc = (CRC_TABLE[(crc ^ byte) & 0xff] ?? 0) ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
 }
 
 /** Rebuilds an object from its base and a git delta (copy and insert instructions). */

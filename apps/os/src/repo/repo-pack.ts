@@ -1,4 +1,5 @@
-import { Errors, indexPack, readCommit, readTree, type CommitObject } from "isomorphic-git";
+import { Errors, readCommit, readTree, type CommitObject } from "isomorphic-git";
+import { deflate } from "pako";
 import { packStream, zlib } from "./pack-stream.ts";
 import { DEPTH_KEPT, PackedObjects, framed } from "./packed-objects.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
@@ -102,19 +103,16 @@ export async function uploadPack(repo: RepoStore, wantList: string[], haveList: 
 export async function receivePack(repo: RepoStore, commands: PushCommand[], pack: Uint8Array | null, actor: Actor): Promise<Array<{ ref: string; error?: string }>> {
   const store = repo.objects;
   try {
-    const incoming = new Set<string>();
+    let incoming = new Set<string>();
     let commits = new Set<string>();
     const share = new ThreadShare();
     if (pack && pack.byteLength > 0) {
       // Each pass inflates every object on this object's thread (locally, the whole OS's): each
       // gives the thread up between objects (ThreadShare), so other calls are not held for all of it.
-      const { inflated } = await checkPackInflation(pack, share);
-      const name = `objects/pack/pack-push-${crypto.randomUUID()}.pack`;
-      store.fs.stage(`${store.gitdir}/${name}`, pack);
-      const onProgress = sharedProgress(share, inflated);
-      const oids = await unpacked(() => indexPack({ ...store, dir: store.gitdir, filepath: name, onProgress }));
-      for (const oid of oids.oids) incoming.add(oid);
-      commits = await readBack(repo, `${store.gitdir}/${name}`, inflated, share);
+      const { inflated, entries } = await checkPackInflation(pack, share);
+      const packPath = `${store.gitdir}/objects/pack/pack-push-${crypto.randomUUID()}.pack`;
+      store.fs.stage(packPath, pack);
+      ({ objects: incoming, commits } = await indexPushed(repo, packPath, entries, inflated, share));
     }
     const results: Array<{ ref: string; error?: string }> = [];
     const updates: RefUpdate[] = [];
@@ -144,23 +142,6 @@ export async function receivePack(repo: RepoStore, commands: PushCommand[], pack
 }
 
 /**
- * Reading a pushed pack: its bytes are the client's, so a pack isomorphic-git cannot read (a bad
- * header, a truncated or corrupt object) is the push's fault, INVALID_ARGUMENT, not a bug thrown
- * across the Durable Object boundary (which logs it with its stack, once per push).
- */
-async function unpacked<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (errorCode(error) !== undefined) throw error;
-    // isomorphic-git's errors keep their own short message in data.message.
-    const reason = (error as { data?: { message?: unknown } }).data?.message;
-    const text = typeof reason === "string" ? reason : errorMessage(error);
-    throw new ItxError("INVALID_ARGUMENT", `the pushed pack could not be read: ${text.slice(0, 200)}`, { cause: error });
-  }
-}
-
-/**
  * A tree isomorphic-git refuses to read (an entry named `..` or `.git`) is the push's fault,
  * INVALID_ARGUMENT; any other failure while planning is still a bug and surfaces as one.
  */
@@ -173,54 +154,39 @@ async function unsafePathsRefused<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-// isomorphic-git reports its progress through a pass in whole percents of the pack's objects:
-// each report counts that share of the bytes the pack inflates to as done.
-function sharedProgress(share: ThreadShare, inflated: number): (progress: { loaded: number; total: number }) => Promise<void> {
-  let counted = 0;
-  return async ({ loaded, total }) => {
-    if (!(total > 0) || !(loaded > counted)) {
-      counted = loaded;
-      return;
-    }
-    const bytes = (inflated / total + PACK_OBJECT_WORK_BYTES) * (loaded - counted);
-    counted = loaded;
-    await share.did(bytes);
-  };
-}
-
-/** Inflated objects the read-back keeps to rebuild deltas from: a chain of 4 MiB files reads in one pass. */
+/** Inflated objects the indexer keeps to rebuild deltas from: a chain of 4 MiB files reads in one pass. */
 const READ_BACK_CACHE_BYTES = 16_777_216;
 
 /**
- * Reads every entry of a pushed pack back, in pack order, as it will be read once stored
- * (`PackedObjects`, strictly: each entry must inflate to exactly its bytes), and checks that it is
- * the object its index names, before anything is kept. isomorphic-git indexed the pack by a parse
- * of its own (numbers in 32 bits, entries it cannot resolve skipped, bytes between entries
- * unread); this makes the two agree, or refuses the push. The same pass holds blobs to
- * REPO_FILE_MAX_BYTES and counts the pack's commits (REPO_PUSH_COMMITS_MAX). An entry whose
- * delta chain, counted through earlier pushes, is longer than DEPTH_KEPT is kept whole beside the
- * pack (git's thin packs send every edited file as a delta on the stored one, so a file's chain
- * would otherwise grow with every push). A small pack of whole objects is kept as loose rows
- * altogether, as is every pack once the repository holds REPO_PACKS_MAX: each stored pack's index
- * stays in memory. What is kept whole counts toward GIT_PUSH_KEPT_WHOLE_MAX_BYTES.
+ * Indexes a pushed pack with `PackedObjects`, by the same rules every later read follows, so the
+ * two cannot disagree (isomorphic-git is not asked: its indexer reads numbers in 32 bits, skips
+ * entries it cannot resolve, and keeps every object it resolves in memory). Each entry is read,
+ * strictly (it inflates to exactly its bytes, its header is not padded, a delta's base is an
+ * earlier entry or an older object), and hashed for its id. The same pass holds blobs to
+ * REPO_FILE_MAX_BYTES, counts the pack's commits (REPO_PUSH_COMMITS_MAX) and the bytes it
+ * rebuilds (twice GIT_PUSH_INFLATED_MAX_BYTES). An entry whose delta chain, counted through
+ * earlier pushes, is longer than DEPTH_KEPT is kept whole as a loose row (git's thin packs send
+ * every edited file as a delta on the stored one, so a file's chain would otherwise grow with
+ * every push). A small pack of whole objects is kept as loose rows altogether, as is every pack
+ * once the repository holds REPO_PACKS_MAX: each stored pack's index stays in memory. What is
+ * kept whole counts toward GIT_PUSH_KEPT_WHOLE_MAX_BYTES. Answers every object and the commits.
  */
-async function readBack(repo: RepoStore, packPath: string, inflated: number, share: ThreadShare): Promise<Set<string>> {
+async function indexPushed(repo: RepoStore, packPath: string, entries: number[], inflated: number, share: ThreadShare): Promise<{ objects: Set<string>; commits: Set<string> }> {
   const store = repo.objects;
-  const index = packPath.replace(/\.pack$/, ".idx");
   const stored = repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx"));
-  const packs = new PackedObjects(repo.fs, { indexes: () => [...stored, index], strict: true, cacheBytes: READ_BACK_CACHE_BYTES });
+  const packs = new PackedObjects(repo.fs, { indexes: () => stored, strict: true, cacheBytes: READ_BACK_CACHE_BYTES });
   // A small pack of whole objects is kept as loose rows; one of deltas on large files (an edit
   // pushed thin) stays a pack, unless the repository holds REPO_PACKS_MAX packs already.
   const packBytes = repo.fs.fileSize(packPath) ?? 0;
   const asLoose = (packBytes < LIMITS.REPO_PACK_MIN_BYTES && inflated <= 8 * Math.max(packBytes, 8_192)) || stored.length >= LIMITS.REPO_PACKS_MAX;
+  const objects = new Set<string>();
   const commits = new Set<string>();
   let keptWhole = 0;
   let counted = 0;
   try {
-    await packs.readBack(index, async ({ oid, object, depth }) => {
+    const index = await packs.indexPack(packPath, entries, async ({ oid, object, depth }) => {
       const bytes = framed(object);
-      const id = hex(new Uint8Array(await crypto.subtle.digest("SHA-1", bytes)));
-      if (id !== oid) throw malformedPack(`the object indexed as ${oid} reads back as ${id}`);
+      objects.add(oid);
       if (object.type === "blob") checkFileSize(oid, object.content.byteLength);
       if (object.type === "commit") commits.add(oid);
       if (commits.size > LIMITS.REPO_PUSH_COMMITS_MAX) {
@@ -237,7 +203,8 @@ async function readBack(repo: RepoStore, packPath: string, inflated: number, sha
       if (!asLoose && depth <= DEPTH_KEPT) return false;
       const path = `${store.gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       if (repo.fs.fileSize(path) !== undefined) return true;
-      const loose = await zlib(bytes);
+      // Small objects are compressed at once (a native stream per object costs more than the work).
+      const loose = bytes.byteLength < 65_536 ? deflate(bytes) : await zlib(bytes);
       keptWhole += loose.byteLength;
       if (keptWhole > LIMITS.GIT_PUSH_KEPT_WHOLE_MAX_BYTES) {
         throw new ItxError("INVALID_ARGUMENT", `more than ${LIMITS.GIT_PUSH_KEPT_WHOLE_MAX_BYTES} bytes of this push must be kept as whole objects; push in parts`, {
@@ -247,32 +214,24 @@ async function readBack(repo: RepoStore, packPath: string, inflated: number, sha
       repo.fs.stage(path, loose);
       return true;
     });
+    if (asLoose) repo.fs.unstage(packPath);
+    else repo.fs.stage(packPath.replace(/\.pack$/, ".idx"), index);
   } catch (error) {
     if (errorCode(error) !== "INTERNAL") throw error;
     throw malformedPack(errorMessage(error).replace(/^.*cannot be read: /, ""));
   }
-  if (asLoose) {
-    repo.fs.unstage(packPath);
-    repo.fs.unstage(index);
-    return commits;
-  }
-  const held = packs.count();
+  if (asLoose) return { objects, commits };
+  const held = packs.count() + entries.length;
   if (held > LIMITS.REPO_PACKED_OBJECTS_MAX) {
     throw new ItxError("INVALID_ARGUMENT", `the repository's pushed packs would hold ${held} objects, more than ${LIMITS.REPO_PACKED_OBJECTS_MAX}; nothing was written`, {
       details: limitDetails("REPO_PACKED_OBJECTS_MAX"),
     });
   }
-  return commits;
+  return { objects, commits };
 }
 
 function malformedPack(why: string): ItxError {
   return new ItxError("INVALID_ARGUMENT", `the pushed pack could not be read back: ${why.slice(0, 300)}`);
-}
-
-function hex(bytes: Uint8Array): string {
-  let out = "";
-  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
-  return out;
 }
 
 /**

@@ -105,15 +105,14 @@ export class RepoStore {
   }
 
   /**
-   * Ends a change: drops what it left staged (a refused change's objects) and isomorphic-git's
-   * cache. That cache keeps every pack index it read, by file name, with the pack's bytes once an
-   * object was read from it; the only pack it ever sees is a push's staged one (stored packs are
-   * read by range, `PackedObjects`), which must not stay in memory once the push is over, kept or
-   * refused (a few refused 60 MiB pushes filled the isolate).
+   * Ends a change: drops what it left staged (a refused change's objects), isomorphic-git's cache
+   * (it never sees a pack, `SqliteFs` lists none, but nothing it read for the change is kept), and
+   * the index of a refused push's pack from `packs`.
    */
   discard(): void {
     this.fs.discard();
     this.objects.cache = {};
+    this.packs.refresh();
   }
 
   /**

@@ -7,10 +7,10 @@
  * objects into the stage, is checked against the limits, and is flushed only when accepted, so a
  * refused one leaves nothing behind. Files are split into chunks: a SQLite row holds at most 2 MB.
  *
- * Stored packs are not shown to isomorphic-git: it would read each one whole into memory (and
- * keep it), and a repository's packs together may be far larger than its isolate. A `PackedSource`
- * answers their objects one at a time, read by range, as the loose-object files isomorphic-git
- * looks for first; `objects/pack` lists only the pack a push has staged.
+ * Packs are not shown to isomorphic-git: it would read each one whole into memory (and keep it),
+ * and a repository's packs together may be far larger than its isolate. A `PackedSource` answers
+ * their objects one at a time, read by range, as the loose-object files isomorphic-git looks for
+ * first, a push's staged pack among them; `objects/pack` lists nothing.
  */
 import type { PromiseFsClient } from "isomorphic-git";
 
@@ -288,9 +288,9 @@ export class SqliteFs {
   async #readdir(path: string): Promise<string[]> {
     if (this.fileSize(path) !== undefined) throw fsError("ENOTDIR", path);
     const names = new Set<string>();
-    // Stored packs are read through `packed`, object by object; only a staged one is listed.
-    const packs = PACK_DIR.test(path);
-    for (const child of this.#under(path)) if (!packs || this.#staged.has(child)) names.add(child.slice(path.length + 1).split("/")[0] ?? "");
+    // Packs are read through `packed`, object by object: isomorphic-git is never shown one.
+    if (PACK_DIR.test(path)) throw fsError("ENOENT", path);
+    for (const child of this.#under(path)) names.add(child.slice(path.length + 1).split("/")[0] ?? "");
     names.delete("");
     if (names.size === 0 && !this.#isDir(path)) throw fsError("ENOENT", path);
     return [...names].toSorted();
