@@ -62,15 +62,20 @@ export async function checkPackInflation(pack: Uint8Array, share?: ThreadShare):
     const head: number[] = [];
     let inflated = 0;
     // An output chunk no larger than the object needs: a pack of many small objects allocates little.
-    const inflator = new Inflate({ chunkSize: Math.min(65_536, Math.max(1_024, size + 1)) });
+    // zlib only (windowBits 15): pako would also take gzip, which git cannot read once it is copied into a clone.
+    const inflator = new Inflate({ chunkSize: Math.min(65_536, Math.max(1_024, size + 1)), windowBits: 15 });
     inflator.onData = (chunk) => {
       inflated += chunk.byteLength;
       if (inflated > size) throw malformed("an object inflates past the size it declares");
       for (let i = 0; head.length < 20 && i < chunk.byteLength; i += 1) head.push(chunk[i] ?? 0);
     };
-    inflator.onEnd = () => {};
+    // Replacing onEnd keeps pako from recording an error itself: its status is kept here.
+    let status = 0;
+    inflator.onEnd = (code) => {
+      status = code;
+    };
     inflator.push(pack.subarray(at, end), false);
-    if (inflator.err || !inflator.ended) throw malformed(`object ${read} at byte ${entries.at(-1)} does not inflate (${inflator.msg || "cut short"})`);
+    if (status !== 0 || inflator.err || !inflator.ended) throw malformed(`object ${read} at byte ${entries.at(-1)} does not inflate (${inflator.strm.msg || inflator.msg || "cut short"})`);
     at = end - inflator.strm.avail_in;
     // A delta starts with two varints, the base's size and the size of the object it rebuilds.
     if (type === 6 || type === 7) {

@@ -239,6 +239,17 @@ describe("a push is read back before it is kept", () => {
     expect(await open(stub.branches())).toEqual([]);
   });
 
+  test("an entry compressed as gzip, not zlib (git cannot read it once copied into a clone), refuses the push", async () => {
+    const stub = await freshRepo();
+    const blob = await gitObject(BLOB, bytes("gzipped"));
+    const tree = await treeOf([["g.txt", blob.oid]]);
+    const commit = await commitOf(tree.oid, [], "gzip");
+    const gzipped = new Uint8Array(await new Response(new Blob([blob.content]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+    const statuses = await open(stub.receivePack({ commands: [{ from: null, to: commit.oid, ref: "refs/heads/main" }], pack: await packOf([{ header: blob.header, data: gzipped }, tree, commit]) }, actor));
+    expect(statuses).toEqual(refusedRead("the pushed pack could not be read"));
+    expect(await open(stub.branches())).toEqual([]);
+  });
+
   test("REPO_PACKED_OBJECTS_MAX: a push that would bring the pushed packs past it is refused, and nothing is kept", async () => {
     const { stub, head } = await withStoredBlob();
     const blob = await gitObject(BLOB, bytes("one more"));

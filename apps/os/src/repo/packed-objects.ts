@@ -210,8 +210,18 @@ export class PackedObjects implements PackedSource {
 
   constructor(fs: SqliteFs, options: PackedObjectsOptions = {}) {
     this.#fs = fs;
-    // By default the stored packs in the order they were stored, then a push's staged one.
-    this.#list = options.indexes ?? (() => [...fs.storedFiles(`${PACK_DIR}/`), ...fs.stagedPaths().filter((path) => path.startsWith(`${PACK_DIR}/`))].filter((path) => path.endsWith(".idx")));
+    // By default the stored packs in the order they were stored, then a push's staged one, listed
+    // again only when the files under objects/pack changed.
+    let listed: { version: number; paths: string[] } | undefined;
+    this.#list =
+      options.indexes ??
+      (() => {
+        if (listed?.version !== fs.packsVersion) {
+          const paths = [...fs.storedFiles(`${PACK_DIR}/`), ...fs.stagedPaths().filter((path) => path.startsWith(`${PACK_DIR}/`))].filter((path) => path.endsWith(".idx"));
+          listed = { version: fs.packsVersion, paths };
+        }
+        return listed.paths;
+      });
     this.#strict = options.strict ?? false;
     this.#cacheMax = options.cacheBytes ?? CACHE_BYTES;
   }
@@ -245,7 +255,7 @@ export class PackedObjects implements PackedSource {
     const size = this.#fs.fileSize(pack);
     if (size === undefined) throw corrupt(`no pack ${pack}`);
     this.#added();
-    const index = new BuildingIndex(pack, this.#indexes.size, entries, size - 20);
+    const index = new BuildingIndex(pack, this.#list().length, entries, size - 20);
     const key = `${pack}#indexing`;
     this.#indexes.set(key, index);
     try {
@@ -565,7 +575,8 @@ function ofsBack(bytes: Uint8Array, start: number): { value: number; next: numbe
  * given (an entry that leaves bytes before the next one would carry them into a fetch's pack).
  */
 function inflated(data: Uint8Array, where: string, exact: boolean): Uint8Array {
-  const inflator = new Inflate();
+  // zlib only (windowBits 15): pako would also take gzip, which git cannot read in a clone.
+  const inflator = new Inflate({ windowBits: 15 });
   inflator.push(data, true);
   if (inflator.err || !inflator.ended || !inflator.result) throw corrupt(`${where} does not inflate (${inflator.msg || "cut short"})`);
   if (exact && inflator.strm.avail_in !== 0) throw corrupt(`${where} leaves ${inflator.strm.avail_in} bytes before the next entry`);

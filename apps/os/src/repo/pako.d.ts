@@ -2,7 +2,8 @@
 declare module "pako" {
   export function deflate(data: Uint8Array, options?: { level?: number }): Uint8Array;
   export class Inflate {
-    constructor(options?: { chunkSize?: number });
+    /** `windowBits` 15: zlib streams only (pako otherwise also takes gzip). */
+    constructor(options?: { chunkSize?: number; windowBits?: number });
     push(data: Uint8Array, mode?: boolean | number): boolean;
     onData(chunk: Uint8Array): void;
     onEnd(status: number): void;
@@ -11,6 +12,6 @@ declare module "pako" {
     readonly msg: string;
     /** The inflated bytes, once the stream ended (when onData is not replaced). */
     readonly result: Uint8Array | undefined;
-    readonly strm: { avail_in: number };
+    readonly strm: { avail_in: number; msg?: string };
   }
 }

@@ -110,11 +110,23 @@ export class SqliteFs {
   /** Stages a file (for example a pushed pack) as isomorphic-git's writeFile would. */
   stage(path: string, data: Uint8Array): void {
     this.#staged.set(path, data);
+    this.#touched(path);
+  }
+
+  /**
+   * Counts changes to the files under `objects/pack` (staged, dropped or flushed): a reader of
+   * packs lists them again only when it changed.
+   */
+  packsVersion = 0;
+
+  #touched(path: string): void {
+    if (path.includes("/objects/pack/")) this.packsVersion += 1;
   }
 
   /** Takes `path` out of the stage: it will not be written (a pushed pack kept as loose rows instead). */
   unstage(path: string): void {
     this.#staged.delete(path);
+    this.#touched(path);
   }
 
   /** Bytes waiting in the stage (what a flush would add, at most). */
@@ -137,6 +149,7 @@ export class SqliteFs {
   /** Drops everything staged: nothing of it reaches SQLite. Answers the paths that were staged. */
   discard(): string[] {
     const dropped = [...this.#staged.keys()];
+    for (const path of dropped) this.#touched(path);
     this.#staged.clear();
     return dropped;
   }
@@ -145,6 +158,7 @@ export class SqliteFs {
   flush(): void {
     this.#chunks.clear();
     for (const [path, data] of this.#staged) {
+      this.#touched(path);
       this.#sql.exec("DELETE FROM git_files WHERE path = ?", path);
       if (data === null) continue;
       for (let offset = 0, chunk = 0; offset < data.byteLength || chunk === 0; offset += CHUNK_BYTES, chunk += 1) {
@@ -269,11 +283,13 @@ export class SqliteFs {
   async #writeFile(path: string, data: Uint8Array | string): Promise<void> {
     // Copy: the caller may reuse its buffer after the promise settles.
     this.#staged.set(path, typeof data === "string" ? ENCODER.encode(data) : new Uint8Array(data));
+    this.#touched(path);
   }
 
   async #unlink(path: string): Promise<void> {
     if (this.fileSize(path) === undefined) throw fsError("ENOENT", path);
     this.#staged.set(path, null);
+    this.#touched(path);
   }
 
   async #stat(path: string): Promise<StatLike> {
