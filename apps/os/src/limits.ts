@@ -314,9 +314,9 @@ const PLATFORM_LIMITS = {
   GIT_PUSH_KEPT_WHOLE_MAX_BYTES: 33_554_432,
   /**
    * Objects one pushed pack may hold, read from its header before anything is inflated. Each is
-   * an inflation, a hash and a row of the index, however small it is: 64 MiB of 10-byte objects
-   * is 6.7 million of them, and 40,000 took isomorphic-git's index about 5 s here. A larger push
-   * is several pushes.
+   * two inflations, a hash and a row of the index, however small it is: 31 MiB of 10-byte
+   * objects is over 3 million of them, and 20,000 take about 4 s to index here (giving the thread
+   * up as they go). A larger push is several pushes.
    */
   GIT_PUSH_OBJECTS_MAX: 20_000,
   /** Distinct objects one fetch may want (each is read): clients want ref tips, at most one per branch. */
