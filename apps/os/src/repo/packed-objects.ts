@@ -180,15 +180,6 @@ interface EntryHeader {
 
 const keyOf = (at: Located) => `${at.index.pack}:${at.offset}`;
 
-export interface PackedObjectsOptions {
-  /** The packs' index files, oldest first: by default every stored one, in the order they were stored. */
-  indexes?: () => string[];
-  /** Every entry must inflate to exactly its bytes, up to the next entry (reading a push back). */
-  strict?: boolean;
-  /** Bytes of inflated objects kept to rebuild deltas from (8 MiB), an object at most a quarter of it. */
-  cacheBytes?: number;
-}
-
 /** One entry as a push is indexed: its id, its object, and the deltas a read of it walks. */
 export interface ReadBackEntry {
   oid: string;
@@ -198,32 +189,29 @@ export interface ReadBackEntry {
 
 export class PackedObjects implements PackedSource {
   readonly #fs: SqliteFs;
-  readonly #list: () => string[];
-  readonly #strict: boolean;
   readonly #indexes = new Map<string, PackIndex>();
   readonly #cache = new Map<string, GitObject>();
   readonly #depths = new Map<string, number>();
-  readonly #cacheMax: number;
   #cacheBytes = 0;
+  #listed: { version: number; paths: string[] } | undefined;
   /** Bytes inflated and rebuilt so far: the work reads cost, for a caller to bound. */
   built = 0;
 
-  constructor(fs: SqliteFs, options: PackedObjectsOptions = {}) {
+  constructor(fs: SqliteFs) {
     this.#fs = fs;
-    // By default the stored packs in the order they were stored, then a push's staged one, listed
-    // again only when the files under objects/pack changed.
-    let listed: { version: number; paths: string[] } | undefined;
-    this.#list =
-      options.indexes ??
-      (() => {
-        if (listed?.version !== fs.packsVersion) {
-          const paths = [...fs.storedFiles(`${PACK_DIR}/`), ...fs.stagedPaths().filter((path) => path.startsWith(`${PACK_DIR}/`))].filter((path) => path.endsWith(".idx"));
-          listed = { version: fs.packsVersion, paths };
-        }
-        return listed.paths;
-      });
-    this.#strict = options.strict ?? false;
-    this.#cacheMax = options.cacheBytes ?? CACHE_BYTES;
+  }
+
+  /**
+   * The packs' index files: the stored ones in the order they were stored, then a push's staged
+   * one; listed again only when the files under objects/pack changed.
+   */
+  #list(): string[] {
+    const fs = this.#fs;
+    if (this.#listed?.version !== fs.packsVersion) {
+      const paths = [...fs.storedFiles(`${PACK_DIR}/`), ...fs.stagedPaths().filter((path) => path.startsWith(`${PACK_DIR}/`))].filter((path) => path.endsWith(".idx"));
+      this.#listed = { version: fs.packsVersion, paths };
+    }
+    return this.#listed.paths;
   }
 
   has(oid: string): boolean {
@@ -244,7 +232,8 @@ export class PackedObjects implements PackedSource {
 
   /**
    * Indexes a staged pack whose entries start at `entries` (the inflation walk found them, and
-   * that they fill it): reads every entry in pack order by the rules any later read follows,
+   * that they fill it): reads every entry in pack order, strictly (the stored packs its deltas
+   * rest on are read as they are), by the rules any later read follows,
    * hashes it to learn its id, and hands each to `visit` with the depth of its chain; `visit`
    * answers true when it kept the object whole as a loose row (a chain then ends there). Answers
    * the index file (git's version 2). Refuses (INTERNAL, which a push reports as its own fault)
@@ -287,6 +276,8 @@ export class PackedObjects implements PackedSource {
       return await writeIndex(index.named(), index.sorted, crcs, trailer);
     } finally {
       this.#indexes.delete(key);
+      // Depths are remembered for one push: a later one may keep an object of a chain whole.
+      this.#depths.clear();
     }
   }
 
@@ -419,9 +410,14 @@ export class PackedObjects implements PackedSource {
     return base;
   }
 
+  /** Whether entries of `index` are read strictly: those of a pack being indexed (stored ones are read as they are). */
+  #strictFor(index: PackIndex): boolean {
+    return index instanceof BuildingIndex;
+  }
+
   /** An entry's data, inflated (strictly when reading a push back) to exactly the size its header declares. */
   #inflate(at: Located, head: EntryHeader): Uint8Array {
-    const data = inflated(this.#entry(at.index, at.offset).subarray(head.dataStart), `${at.index.pack} at ${at.offset}`, this.#strict);
+    const data = inflated(this.#entry(at.index, at.offset).subarray(head.dataStart), `${at.index.pack} at ${at.offset}`, this.#strictFor(at.index));
     if (data.byteLength !== head.size) throw corrupt(`an entry of ${at.index.pack} inflates to ${data.byteLength} bytes, not ${head.size}`);
     this.built += data.byteLength;
     return data;
@@ -442,7 +438,7 @@ export class PackedObjects implements PackedSource {
       size += (byte & 0x7f) * scale;
     }
     // A copied entry keeps its header: one git would not write (a padded size) is not kept.
-    if (this.#strict && at > 1 && byte === 0) throw corrupt(`an entry of ${index.pack} pads its header`);
+    if (this.#strictFor(index) && at > 1 && byte === 0) throw corrupt(`an entry of ${index.pack} pads its header`);
     // Stored objects were held to REPO_FILE_MAX_BYTES when pushed (deltas by what they rebuild).
     if (size > objectMax()) throw corrupt(`an entry of ${index.pack} declares ${size} bytes`);
     if (type === OFS_DELTA) {
@@ -530,13 +526,13 @@ export class PackedObjects implements PackedSource {
 
   /** Caches an object read; `always` keeps even a large one (the last object built: the next version's likely base). */
   #keep(key: string, object: GitObject, always = false): GitObject {
-    if (object.content.byteLength > this.#cacheMax / 4 && !always) return object;
+    if (object.content.byteLength > CACHE_BYTES / 4 && !always) return object;
     const held = this.#cache.get(key);
     if (held) this.#cacheBytes -= held.content.byteLength;
     this.#cache.set(key, object);
     this.#cacheBytes += object.content.byteLength;
     for (const [oldest, value] of this.#cache) {
-      if (this.#cacheBytes <= this.#cacheMax) break;
+      if (this.#cacheBytes <= CACHE_BYTES) break;
       this.#cache.delete(oldest);
       this.#cacheBytes -= value.content.byteLength;
     }

@@ -1,7 +1,7 @@
 import { Errors, readCommit, readTree, type CommitObject } from "isomorphic-git";
 import { deflate } from "pako";
 import { packStream, zlib } from "./pack-stream.ts";
-import { DEPTH_KEPT, PackedObjects, framed } from "./packed-objects.ts";
+import { DEPTH_KEPT, framed } from "./packed-objects.ts";
 import { PACK_OBJECT_WORK_BYTES, checkPackInflation } from "./pack-inflation.ts";
 import { ThreadShare } from "../limits/thread-share.ts";
 import { ItxError, errorCode, errorMessage } from "iterate/errors";
@@ -154,11 +154,8 @@ async function unsafePathsRefused<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Inflated objects the indexer keeps to rebuild deltas from: a chain of 4 MiB files reads in one pass. */
-const READ_BACK_CACHE_BYTES = 16_777_216;
-
 /**
- * Indexes a pushed pack with `PackedObjects`, by the same rules every later read follows, so the
+ * Indexes a pushed pack with the store's `PackedObjects`, by the same rules every later read follows, so the
  * two cannot disagree (isomorphic-git is not asked: its indexer reads numbers in 32 bits, skips
  * entries it cannot resolve, and keeps every object it resolves in memory). Each entry is read,
  * strictly (it inflates to exactly its bytes, its header is not padded, a delta's base is an
@@ -174,7 +171,9 @@ const READ_BACK_CACHE_BYTES = 16_777_216;
 async function indexPushed(repo: RepoStore, packPath: string, entries: number[], inflated: number, share: ThreadShare): Promise<{ objects: Set<string>; commits: Set<string> }> {
   const store = repo.objects;
   const stored = repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx"));
-  const packs = new PackedObjects(repo.fs, { indexes: () => stored, strict: true, cacheBytes: READ_BACK_CACHE_BYTES });
+  // The store's own reader: the stored indexes it parsed, and the objects and chunks it keeps.
+  const packs = repo.packs;
+  const builtBefore = packs.built;
   // A small pack of whole objects is kept as loose rows; one of deltas on large files (an edit
   // pushed thin) stays a pack, unless the repository holds REPO_PACKS_MAX packs already.
   const packBytes = repo.fs.fileSize(packPath) ?? 0;
@@ -182,7 +181,7 @@ async function indexPushed(repo: RepoStore, packPath: string, entries: number[],
   const objects = new Set<string>();
   const commits = new Set<string>();
   let keptWhole = 0;
-  let counted = 0;
+  let counted = builtBefore;
   try {
     const index = await packs.indexPack(packPath, entries, async ({ oid, object, depth }) => {
       const bytes = framed(object);
@@ -193,7 +192,7 @@ async function indexPushed(repo: RepoStore, packPath: string, entries: number[],
         throw new ItxError("INVALID_ARGUMENT", `a pushed pack carries more than ${LIMITS.REPO_PUSH_COMMITS_MAX} commits; push in parts`, { details: limitDetails("REPO_PUSH_COMMITS_MAX") });
       }
       // Deltas rebuilt again and again (a chain of large objects read out of order) are work too.
-      if (packs.built > 2 * LIMITS.GIT_PUSH_INFLATED_MAX_BYTES) {
+      if (packs.built - builtBefore > 2 * LIMITS.GIT_PUSH_INFLATED_MAX_BYTES) {
         throw new ItxError("INVALID_ARGUMENT", `reading the pushed pack back rebuilds more than twice ${LIMITS.GIT_PUSH_INFLATED_MAX_BYTES} bytes; push in parts`, {
           details: limitDetails("GIT_PUSH_INFLATED_MAX_BYTES"),
         });
@@ -221,7 +220,8 @@ async function indexPushed(repo: RepoStore, packPath: string, entries: number[],
     throw malformedPack(errorMessage(error).replace(/^.*cannot be read: /, ""));
   }
   if (asLoose) return { objects, commits };
-  const held = packs.count() + entries.length;
+  // The new pack's index is staged: the reader lists it with the stored ones.
+  const held = packs.count();
   if (held > LIMITS.REPO_PACKED_OBJECTS_MAX) {
     throw new ItxError("INVALID_ARGUMENT", `the repository's pushed packs would hold ${held} objects, more than ${LIMITS.REPO_PACKED_OBJECTS_MAX}; nothing was written`, {
       details: limitDetails("REPO_PACKED_OBJECTS_MAX"),

@@ -79,7 +79,7 @@ export class SqliteFs {
   readonly #sql: SqlStorage;
   // Staged writes (null: a staged delete), in the order they were made.
   readonly #staged = new Map<string, Uint8Array | null>();
-  // Chunks read by range, most recently used last (a flush may rewrite a path: it clears them).
+  // Chunks read by range, most recently used last (a flush that rewrites a path drops its chunks).
   readonly #chunks = new Map<string, Uint8Array>();
   /** Bytes read from SQLite so far: what a read costs the isolate, for tests to bound. */
   bytesRead = 0;
@@ -156,9 +156,10 @@ export class SqliteFs {
 
   /** Writes the stage to SQLite. Synchronous, so it runs inside a storage transaction if asked to. */
   flush(): void {
-    this.#chunks.clear();
     for (const [path, data] of this.#staged) {
       this.#touched(path);
+      // A path written again (a loose object written twice) must not be read from an old chunk.
+      for (const key of this.#chunks.keys()) if (key.startsWith(`${path}\0`)) this.#chunks.delete(key);
       this.#sql.exec("DELETE FROM git_files WHERE path = ?", path);
       if (data === null) continue;
       for (let offset = 0, chunk = 0; offset < data.byteLength || chunk === 0; offset += CHUNK_BYTES, chunk += 1) {
