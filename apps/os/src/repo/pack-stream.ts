@@ -66,9 +66,14 @@ function packHeader(count: number): Uint8Array {
 async function entryOf(store: ObjectStore, packs: PackedObjects, oid: string): Promise<Uint8Array[]> {
   const raw = packs.rawEntry(oid);
   if (raw) return [raw];
+  // A delta of a pack is rebuilt by the reader itself; a loose object is read by isomorphic-git.
+  const object = packs.read(oid) ?? (await looseObject(store, oid));
+  return [entryHeader(TYPES[object.type] ?? 3, object.content.byteLength), await zlib(object.content)];
+}
+
+async function looseObject(store: ObjectStore, oid: string): Promise<{ type: string; content: Uint8Array }> {
   const { type, object } = await readObject({ ...store, oid, format: "content" });
-  const content = object as Uint8Array;
-  return [entryHeader(TYPES[type] ?? 3, content.byteLength), await zlib(content)];
+  return { type, content: object as Uint8Array };
 }
 
 /** A pack entry's header: type and inflated size, git's variable-length encoding. */
