@@ -180,11 +180,12 @@ interface EntryHeader {
 
 const keyOf = (at: Located) => `${at.index.pack}:${at.offset}`;
 
-/** One entry as a push is indexed: its id, its object, and the deltas a read of it walks. */
+/** One entry as a push is indexed: its id, its object, the deltas a read of it walks, and the bytes reading it inflated and rebuilt. */
 export interface ReadBackEntry {
   oid: string;
   object: GitObject;
   depth: number;
+  built: number;
 }
 
 export class PackedObjects implements PackedSource {
@@ -193,6 +194,8 @@ export class PackedObjects implements PackedSource {
   readonly #cache = new Map<string, GitObject>();
   readonly #depths = new Map<string, number>();
   #cacheBytes = 0;
+  /** Pushes being indexed now (their cache is larger). */
+  #indexing = 0;
   #listed: { version: number; paths: string[] } | undefined;
   /** Bytes inflated and rebuilt so far: the work reads cost, for a caller to bound. */
   built = 0;
@@ -247,13 +250,17 @@ export class PackedObjects implements PackedSource {
     const index = new BuildingIndex(pack, this.#list().length, entries, size - 20);
     const key = `${pack}#indexing`;
     this.#indexes.set(key, index);
+    this.#indexing += 1;
     try {
       const depths = new Uint16Array(index.count);
       const crcs = new Uint32Array(index.count);
       for (let rank = 0; rank < index.count; rank++) {
         const offset = index.sorted[rank] as number;
         const head = this.#header(index, offset);
+        // Synchronous: no other read of this reader (a fetch beside the push) is counted here.
+        const builtBefore = this.built;
         const object = this.#objectAt(index, offset);
+        const built = this.built - builtBefore;
         const oid = hex(new Uint8Array(await crypto.subtle.digest("SHA-1", framed(object))));
         if (!index.learn(offset, oid)) throw corrupt(`${pack} holds ${oid} twice`);
         crcs[rank] = crc32(this.#entry(index, offset));
@@ -269,13 +276,15 @@ export class PackedObjects implements PackedSource {
             else depth = earlier ? this.#depthAt(earlier.index, earlier.offset) + 1 : 1;
           }
         }
-        const kept = await visit({ oid, object, depth });
+        const kept = await visit({ oid, object, depth, built });
         depths[rank] = kept ? 0 : Math.min(depth, DELTA_CHAIN_MAX);
       }
       const trailer = this.#fs.readRange(pack, size - 20, size) ?? new Uint8Array(20);
       return await writeIndex(index.named(), index.sorted, crcs, trailer);
     } finally {
       this.#indexes.delete(key);
+      this.#indexing -= 1;
+      if (this.#indexing === 0) this.#trim(CACHE_BYTES);
       // Depths are remembered for one push: a later one may keep an object of a chain whole.
       this.#depths.clear();
     }
@@ -526,17 +535,24 @@ export class PackedObjects implements PackedSource {
 
   /** Caches an object read; `always` keeps even a large one (the last object built: the next version's likely base). */
   #keep(key: string, object: GitObject, always = false): GitObject {
-    if (object.content.byteLength > CACHE_BYTES / 4 && !always) return object;
+    // While a push is indexed the cache is twice as large, so a chain of 4 MiB files reads in one pass.
+    const limit = this.#indexing > 0 ? 2 * CACHE_BYTES : CACHE_BYTES;
+    if (object.content.byteLength > limit / 4 && !always) return object;
     const held = this.#cache.get(key);
     if (held) this.#cacheBytes -= held.content.byteLength;
     this.#cache.set(key, object);
     this.#cacheBytes += object.content.byteLength;
+    this.#trim(limit);
+    return object;
+  }
+
+  /** Drops the least recently used objects until the cache holds at most `limit` bytes. */
+  #trim(limit: number): void {
     for (const [oldest, value] of this.#cache) {
-      if (this.#cacheBytes <= CACHE_BYTES) break;
+      if (this.#cacheBytes <= limit) break;
       this.#cache.delete(oldest);
       this.#cacheBytes -= value.content.byteLength;
     }
-    return object;
   }
 }
 

@@ -173,7 +173,6 @@ async function indexPushed(repo: RepoStore, packPath: string, entries: number[],
   const stored = repo.fs.storedFiles(`${store.gitdir}/objects/pack/`).filter((path) => path.endsWith(".idx"));
   // The store's own reader: the stored indexes it parsed, and the objects and chunks it keeps.
   const packs = repo.packs;
-  const builtBefore = packs.built;
   // A small pack of whole objects is kept as loose rows; one of deltas on large files (an edit
   // pushed thin) stays a pack, unless the repository holds REPO_PACKS_MAX packs already.
   const packBytes = repo.fs.fileSize(packPath) ?? 0;
@@ -181,9 +180,9 @@ async function indexPushed(repo: RepoStore, packPath: string, entries: number[],
   const objects = new Set<string>();
   const commits = new Set<string>();
   let keptWhole = 0;
-  let counted = builtBefore;
+  let built = 0;
   try {
-    const index = await packs.indexPack(packPath, entries, async ({ oid, object, depth }) => {
+    const index = await packs.indexPack(packPath, entries, async ({ oid, object, depth, built: work }) => {
       const bytes = framed(object);
       objects.add(oid);
       if (object.type === "blob") checkFileSize(oid, object.content.byteLength);
@@ -192,13 +191,13 @@ async function indexPushed(repo: RepoStore, packPath: string, entries: number[],
         throw new ItxError("INVALID_ARGUMENT", `a pushed pack carries more than ${LIMITS.REPO_PUSH_COMMITS_MAX} commits; push in parts`, { details: limitDetails("REPO_PUSH_COMMITS_MAX") });
       }
       // Deltas rebuilt again and again (a chain of large objects read out of order) are work too.
-      if (packs.built - builtBefore > 2 * LIMITS.GIT_PUSH_INFLATED_MAX_BYTES) {
+      built += work;
+      if (built > 2 * LIMITS.GIT_PUSH_INFLATED_MAX_BYTES) {
         throw new ItxError("INVALID_ARGUMENT", `reading the pushed pack back rebuilds more than twice ${LIMITS.GIT_PUSH_INFLATED_MAX_BYTES} bytes; push in parts`, {
           details: limitDetails("GIT_PUSH_INFLATED_MAX_BYTES"),
         });
       }
-      await share.did(packs.built - counted + PACK_OBJECT_WORK_BYTES);
-      counted = packs.built;
+      await share.did(work + PACK_OBJECT_WORK_BYTES);
       if (!asLoose && depth <= DEPTH_KEPT) return false;
       const path = `${store.gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`;
       if (repo.fs.fileSize(path) !== undefined) return true;
