@@ -1,4 +1,7 @@
 import { ItxError } from "iterate/errors";
+import { concat } from "./bytes.ts";
+
+export { concat };
 
 /**
  * git's pkt-line framing: four hex digits of length (header included), then the payload;
@@ -108,15 +111,4 @@ export function readPackets(body: Uint8Array, stopAfterFlush = false): { packets
   }
   if (at !== body.byteLength && !stopAfterFlush) throw new ItxError("INVALID_ARGUMENT", "malformed pkt-line");
   return { packets, rest: at };
-}
-
-/** Concatenates parts into one body. */
-export function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
 }

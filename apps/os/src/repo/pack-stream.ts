@@ -1,4 +1,5 @@
 import { readObject } from "isomorphic-git";
+import { concat } from "./bytes.ts";
 import type { PackedObjects } from "./packed-objects.ts";
 import type { ObjectStore } from "./repo-tree.ts";
 
@@ -36,7 +37,7 @@ export function packStream(store: ObjectStore, packs: PackedObjects, oids: strin
           parts.push(...entry);
           for (const piece of entry) bytes += piece.byteLength;
         }
-        const part = join(parts);
+        const part = concat(parts);
         await hashing.write(part);
         controller.enqueue(part);
         if (next === oids.length) {
@@ -94,15 +95,4 @@ function entryHeader(type: number, size: number): Uint8Array {
 export async function zlib(data: Uint8Array): Promise<Uint8Array> {
   const stream = new Blob([data]).stream().pipeThrough(new CompressionStream("deflate"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/** The parts in one new buffer (never a view of a chunk the file system keeps: the stream takes it). */
-function join(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
 }

@@ -13,6 +13,7 @@
  * first, a push's staged pack among them; `objects/pack` lists nothing.
  */
 import type { PromiseFsClient } from "isomorphic-git";
+import { concat } from "./bytes.ts";
 
 const CHUNK_BYTES = 1_048_576;
 /** Chunks `readRange` keeps, most recently read: at most this many MiB of a repository in memory. */
@@ -208,14 +209,7 @@ export class SqliteFs {
       if (data.byteLength < CHUNK_BYTES) break;
     }
     if (parts.length === 0) return this.fileSize(path) === undefined ? undefined : new Uint8Array(0);
-    if (parts.length === 1) return parts[0];
-    const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
-    let at = 0;
-    for (const part of parts) {
-      out.set(part, at);
-      at += part.byteLength;
-    }
-    return out;
+    return parts.length === 1 ? parts[0] : concat(parts);
   }
 
   #chunk(path: string, chunk: number): Uint8Array | undefined {
@@ -271,14 +265,7 @@ export class SqliteFs {
     if (rows.length === 0) return undefined;
     for (const row of rows) this.bytesRead += row.data.byteLength;
     if (rows.length === 1) return new Uint8Array(rows[0]?.data ?? new ArrayBuffer(0));
-    const total = rows.reduce((sum, row) => sum + row.data.byteLength, 0);
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const row of rows) {
-      out.set(new Uint8Array(row.data), at);
-      at += row.data.byteLength;
-    }
-    return out;
+    return concat(rows.map((row) => new Uint8Array(row.data)));
   }
 
   async #writeFile(path: string, data: Uint8Array | string): Promise<void> {
