@@ -299,6 +299,13 @@ const PLATFORM_LIMITS = {
    */
   GIT_HTTP_BODY_MAX_BYTES: 32_505_856,
   /**
+   * Bytes of a push past GIT_HTTP_BODY_MAX_BYTES read and dropped (counted from the body's start)
+   * before the refusal is answered. git reads no answer before it has sent its whole body, so an
+   * answer sent earlier reaches it as a broken pipe; one sent after reaches it as a report it
+   * prints. A repository's own bound: a larger push could never be stored anyway.
+   */
+  GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES: 268_435_456,
+  /**
    * Bytes a pushed pack's objects may inflate to, deltas counted as the objects they rebuild.
    * Indexing inflates every object in JavaScript on the repository's thread (locally the OS's one
    * thread): a small pack of deflated zeros stands for a thousand times its size, so the body's

@@ -1,8 +1,9 @@
-import { ItxError, errorCode, errorMessage } from "iterate/errors";
+import { errorCode, errorMessage } from "iterate/errors";
 import { authenticate } from "../auth/authenticate.ts";
-import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
+import { LIMITS } from "../limits.ts";
 import { ProjectAccess } from "../project/project-collection.ts";
 import { findProject } from "../project/project-directory.ts";
+import { readGitBody, readPushBody } from "./git-request-body.ts";
 import { advertisement, receivePack, uploadPackV2 } from "./git-service.ts";
 import { parseRepoPath } from "./repo-names.ts";
 import { repoStub } from "./repo-stub.ts";
@@ -44,10 +45,10 @@ export async function serveGit(request: Request, env: Env): Promise<Response> {
     const expected = `application/x-${service}-request`;
     if (request.headers.get("content-type") !== expected) return plain(415, `expected ${expected}`);
     if (service === "git-upload-pack") {
-      const body = await readBody(request, LIMITS.GIT_HTTP_NEGOTIATION_MAX_BYTES, "GIT_HTTP_NEGOTIATION_MAX_BYTES");
+      const body = await readGitBody(request, LIMITS.GIT_HTTP_NEGOTIATION_MAX_BYTES, "GIT_HTTP_NEGOTIATION_MAX_BYTES");
       return gitResponse("application/x-git-upload-pack-result", await uploadPackV2(repo, body));
     }
-    const body = await readBody(request, LIMITS.GIT_HTTP_BODY_MAX_BYTES, "GIT_HTTP_BODY_MAX_BYTES");
+    const body = await readPushBody(request);
     return gitResponse("application/x-git-receive-pack-result", await receivePack(repo, body, { principal: principal.id, origin: "/" }));
   } catch (error) {
     const code = errorCode(error);
@@ -79,38 +80,6 @@ async function basicAuth(request: Request, env: Env) {
     if (errorCode(error) === "UNAUTHENTICATED") return undefined;
     throw error;
   }
-}
-
-/** The request body, at most `max` bytes after any gzip is undone; past it, INVALID_ARGUMENT. */
-async function readBody(request: Request, max: number, limit: LimitName): Promise<Uint8Array> {
-  const tooLarge = () => new ItxError("INVALID_ARGUMENT", `the request body is larger than ${max} bytes`, { details: limitDetails(limit) });
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > max) throw tooLarge();
-  let stream = request.body;
-  if (!stream) return new Uint8Array(0);
-  const encoding = request.headers.get("content-encoding");
-  if (encoding === "gzip") stream = stream.pipeThrough(new DecompressionStream("gzip"));
-  else if (encoding !== null && encoding !== "identity") throw new ItxError("INVALID_ARGUMENT", `content-encoding ${encoding.slice(0, 32)} is not supported`);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
 }
 
 function gitResponse(type: string, body: Uint8Array | ReadableStream<Uint8Array>): Response {

@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
+import { ItxError } from "iterate/errors";
 import { describe, expect, test } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { LIMITS } from "../limits.ts";
 import { concat, control, DELIM, FLUSH, pkt, readPackets } from "./git-pkt-line.ts";
-import { uploadPackV2 } from "./git-service.ts";
+import { receivePack, uploadPackV2 } from "./git-service.ts";
 
 // ls-refs checks every ref against every ref-prefix on the Worker's thread: its prefixes are bounded.
 
@@ -31,5 +32,36 @@ describe("ls-refs", () => {
     expect(lines(await uploadPackV2(stub, lsRefs([...atLimit.slice(1), "refs/heads/main"])))).toHaveLength(1);
     const refused = await expectCode(uploadPackV2(stub, lsRefs([...atLimit, "refs/heads/main"])), "INVALID_ARGUMENT");
     expect((refused as { details?: { limit?: string } }).details?.limit).toBe("GIT_LS_REFS_PREFIXES_MAX");
+  });
+});
+
+const command = (to: string) => pkt(`${"0".repeat(40)} ${to} refs/heads/main\0report-status\n`);
+
+describe("receive-pack", () => {
+  const actor = { principal: "tester", origin: "/" };
+
+  test("a push refused whole is reported as git prints it: unpack with the reason, every ref ng", async () => {
+    const stub = await freshRepo();
+    const refused = new ItxError("INVALID_ARGUMENT", "a push is at most 1 bytes", { details: { limit: "GIT_HTTP_BODY_MAX_BYTES" } });
+    const head = concat([command("a".repeat(40)), pkt(`${"0".repeat(40)} ${"b".repeat(40)} refs/heads/dev\n`), control(FLUSH)]);
+    expect(lines(await receivePack(stub, { bytes: head, refused }, actor))).toEqual([
+      "unpack [INVALID_ARGUMENT] a push is at most 1 bytes (GIT_HTTP_BODY_MAX_BYTES)",
+      "ng refs/heads/main [INVALID_ARGUMENT] a push is at most 1 bytes (GIT_HTTP_BODY_MAX_BYTES)",
+      "ng refs/heads/dev [INVALID_ARGUMENT] a push is at most 1 bytes (GIT_HTTP_BODY_MAX_BYTES)",
+    ]);
+    // The repository's own refusal of a pack names the ref it refused, and nothing moved.
+    const garbage = concat([command("a".repeat(40)), control(FLUSH), new TextEncoder().encode("PACK not a pack")]);
+    expect(lines(await receivePack(stub, { bytes: garbage }, actor))[1]).toMatch(/^ng refs\/heads\/main \[INVALID_ARGUMENT\] the pushed pack could not be read/);
+    expect(unwrapCoded(await stub.advertise()).refs).toEqual([]);
+  });
+
+  test("commands that cannot be read are INVALID_ARGUMENT (an HTTP 400), with or without a refusal", async () => {
+    const stub = await freshRepo();
+    const malformed = concat([pkt("not a command\n"), control(FLUSH)]);
+    await expectCode(receivePack(stub, { bytes: malformed }, actor), "INVALID_ARGUMENT");
+    const refused = new ItxError("INVALID_ARGUMENT", "too large");
+    await expectCode(receivePack(stub, { bytes: new Uint8Array(8), refused }, actor), "INVALID_ARGUMENT");
+    // git's empty probe before a large push: nothing said.
+    expect(await receivePack(stub, { bytes: new Uint8Array(0) }, actor)).toHaveLength(0);
   });
 });

@@ -1,8 +1,9 @@
-import { ItxError, errorMessage } from "iterate/errors";
+import { ItxError, errorCode, errorMessage } from "iterate/errors";
 import { unwrapCoded } from "../api/coded-result.ts";
 import { relay } from "../api/relay.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { concat, control, DELIM, FLUSH, pkt, readPackets, sideBandStream, type Packet } from "./git-pkt-line.ts";
+import type { PushBody } from "./git-request-body.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
 import type { Actor } from "./repo-store.ts";
 
@@ -16,6 +17,8 @@ type RepoStub = DurableObjectStub<RepoDurableObject>;
 const ZERO = "0".repeat(40);
 const AGENT = "agent=iterate-os";
 const OID = /^[0-9a-f]{40}$/;
+/** Characters of a refusal git is told (its messages are the OS's own, a path or two at most). */
+const REFUSAL_MAX_LENGTH = 1_000;
 
 /** The answer to GET info/refs for `service`. */
 export async function advertisement(repo: RepoStub, service: "git-upload-pack" | "git-receive-pack", version2: boolean): Promise<Uint8Array> {
@@ -85,9 +88,14 @@ async function fetchPack(repo: RepoStub, args: string[]): Promise<ReadableStream
   return sideBandStream(concat(parts), pack, (error) => `the pack could not be written: ${errorMessage(error)}`);
 }
 
-/** POST git-receive-pack (protocol v0): ref commands, then the pack; answers report-status. */
-export async function receivePack(repo: RepoStub, body: Uint8Array, actor: Actor): Promise<Uint8Array> {
-  const { packets, rest } = readPackets(body, true);
+/**
+ * POST git-receive-pack (protocol v0): ref commands, then the pack; answers report-status. A push
+ * refused whole (a coded error: too large, a malformed pack, a limit) is reported as git expects,
+ * `unpack <reason>` and every ref `ng`, so `git push` prints why. Commands that cannot be read
+ * are INVALID_ARGUMENT.
+ */
+export async function receivePack(repo: RepoStub, body: PushBody, actor: Actor): Promise<Uint8Array> {
+  const { packets, rest } = readPackets(body.bytes, true);
   const commands: Array<{ from: string | null; to: string | null; ref: string }> = [];
   for (const packet of packets) {
     if (packet.kind !== "data") continue;
@@ -97,12 +105,39 @@ export async function receivePack(repo: RepoStub, body: Uint8Array, actor: Actor
     commands.push({ from: from === ZERO ? null : from, to: to === ZERO ? null : to, ref });
   }
   // git probes with an empty request before a large push: nothing to do, nothing to say.
-  if (commands.length === 0) return new Uint8Array(0);
-  if (commands.length > LIMITS.GIT_HTTP_REF_UPDATES_MAX) {
-    throw new ItxError("INVALID_ARGUMENT", `a push updates at most ${LIMITS.GIT_HTTP_REF_UPDATES_MAX} refs`, { details: limitDetails("GIT_HTTP_REF_UPDATES_MAX") });
+  if (commands.length === 0 && !body.refused) return new Uint8Array(0);
+  if (commands.length === 0) throw body.refused;
+  try {
+    if (body.refused) throw body.refused;
+    if (commands.length > LIMITS.GIT_HTTP_REF_UPDATES_MAX) {
+      throw new ItxError("INVALID_ARGUMENT", `a push updates at most ${LIMITS.GIT_HTTP_REF_UPDATES_MAX} refs`, { details: limitDetails("GIT_HTTP_REF_UPDATES_MAX") });
+    }
+    const pack = rest < body.bytes.byteLength ? body.bytes.subarray(rest) : null;
+    const statuses = unwrapCoded(await relay(repo.receivePack({ commands, pack }, actor)));
+    return report("ok", statuses);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === undefined || code === "NOT_FOUND") throw error;
+    const reason = refusal(error);
+    return report(reason, commands.map(({ ref }) => ({ ref, error: reason })));
   }
-  const pack = rest < body.byteLength ? body.subarray(rest) : null;
-  const statuses = unwrapCoded(await relay(repo.receivePack({ commands, pack }, actor)));
-  const lines = ["unpack ok\n", ...statuses.map(({ ref, error }) => (error ? `ng ${ref} ${error.replace(/\n/g, " ")}\n` : `ok ${ref}\n`))];
+}
+
+/** report-status: the unpack line, then one line per ref. */
+function report(unpack: string, statuses: Array<{ ref: string; error?: string }>): Uint8Array {
+  const lines = [`unpack ${unpack}\n`, ...statuses.map(({ ref, error }) => (error ? `ng ${ref} ${oneLine(error)}\n` : `ok ${ref}\n`))];
   return concat([...lines.map((line) => pkt(line)), control(FLUSH)]);
+}
+
+/** A coded error as one line git prints: `[CODE] message (LIMIT_NAME)`. */
+function refusal(error: unknown): string {
+  const limit = (error as { details?: { limit?: unknown } }).details?.limit;
+  const message = `[${errorCode(error)}] ${errorMessage(error)}`;
+  return oneLine(typeof limit === "string" && !message.includes(limit) ? `${message} (${limit})` : message);
+}
+
+/** At most REFUSAL_MAX_LENGTH characters, no line breaks: a pkt-line of report-status. */
+function oneLine(text: string): string {
+  const flat = text.replace(/[\r\n]+/g, " ");
+  return flat.length > REFUSAL_MAX_LENGTH ? `${flat.slice(0, REFUSAL_MAX_LENGTH - 1)}…` : flat;
 }

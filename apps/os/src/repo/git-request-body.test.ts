@@ -1,0 +1,68 @@
+import { describe, expect, test } from "vitest";
+import { expectCode } from "iterate/stream/test-support";
+import { LIMITS } from "../limits.ts";
+import { readGitBody, readPushBody } from "./git-request-body.ts";
+
+const CHUNK = 1_048_576;
+
+/** A chunked body of `total` bytes (the first `head` given), counting what was pulled from it. */
+function streamed(total: number, head: Uint8Array = new Uint8Array(0)) {
+  const pulled = { bytes: 0 };
+  const filler = new Uint8Array(CHUNK).fill(7);
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled.bytes >= total) return controller.close();
+      const first = pulled.bytes === 0 && head.byteLength > 0;
+      const chunk = first ? head : filler.subarray(0, Math.min(CHUNK, total - pulled.bytes));
+      pulled.bytes += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+  });
+  const request = new Request("http://os.test/git", { method: "POST", body, headers: { "content-type": "application/x-git-receive-pack-request" } });
+  return { request, pulled };
+}
+
+const COMMANDS = new TextEncoder().encode(`0074${"0".repeat(40)} ${"a".repeat(40)} refs/heads/main\0report-status\n0000PACK`);
+
+describe("readPushBody", () => {
+  test("a body within GIT_HTTP_BODY_MAX_BYTES is read whole", async () => {
+    const { request } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES, COMMANDS);
+    const body = await readPushBody(request);
+    expect(body.refused).toBeUndefined();
+    expect(body.bytes.byteLength).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES);
+  });
+
+  test("past GIT_HTTP_BODY_MAX_BYTES the rest is read and dropped: the head (its commands) and the refusal remain", async () => {
+    const { request, pulled } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 5 * CHUNK, COMMANDS);
+    const body = await readPushBody(request);
+    expect(pulled.bytes).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 5 * CHUNK);
+    expect(body.refused?.code).toBe("INVALID_ARGUMENT");
+    expect(body.refused?.details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
+    expect(body.bytes.byteLength).toBe(65_536);
+    expect(body.bytes.subarray(0, COMMANDS.byteLength)).toEqual(COMMANDS);
+  });
+
+  test("GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES: past it reading stops and the push is refused at once", async () => {
+    const { request, pulled } = streamed(LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES + 64 * CHUNK, COMMANDS);
+    const refused = await expectCode(readPushBody(request), "INVALID_ARGUMENT");
+    expect((refused as { details?: unknown }).details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
+    // The stream is pulled at most a chunk or two ahead of what was read.
+    expect(pulled.bytes).toBeLessThanOrEqual(LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES + 3 * CHUNK);
+  });
+
+  test("a declared length past the limit is refused before anything is read", async () => {
+    const request = new Request("http://os.test/git", { method: "POST", body: "x", headers: { "content-length": String(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 1) } });
+    await expectCode(readPushBody(request), "INVALID_ARGUMENT");
+  });
+});
+
+describe("readGitBody", () => {
+  test("GIT_HTTP_NEGOTIATION_MAX_BYTES: a larger negotiation is refused naming the limit, and not read on", async () => {
+    const { request, pulled } = streamed(10 * LIMITS.GIT_HTTP_NEGOTIATION_MAX_BYTES);
+    const refused = await expectCode(readGitBody(request, LIMITS.GIT_HTTP_NEGOTIATION_MAX_BYTES, "GIT_HTTP_NEGOTIATION_MAX_BYTES"), "INVALID_ARGUMENT");
+    expect((refused as { details?: unknown }).details).toEqual({ limit: "GIT_HTTP_NEGOTIATION_MAX_BYTES" });
+    expect(pulled.bytes).toBeLessThanOrEqual(LIMITS.GIT_HTTP_NEGOTIATION_MAX_BYTES + 3 * CHUNK);
+    const { request: small } = streamed(1_000);
+    expect((await readGitBody(small, LIMITS.GIT_HTTP_NEGOTIATION_MAX_BYTES, "GIT_HTTP_NEGOTIATION_MAX_BYTES")).byteLength).toBe(1_000);
+  });
+});

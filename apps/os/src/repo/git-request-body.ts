@@ -1,0 +1,100 @@
+import { ItxError } from "iterate/errors";
+import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
+import { concat } from "./bytes.ts";
+
+/**
+ * A push's body as read: whole, or (past `GIT_HTTP_BODY_MAX_BYTES`) only its head, which holds the
+ * ref commands, and the refusal to report for them.
+ */
+export interface PushBody {
+  bytes: Uint8Array;
+  /** Set when the body was larger than a push may be: `bytes` is then only its head. */
+  refused?: ItxError<"INVALID_ARGUMENT">;
+}
+
+/** Bytes of an oversized push kept to read its commands from (a hundred refs fit many times over). */
+const PUSH_HEAD_BYTES = 65_536;
+
+/**
+ * A git request's body (upload-pack's negotiation), at most `max` bytes after any gzip is undone;
+ * past it, INVALID_ARGUMENT naming `limit`. The rest is left unread: a client that gets no answer
+ * until it is done sending stops reading only when its own send fails.
+ */
+export async function readGitBody(request: Request, max: number, limit: LimitName): Promise<Uint8Array> {
+  const tooLarge = () => new ItxError("INVALID_ARGUMENT", `the request body is larger than ${max} bytes`, { details: limitDetails(limit) });
+  if (declaredLength(request) > max) throw tooLarge();
+  const reader = bodyReader(request);
+  if (!reader) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return concat(chunks);
+    total += value.byteLength;
+    if (total > max) {
+      reader.releaseLock();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+}
+
+/**
+ * A push's body. Past `GIT_HTTP_BODY_MAX_BYTES` the rest is read and dropped (up to
+ * `GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES` in all) so that git, which reads no answer before it has
+ * sent everything, gets the refusal as a report it prints rather than a broken pipe. Past the
+ * drain bound, or when the declared length is already past the limit, INVALID_ARGUMENT.
+ */
+export async function readPushBody(request: Request): Promise<PushBody> {
+  const max = LIMITS.GIT_HTTP_BODY_MAX_BYTES;
+  const refused = new ItxError("INVALID_ARGUMENT", `a push is at most ${max} bytes (GIT_HTTP_BODY_MAX_BYTES): push the history in parts, a few commits at a time`, {
+    details: limitDetails("GIT_HTTP_BODY_MAX_BYTES"),
+  });
+  if (declaredLength(request) > max) throw refused;
+  const reader = bodyReader(request);
+  if (!reader) return { bytes: new Uint8Array(0) };
+  const chunks: Uint8Array[] = [];
+  let head: Uint8Array | null = null;
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total <= max) {
+      chunks.push(value);
+      continue;
+    }
+    if (total > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES) {
+      reader.releaseLock();
+      throw refused;
+    }
+    head ??= headOf([...chunks, value]);
+    chunks.length = 0;
+  }
+  return head ? { bytes: head, refused } : { bytes: concat(chunks) };
+}
+
+/** The first PUSH_HEAD_BYTES of `chunks`, as one array. */
+function headOf(chunks: Uint8Array[]): Uint8Array {
+  const kept: Uint8Array[] = [];
+  let length = 0;
+  for (const chunk of chunks) {
+    if (length >= PUSH_HEAD_BYTES) break;
+    kept.push(chunk);
+    length += chunk.byteLength;
+  }
+  return concat(kept).slice(0, PUSH_HEAD_BYTES);
+}
+
+function declaredLength(request: Request): number {
+  return Number(request.headers.get("content-length") ?? "0");
+}
+
+function bodyReader(request: Request): ReadableStreamDefaultReader<Uint8Array> | null {
+  let stream = request.body;
+  if (!stream) return null;
+  const encoding = request.headers.get("content-encoding");
+  if (encoding === "gzip") stream = stream.pipeThrough(new DecompressionStream("gzip"));
+  else if (encoding !== null && encoding !== "identity") throw new ItxError("INVALID_ARGUMENT", `content-encoding ${encoding.slice(0, 32)} is not supported`);
+  return stream.getReader();
+}
