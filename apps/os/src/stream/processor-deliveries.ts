@@ -1,6 +1,6 @@
 import type { StreamEvent } from "iterate/types";
 import { throwCoded } from "../api/coded-result.ts";
-import { deliveryDue } from "./delivery-due.ts";
+import { type CommitFacts, deliveryDue } from "./delivery-due.ts";
 import { HostedDelivery, type ProcessorSession } from "./hosted-delivery.ts";
 import { currentHostBinding, isProcessorHostBinding, type StreamCoreState } from "./stream-core.ts";
 import { StreamRpcTarget } from "./stream-rpc-target.ts";
@@ -70,12 +70,12 @@ export class ProcessorDeliveries {
   /**
    * After the commit of `written`: pump each delivery it is due to now, and the others (all of
    * them, when the append holds delivery) within DELIVERY_HOLD_MS, whichever pump comes first.
-   * `foldedBy`: the subscription whose host wrote these events and folds them itself.
+   * `facts`: what else the commit did (see deliveryDue).
    */
-  afterCommit(written: readonly StreamEvent[], hold: boolean, foldedBy?: string): void {
+  afterCommit(written: readonly StreamEvent[], hold: boolean, facts: CommitFacts = {}): void {
     if (this.#deliveries.size === 0) return;
     this.#armBackstop();
-    const due = hold ? [] : [...this.#deliveries.values()].filter((delivery) => deliveryDue(delivery.key, delivery.subscription, written, foldedBy));
+    const due = hold ? [] : [...this.#deliveries.values()].filter((delivery) => deliveryDue(delivery.key, delivery.subscription, written, facts));
     if (due.length === this.#deliveries.size) {
       this.#host.ctx.waitUntil(this.pump());
       return;

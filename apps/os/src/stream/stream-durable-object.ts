@@ -5,6 +5,7 @@ import { STREAM_LIMITS } from "iterate/stream/events";
 import { asCoded, codedSync, type Coded } from "../api/coded-result.ts";
 import { planAppend, type CheckedEventInputs } from "./append-plan.ts";
 import { ProcessorDeliveries } from "./processor-deliveries.ts";
+import type { CommitFacts } from "./delivery-due.ts";
 import { Journal } from "./journal.ts";
 import type { AppendRequest, StreamInfo, SubscribeRequest } from "./stream-api.ts";
 import { LiveSubscriber, type BatchCallback } from "./live-subscribers.ts";
@@ -219,6 +220,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     const { pending, answers, ephemeralAt, core } = plan;
 
     let written: StreamEvent[] = [];
+    const runsMoved = core.openRuns !== this.#core.openRuns;
     if (pending.length > 0) {
       const createdAt = new Date().toISOString();
       // One INSERT is atomic on its own; saving the core adds a second statement, so only then is
@@ -253,7 +255,10 @@ export class StreamDurableObject extends DurableObject<Env> {
       deferred.written.push(...written);
       for (const { event } of ephemeralAt) deferred.ephemeral.push(event);
     } else {
-      this.#afterCommit(written, ephemeralAt.map(({ event }) => event), request.holdDelivery === true, typeof request.foldedBy === "string" ? request.foldedBy : undefined);
+      this.#afterCommit(written, ephemeralAt.map(({ event }) => event), request.holdDelivery === true, {
+        foldedBy: typeof request.foldedBy === "string" ? request.foldedBy : undefined,
+        runsMoved,
+      });
     }
     if (request.answer === "receipt") return { offsets: result.map((event) => event.offset), head: this.#journal.head };
     return result;
@@ -343,7 +348,7 @@ export class StreamDurableObject extends DurableObject<Env> {
     await this.#deliveries.alarm();
   }
 
-  #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean, foldedBy?: string): void {
+  #afterCommit(written: StreamEvent[], ephemeral: StreamEvent[], hold: boolean, facts: CommitFacts = {}): void {
     if (written.length > 0) this.#waiters.offer(written);
     if (written.length > 0) this.#protocol.notify();
     if (this.#live.size > 0) {
@@ -353,7 +358,7 @@ export class StreamDurableObject extends DurableObject<Env> {
         this.ctx.waitUntil(subscriber.pump(history));
       }
     }
-    if (written.length > 0) this.#deliveries.afterCommit(written, hold, foldedBy);
+    if (written.length > 0) this.#deliveries.afterCommit(written, hold, facts);
   }
 
   #history() {
