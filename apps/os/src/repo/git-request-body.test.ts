@@ -50,6 +50,15 @@ describe("readPushBody", () => {
     expect(pulled.bytes).toBeLessThanOrEqual(LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES + 3 * CHUNK);
   });
 
+  test("a gzip body past the limit is refused at once, not drained: what it inflates to is not what was sent", async () => {
+    // Drained, the same body would answer its head and the refusal (the test above) instead of throwing.
+    const { request: plain } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 8 * CHUNK, COMMANDS);
+    const gzip = plain.body?.pipeThrough(new CompressionStream("gzip"));
+    const request = new Request("http://os.test/git", { method: "POST", body: gzip ?? null, headers: { "content-encoding": "gzip" } });
+    const refused = await expectCode(readPushBody(request), "INVALID_ARGUMENT");
+    expect((refused as { details?: unknown }).details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
+  });
+
   test("a declared length past the limit is refused before anything is read", async () => {
     const request = new Request("http://os.test/git", { method: "POST", body: "x", headers: { "content-length": String(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 1) } });
     await expectCode(readPushBody(request), "INVALID_ARGUMENT");

@@ -43,7 +43,8 @@ export async function readGitBody(request: Request, max: number, limit: LimitNam
  * A push's body. Past `GIT_HTTP_BODY_MAX_BYTES` the rest is read and dropped (up to
  * `GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES` in all) so that git, which reads no answer before it has
  * sent everything, gets the refusal as a report it prints rather than a broken pipe. Past the
- * drain bound, or when the declared length is already past the limit, INVALID_ARGUMENT.
+ * drain bound, past the limit in a gzip body, or when the declared length is already past the
+ * limit, INVALID_ARGUMENT.
  */
 export async function readPushBody(request: Request): Promise<PushBody> {
   const max = LIMITS.GIT_HTTP_BODY_MAX_BYTES;
@@ -64,7 +65,8 @@ export async function readPushBody(request: Request): Promise<PushBody> {
       chunks.push(value);
       continue;
     }
-    if (total > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES) {
+    // A gzip body is not drained: what it inflates to is not what was sent (and git sends a push plain).
+    if (total > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES || gzipped(request)) {
       reader.releaseLock();
       throw refused;
     }
@@ -86,6 +88,10 @@ function headOf(chunks: Uint8Array[]): Uint8Array {
   return concat(kept).slice(0, PUSH_HEAD_BYTES);
 }
 
+function gzipped(request: Request): boolean {
+  return request.headers.get("content-encoding") === "gzip";
+}
+
 function declaredLength(request: Request): number {
   return Number(request.headers.get("content-length") ?? "0");
 }
@@ -94,7 +100,7 @@ function bodyReader(request: Request): ReadableStreamDefaultReader<Uint8Array> |
   let stream = request.body;
   if (!stream) return null;
   const encoding = request.headers.get("content-encoding");
-  if (encoding === "gzip") stream = stream.pipeThrough(new DecompressionStream("gzip"));
+  if (gzipped(request)) stream = stream.pipeThrough(new DecompressionStream("gzip"));
   else if (encoding !== null && encoding !== "identity") throw new ItxError("INVALID_ARGUMENT", `content-encoding ${encoding.slice(0, 32)} is not supported`);
   return stream.getReader();
 }
