@@ -260,7 +260,7 @@ describe("repos through stock git", () => {
     expect(bare.headers.get("www-authenticate")).toContain("Basic");
   });
 
-  test("GIT_HTTP_BODY_MAX_BYTES and GIT_HTTP_NEGOTIATION_MAX_BYTES: oversized bodies are refused before they are read", async ({ os, project: { slug }, connect }) => {
+  test("GIT_HTTP_BODY_MAX_BYTES and GIT_HTTP_NEGOTIATION_MAX_BYTES: oversized bodies are refused (a push naming its size, even when no command can be read)", async ({ os, project: { slug }, connect }) => {
     const { baseUrl, admin, adminSecret } = os;
     const itx = connect({ auth: admin, projectId: slug });
     await itx.repos.create({ path: "/repos/l" });

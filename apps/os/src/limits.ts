@@ -306,6 +306,11 @@ const PLATFORM_LIMITS = {
    */
   GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES: 268_435_456,
   /**
+   * Characters of a ref a push names. Only branches are accepted (their names are at most
+   * REPO_BRANCH_NAME_MAX_LENGTH), but every named ref is echoed in the push's report.
+   */
+  GIT_REF_NAME_MAX_LENGTH: 1_024,
+  /**
    * Bytes a pushed pack's objects may inflate to, deltas counted as the objects they rebuild.
    * Indexing inflates every object in JavaScript on the repository's thread (locally the OS's one
    * thread): a small pack of deflated zeros stands for a thousand times its size, so the body's

@@ -17,8 +17,13 @@ export const FLUSH = "0000";
 export const DELIM = "0001";
 
 /** One pkt-line holding `text` (or bytes). */
+/** Bytes of data one pkt-line carries at most (65520 in all, with its length). */
+export const PKT_DATA_MAX_BYTES = 65_516;
+
 export function pkt(data: string | Uint8Array): Uint8Array {
   const body = typeof data === "string" ? ENCODER.encode(data) : data;
+  // git's largest packet: a longer one would need five hex digits, which no reader expects.
+  if (body.byteLength > PKT_DATA_MAX_BYTES) throw new Error(`a pkt-line holds at most ${PKT_DATA_MAX_BYTES} bytes, not ${body.byteLength}`);
   const out = new Uint8Array(body.byteLength + 4);
   out.set(ENCODER.encode((body.byteLength + 4).toString(16).padStart(4, "0")));
   out.set(body, 4);
@@ -83,14 +88,15 @@ export function sideBandStream(head: Uint8Array, pack: ReadableStream<Uint8Array
 export type Packet = { kind: "data"; text: string } | { kind: "flush" } | { kind: "delim" };
 
 /**
- * Reads pkt-lines from `body` until a flush that ends the section count `sections`, or the
- * end. Answers the packets and where the rest (a push's pack) starts. A malformed length is
- * INVALID_ARGUMENT.
+ * Reads pkt-lines from `body` to its end, or (`stopAfterFlush`) to the first flush, or to
+ * `maxPackets` packets. Answers the packets and where the rest (a push's pack) starts. A
+ * malformed length is INVALID_ARGUMENT.
  */
-export function readPackets(body: Uint8Array, stopAfterFlush = false): { packets: Packet[]; rest: number } {
+export function readPackets(body: Uint8Array, stopAfterFlush = false, maxPackets = Number.POSITIVE_INFINITY): { packets: Packet[]; rest: number } {
   const packets: Packet[] = [];
   let at = 0;
   while (at + 4 <= body.byteLength) {
+    if (packets.length >= maxPackets) return { packets, rest: at };
     const hex = DECODER.decode(body.subarray(at, at + 4));
     if (!/^[0-9a-f]{4}$/.test(hex)) throw new ItxError("INVALID_ARGUMENT", "malformed pkt-line");
     const length = Number.parseInt(hex, 16);

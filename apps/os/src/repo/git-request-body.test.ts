@@ -38,7 +38,7 @@ describe("readPushBody", () => {
     expect(pulled.bytes).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 5 * CHUNK);
     expect(body.refused?.code).toBe("INVALID_ARGUMENT");
     expect(body.refused?.details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
-    expect(body.bytes.byteLength).toBe(65_536);
+    expect(body.bytes.byteLength).toBe(262_144);
     expect(body.bytes.subarray(0, COMMANDS.byteLength)).toEqual(COMMANDS);
   });
 
@@ -59,9 +59,13 @@ describe("readPushBody", () => {
     expect((refused as { details?: unknown }).details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
   });
 
-  test("a declared length past the limit is refused before anything is read", async () => {
-    const request = new Request("http://os.test/git", { method: "POST", body: "x", headers: { "content-length": String(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 1) } });
-    await expectCode(readPushBody(request), "INVALID_ARGUMENT");
+  test("a declared length past the limit is drained like a streamed one; past the drain bound it is refused before anything is read", async () => {
+    const { request: streamedOne, pulled } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES + CHUNK, COMMANDS);
+    const declared = new Request("http://os.test/git", { method: "POST", body: streamedOne.body, headers: { "content-length": String(LIMITS.GIT_HTTP_BODY_MAX_BYTES + CHUNK) } });
+    expect((await readPushBody(declared)).refused?.details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
+    expect(pulled.bytes).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES + CHUNK);
+    const huge = new Request("http://os.test/git", { method: "POST", body: "x", headers: { "content-length": String(LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES + 1) } });
+    await expectCode(readPushBody(huge), "INVALID_ARGUMENT");
   });
 });
 

@@ -12,8 +12,8 @@ export interface PushBody {
   refused?: ItxError<"INVALID_ARGUMENT">;
 }
 
-/** Bytes of an oversized push kept to read its commands from (a hundred refs fit many times over). */
-const PUSH_HEAD_BYTES = 65_536;
+/** Bytes of an oversized push kept to read its commands from (GIT_HTTP_REF_UPDATES_MAX + 1 of the longest refs fit). */
+const PUSH_HEAD_BYTES = 262_144;
 
 /**
  * A git request's body (upload-pack's negotiation), at most `max` bytes after any gzip is undone;
@@ -43,15 +43,17 @@ export async function readGitBody(request: Request, max: number, limit: LimitNam
  * A push's body. Past `GIT_HTTP_BODY_MAX_BYTES` the rest is read and dropped (up to
  * `GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES` in all) so that git, which reads no answer before it has
  * sent everything, gets the refusal as a report it prints rather than a broken pipe. Past the
- * drain bound, past the limit in a gzip body, or when the declared length is already past the
- * limit, INVALID_ARGUMENT.
+ * drain bound (read, or declared), or past the limit in a gzip body, INVALID_ARGUMENT.
  */
 export async function readPushBody(request: Request): Promise<PushBody> {
   const max = LIMITS.GIT_HTTP_BODY_MAX_BYTES;
   const refused = new ItxError("INVALID_ARGUMENT", `a push is at most ${max} bytes (GIT_HTTP_BODY_MAX_BYTES): push the history in parts, a few commits at a time`, {
     details: limitDetails("GIT_HTTP_BODY_MAX_BYTES"),
   });
-  if (declaredLength(request) > max) throw refused;
+  // A declared length is drained like a streamed one (git declares one when the push fits its
+  // http.postBuffer), unless even the drain would stop short of it.
+  const declared = declaredLength(request);
+  if (declared > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES || (declared > max && gzipped(request))) throw refused;
   const reader = bodyReader(request);
   if (!reader) return { bytes: new Uint8Array(0) };
   const chunks: Uint8Array[] = [];

@@ -55,6 +55,24 @@ describe("receive-pack", () => {
     expect(unwrapCoded(await stub.advertise()).refs).toEqual([]);
   });
 
+  test("GIT_HTTP_REF_UPDATES_MAX and GIT_REF_NAME_MAX_LENGTH bound what a refusal echoes: commands past one too many are not read, a long ref is refused", async () => {
+    const stub = await freshRepo();
+    // 20,000 commands: one past the limit is read, and the report names those.
+    const many = concat([...Array.from({ length: 20_000 }, (_, i) => pkt(`${"0".repeat(40)} ${"a".repeat(40)} refs/heads/b${i}\n`)), control(FLUSH)]);
+    const answered = lines(await receivePack(stub, { bytes: many }, actor));
+    expect(answered[0]).toBe(`unpack [INVALID_ARGUMENT] a push updates at most ${LIMITS.GIT_HTTP_REF_UPDATES_MAX} refs (GIT_HTTP_REF_UPDATES_MAX)`);
+    expect(answered).toHaveLength(LIMITS.GIT_HTTP_REF_UPDATES_MAX + 2);
+    // A ref name longer than the limit (or with a control character) is not echoed at all.
+    for (const ref of [`refs/heads/${"x".repeat(LIMITS.GIT_REF_NAME_MAX_LENGTH)}`, "refs/heads/a\u0007b"]) {
+      const long = concat([pkt(`${"0".repeat(40)} ${"a".repeat(40)} ${ref}\n`), control(FLUSH)]);
+      const refused = await expectCode(receivePack(stub, { bytes: long }, actor), "INVALID_ARGUMENT");
+      expect((refused as { details?: unknown }).details).toEqual({ limit: "GIT_REF_NAME_MAX_LENGTH" });
+    }
+    // A refusal of an oversized push whose head cannot be read names the size, not the framing.
+    const sized = new ItxError("INVALID_ARGUMENT", "a push is at most 1 bytes", { details: { limit: "GIT_HTTP_BODY_MAX_BYTES" } });
+    expect(await expectCode(receivePack(stub, { bytes: new TextEncoder().encode("zzzz"), refused: sized }, actor), "INVALID_ARGUMENT")).toBe(sized);
+  });
+
   test("commands that cannot be read are INVALID_ARGUMENT (an HTTP 400), with or without a refusal", async () => {
     const stub = await freshRepo();
     const malformed = concat([pkt("not a command\n"), control(FLUSH)]);

@@ -95,15 +95,14 @@ async function fetchPack(repo: RepoStub, args: string[]): Promise<ReadableStream
  * are INVALID_ARGUMENT.
  */
 export async function receivePack(repo: RepoStub, body: PushBody, actor: Actor): Promise<Uint8Array> {
-  const { packets, rest } = readPackets(body.bytes, true);
-  const commands: Array<{ from: string | null; to: string | null; ref: string }> = [];
-  for (const packet of packets) {
-    if (packet.kind !== "data") continue;
-    const [line] = packet.text.split("\0");
-    const [from, to, ref] = (line ?? "").split(" ");
-    if (!from || !to || !ref || !OID.test(from) || !OID.test(to)) throw new ItxError("INVALID_ARGUMENT", "malformed push command");
-    commands.push({ from: from === ZERO ? null : from, to: to === ZERO ? null : to, ref });
+  let read: ReturnType<typeof pushCommands>;
+  try {
+    read = pushCommands(body.bytes);
+  } catch (error) {
+    // Commands that cannot be read from an oversized push's head: its size is the refusal to name.
+    throw body.refused ?? error;
   }
+  const { commands, rest } = read;
   // git probes with an empty request before a large push: nothing to do, nothing to say.
   if (commands.length === 0 && !body.refused) return new Uint8Array(0);
   if (commands.length === 0) throw body.refused;
@@ -121,6 +120,29 @@ export async function receivePack(repo: RepoStub, body: PushBody, actor: Actor):
     const reason = refusal(error);
     return report(reason, commands.map(({ ref }) => ({ ref, error: reason })));
   }
+}
+
+/** A push's ref commands (at most one past GIT_HTTP_REF_UPDATES_MAX), and where its pack starts. */
+function pushCommands(bytes: Uint8Array): { commands: Array<{ from: string | null; to: string | null; ref: string }>; rest: number } {
+  // Commands, then a flush: one past the limit (plus the flush) is as many as is worth reading.
+  const { packets, rest } = readPackets(bytes, true, LIMITS.GIT_HTTP_REF_UPDATES_MAX + 2);
+  const commands: Array<{ from: string | null; to: string | null; ref: string }> = [];
+  for (const packet of packets) {
+    if (packet.kind !== "data") continue;
+    // Read no further than one past the limit: that one is refused below, with what came before it.
+    if (commands.length > LIMITS.GIT_HTTP_REF_UPDATES_MAX) break;
+    const [line] = packet.text.split("\0");
+    const [from, to, ref] = (line ?? "").split(" ");
+    if (!from || !to || !ref || !OID.test(from) || !OID.test(to)) throw new ItxError("INVALID_ARGUMENT", "malformed push command");
+    // Each ref is echoed in the report: bounded, and one line.
+    if (ref.length > LIMITS.GIT_REF_NAME_MAX_LENGTH || /\p{Cc}/u.test(ref)) {
+      throw new ItxError("INVALID_ARGUMENT", `a pushed ref name is at most ${LIMITS.GIT_REF_NAME_MAX_LENGTH} characters, without control characters`, {
+        details: limitDetails("GIT_REF_NAME_MAX_LENGTH"),
+      });
+    }
+    commands.push({ from: from === ZERO ? null : from, to: to === ZERO ? null : to, ref });
+  }
+  return { commands, rest };
 }
 
 /** report-status: the unpack line, then one line per ref. */

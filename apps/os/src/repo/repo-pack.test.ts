@@ -337,3 +337,42 @@ function cachedPackNames(cache: object): string[] {
     return value instanceof Map ? [...value.keys()].map(String) : [];
   });
 }
+
+describe("connectivity: a ref never moves to a commit whose objects are not all held", () => {
+  async function withMain() {
+    const stub = await freshRepo();
+    const first = await onePathCommit("a.txt", "a");
+    expect(await open(stub.receivePack({ commands: [{ from: null, to: first.commit, ref: "refs/heads/main" }], pack: first.pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+    return { stub, main: first.commit };
+  }
+  const missing = "9".repeat(40);
+
+  test("a merge naming a parent the repository does not hold is refused, though the old tip is among its parents", async () => {
+    const { stub, main } = await withMain();
+    const blob = await gitObject(BLOB, bytes("b"));
+    const tree = await treeOf([["b.txt", blob.oid]]);
+    const merge = await commitOf(tree.oid, [main, missing], "merge of nothing");
+    const statuses = await open(stub.receivePack({ commands: [{ from: main, to: merge.oid, ref: "refs/heads/main" }], pack: await packOf([blob, tree, merge]) }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining(`missing necessary objects: the pushed commit ${merge.oid} names a parent (${missing})`) }]);
+    expect((await open(stub.branches())).find((branch) => branch.name === "main")?.head).toBe(main);
+  });
+
+  test("a tree naming a file the repository does not hold is refused, and the branch stays readable", async () => {
+    const { stub, main } = await withMain();
+    const blob = await gitObject(BLOB, bytes("c"));
+    const tree = await treeOf([["c.txt", blob.oid], ["ghost.txt", missing]]);
+    const commit = await commitOf(tree.oid, [main], "a file nobody sent");
+    const statuses = await open(stub.receivePack({ commands: [{ from: main, to: commit.oid, ref: "refs/heads/main" }], pack: await packOf([blob, tree, commit]) }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining(`names a file (${missing}) the repository does not hold`) }]);
+    expect((await open(stub.branches())).find((branch) => branch.name === "main")?.head).toBe(main);
+    expect(await open(stub.readFile({ path: "a.txt" }))).toBe("a");
+  });
+
+  test("a push may not delete the default branch (git's own refusal); another branch it may", async () => {
+    const { stub, main } = await withMain();
+    expect(await open(stub.receivePack({ commands: [{ from: null, to: main, ref: "refs/heads/other" }], pack: null }, actor))).toEqual([{ ref: "refs/heads/other" }]);
+    const statuses = await open(stub.receivePack({ commands: [{ from: main, to: null, ref: "refs/heads/main" }, { from: main, to: null, ref: "refs/heads/other" }], pack: null }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining("deletion of the current branch prohibited") }, { ref: "refs/heads/other" }]);
+    expect((await open(stub.branches())).map((branch) => branch.name)).toEqual(["main"]);
+  });
+});

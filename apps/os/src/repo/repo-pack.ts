@@ -257,13 +257,8 @@ async function checkUnnamedCommits(repo: RepoStore, commits: Set<string>, checke
         throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} names a parent the repository does not hold; nothing was written`);
       }
     }
-    let changed: string[];
-    try {
-      changed = await checkedChanges(store, parentTree, commit.tree, `commit ${oid}`);
-    } catch (error) {
-      if (!(error instanceof Errors.NotFoundError)) throw error;
-      throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} names a tree the repository does not hold; nothing was written`);
-    }
+    checkParents(repo, oid, commit);
+    const changed = await checkedChanges(repo, parentTree, commit.tree, `commit ${oid}`);
     // A diff costs the trees it reads: count each changed path as a small object's work.
     await share.did(PACK_OBJECT_WORK_BYTES * (1 + changed.length / 16));
   }
@@ -283,6 +278,7 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
   if (current !== command.from) return "fetch first";
   if (command.to === null) {
     if (current === null) return "no such branch";
+    if (branch === repo.refs.meta()?.defaultBranch) return "deletion of the current branch prohibited (the repository's default branch)";
     updates.push({ ref: command.ref, from: current, to: null });
     events.push({ type: REPO_BRANCH_DELETED, payload: { branch, commit: current }, ...actor });
     return undefined;
@@ -316,21 +312,58 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
     // Its tip is announced, with what the move changes on the branch, and those paths are held to
     // the same rules as a pushed commit's.
     const before = (await readCommit({ ...store, oid: current })).commit.tree;
-    events.push(commitCompleted(branch, tip.oid, tip.commit, await checkedChanges(store, before, tip.commit.tree, `moving ${branch} to ${tip.oid}`), actor));
+    events.push(commitCompleted(branch, tip.oid, tip.commit, await checkedChanges(repo, before, tip.commit.tree, `moving ${branch} to ${tip.oid}`), actor));
     return undefined;
   }
   for (const oid of added) {
     const { commit } = await readCommit({ ...store, oid });
-    const parentTree = commit.parent[0] ? (await readCommit({ ...store, oid: commit.parent[0] })).commit.tree : undefined;
-    events.push(commitCompleted(branch, oid, commit, await checkedChanges(store, parentTree, commit.tree, `commit ${oid}`), actor));
+    checkParents(repo, oid, commit);
+    const parentTree = commit.parent[0] ? await treeOf(repo, commit.parent[0], oid) : undefined;
+    events.push(commitCompleted(branch, oid, commit, await checkedChanges(repo, parentTree, commit.tree, `commit ${oid}`), actor));
     checked.add(oid);
   }
   return undefined;
 }
 
-/** The paths that differ between two trees, held to the limits a commit's changes are; `what` names the change in a refusal. */
-async function checkedChanges(store: ObjectStore, before: string | undefined, after: string, what: string): Promise<string[]> {
-  const changedPaths = await diffTrees(store, before, after, LIMITS.REPO_COMMIT_FILES_MAX);
+/**
+ * A pushed commit's parents are all held: a ref is never moved to a commit whose history cannot be
+ * read (a fast-forward check finds the old tip among the parents and looks no further). Its own
+ * tree is checked by `checkedChanges`, the parents' trees by their own checks.
+ */
+function checkParents(repo: RepoStore, oid: string, commit: CommitObject): void {
+  for (const parent of commit.parent) {
+    if (!repo.holds(parent)) throw missingObjects(`the pushed commit ${oid} names a parent (${parent}) the repository does not hold`);
+  }
+}
+
+/** The tree of commit `oid`, the parent of pushed commit `child`. */
+async function treeOf(repo: RepoStore, oid: string, child: string): Promise<string> {
+  try {
+    return (await readCommit({ ...repo.objects, oid })).commit.tree;
+  } catch (error) {
+    throw missingObjects(`the parent ${oid} of the pushed commit ${child} cannot be read as a commit (${errorMessage(error).slice(0, 200)})`);
+  }
+}
+
+function missingObjects(why: string): ItxError {
+  return new ItxError("INVALID_ARGUMENT", `missing necessary objects: ${why}; nothing was written`);
+}
+
+/**
+ * The paths that differ between two trees, held to the limits a commit's changes are; `what`
+ * names the change in a refusal. Every tree read and every file the change adds or changes must
+ * be held: with the parent's tree complete, so is this one (git's connectivity check, by diff).
+ */
+async function checkedChanges(repo: RepoStore, before: string | undefined, after: string, what: string): Promise<string[]> {
+  const blobs = new Set<string>();
+  let changedPaths: string[];
+  try {
+    changedPaths = await diffTrees(repo.objects, before, after, LIMITS.REPO_COMMIT_FILES_MAX, "", [], blobs);
+  } catch (error) {
+    if (!(error instanceof Errors.NotFoundError || error instanceof Errors.ObjectTypeError)) throw error;
+    throw missingObjects(`${what} names a tree the repository does not hold`);
+  }
+  for (const blob of blobs) if (!repo.holds(blob)) throw missingObjects(`${what} names a file (${blob}) the repository does not hold`);
   if (changedPaths.length > LIMITS.REPO_COMMIT_FILES_MAX) {
     throw new ItxError("INVALID_ARGUMENT", `${what} changes more than ${LIMITS.REPO_COMMIT_FILES_MAX} files`, { details: limitDetails("REPO_COMMIT_FILES_MAX") });
   }

@@ -51,6 +51,11 @@ export class RepoStore {
     return this.objects.fs;
   }
 
+  /** Whether the repository holds object `oid` (stored loose or in a pack, or staged by the change under way). */
+  holds(oid: string): boolean {
+    return this.fs.fileSize(`${this.objects.gitdir}/objects/${oid.slice(0, 2)}/${oid.slice(2)}`) !== undefined || this.packs.has(oid);
+  }
+
   /** The default branch, or NOT_FOUND before the repository is created. */
   defaultBranch(path: string): string {
     const meta = this.refs.meta();

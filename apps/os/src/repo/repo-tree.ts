@@ -70,8 +70,8 @@ export async function walkTree(store: ObjectStore, treeOid: string, prefix = "",
   return out;
 }
 
-/** Paths whose file differs between two trees (added, changed or removed). Stops past `max`. */
-export async function diffTrees(store: ObjectStore, before: string | undefined, after: string | undefined, max: number, prefix = "", out: string[] = []): Promise<string[]> {
+/** Paths whose file differs between two trees (added, changed or removed). Stops past `max`. `blobs` collects the files of `after` among them. */
+export async function diffTrees(store: ObjectStore, before: string | undefined, after: string | undefined, max: number, prefix = "", out: string[] = [], blobs?: Set<string>): Promise<string[]> {
   if (before === after || out.length > max) return out;
   const a = before ? (await readTree({ ...store, oid: before })).tree : [];
   const b = after ? (await readTree({ ...store, oid: after })).tree : [];
@@ -83,8 +83,9 @@ export async function diffTrees(store: ObjectStore, before: string | undefined, 
     if (x?.oid === y?.oid && x?.type === y?.type) continue;
     const xTree = x?.type === "tree" ? x.oid : undefined;
     const yTree = y?.type === "tree" ? y.oid : undefined;
-    if (xTree || yTree) await diffTrees(store, xTree, yTree, max, `${prefix}${name}/`, out);
+    if (xTree || yTree) await diffTrees(store, xTree, yTree, max, `${prefix}${name}/`, out, blobs);
     if ((x && x.type !== "tree") || (y && y.type !== "tree")) out.push(`${prefix}${name}`);
+    if (y?.type === "blob") blobs?.add(y.oid);
     if (out.length > max) return out;
   }
   return out;
