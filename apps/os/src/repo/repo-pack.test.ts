@@ -338,13 +338,15 @@ function cachedPackNames(cache: object): string[] {
   });
 }
 
+/** A fresh repository whose main holds one commit (a.txt = "a"). */
+async function withMain() {
+  const stub = await freshRepo();
+  const first = await onePathCommit("a.txt", "a");
+  expect(await open(stub.receivePack({ commands: [{ from: null, to: first.commit, ref: "refs/heads/main" }], pack: first.pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
+  return { stub, main: first.commit };
+}
+
 describe("connectivity: a ref never moves to a commit whose objects are not all held", () => {
-  async function withMain() {
-    const stub = await freshRepo();
-    const first = await onePathCommit("a.txt", "a");
-    expect(await open(stub.receivePack({ commands: [{ from: null, to: first.commit, ref: "refs/heads/main" }], pack: first.pack }, actor))).toEqual([{ ref: "refs/heads/main" }]);
-    return { stub, main: first.commit };
-  }
   const missing = "9".repeat(40);
 
   test("a merge naming a parent the repository does not hold is refused, though the old tip is among its parents", async () => {
