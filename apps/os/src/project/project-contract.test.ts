@@ -16,6 +16,7 @@ const started = (attempt: number) => ({ type: `${E}project/create-attempt-starte
 const seeded = (attempt: number) => ({ type: `${E}project/config-repo-seeded`, payload: { requestOffset: 1, attempt, commit: A } });
 const created = { type: `${E}project/created`, payload: { requestOffset: 1, ...record } };
 const updated = (commit: string) => ({ type: `${E}project/worker-updated`, payload: { commit, hash: "h" } });
+const updatedFor = (commit: string, configOffset: number) => ({ type: `${E}project/worker-updated`, payload: { commit, hash: "h", configOffset } });
 const copied = (commit: string, repo = "/repos/config", branch = "main") => ({ type: `${E}repo/commit-completed`, payload: { branch, commit, repo } });
 
 describe("the Project processor's fold", () => {
@@ -57,5 +58,16 @@ describe("the Project processor's fold", () => {
     expect(needsUpdate(fold([...base, copied(B, "/repos/config", "draft")]))).toBe(false);
     expect(needsUpdate(fold([...base, copied(B), { type: `${E}project/worker-update-failed`, payload: { commit: B, error: "x" } }]))).toBe(false);
     expect(needsUpdate(fold([requested, copied(B)]))).toBe(false);
+  });
+
+  test("an update covers the heads copied before it started, not one copied while it built", () => {
+    const base = [requested, started(1), created, updated(A)];
+    const C = "c".repeat(40);
+    // Offsets: requested 1, started 2, created 3, updated 4, copied(B) 5, copied(C) 6. The update
+    // started for B (offset 5) built B while C was copied: C is built next.
+    expect(needsUpdate(fold([...base, copied(B), copied(C), updatedFor(B, 5)]))).toBe(true);
+    // The update started for B found C already at the head: nothing more to build once C's copy lands.
+    expect(needsUpdate(fold([...base, copied(B), updatedFor(C, 5)]))).toBe(false);
+    expect(needsUpdate(fold([...base, copied(B), updatedFor(C, 5), copied(C)]))).toBe(false);
   });
 });

@@ -54,7 +54,7 @@ export const ProjectContract = defineProcessorContract({
       .nullable()
       .default(null),
     /** The certified worker: the commit it was built from and its artifact. */
-    worker: z.object({ commit: z.string(), hash: z.string(), offset: z.number().int() }).nullable().default(null),
+    worker: z.object({ commit: z.string(), hash: z.string(), offset: z.number().int(), configOffset: z.number().int().optional() }).nullable().default(null),
     /** Lifecycle events after this offset go to the worker. */
     feedAfterOffset: z.number().int().nullable().default(null),
     /** Offsets of lifecycle events not yet delivered to the worker, oldest first (at most FEED_QUEUE_MAX). */
@@ -73,7 +73,8 @@ export const ProjectContract = defineProcessorContract({
     // Loose: projects created before creation was a run recorded { ...record, requestOffset }.
     [PROJECT_CREATED]: z.object({ requestOffset: z.number().int().positive() }).loose(),
     [PROJECT_CREATE_FAILED]: z.strictObject({ requestOffset: z.number().int().positive(), error: z.string() }),
-    [PROJECT_WORKER_UPDATED]: z.strictObject({ commit: commitId, hash: z.string() }),
+    // `configOffset`: the offset of the config head the update was started for (absent on the seed's).
+    [PROJECT_WORKER_UPDATED]: z.strictObject({ commit: commitId, hash: z.string(), configOffset: z.number().int().nonnegative().optional() }),
     [PROJECT_WORKER_UPDATE_FAILED]: z.strictObject({ commit: commitId, error: z.string() }),
     [PROJECT_HEARTBEAT_TRIGGERED]: z.object({ scheduleKey: z.string() }).loose(),
     [STREAM_WOKEN]: z.object({ incarnation: z.string(), previousHead: z.number().int().nonnegative() }).loose(),
@@ -142,7 +143,16 @@ function reduceFacts(state: ProjectState, event: ProjectEvent): ProjectState {
       return open === null ? state : { ...state, creation: { ...open, lastStep: "create-failed", status: "failed", error: event.payload.error } };
     }
     case PROJECT_WORKER_UPDATED:
-      return { ...state, worker: { commit: event.payload.commit, hash: event.payload.hash, offset: event.offset }, failedCommit: null };
+      return {
+        ...state,
+        worker: {
+          commit: event.payload.commit,
+          hash: event.payload.hash,
+          offset: event.offset,
+          ...(event.payload.configOffset === undefined ? {} : { configOffset: event.payload.configOffset }),
+        },
+        failedCommit: null,
+      };
     case PROJECT_WORKER_UPDATE_FAILED:
       return { ...state, failedCommit: event.payload.commit };
     case CONFIG_COMMIT_COPIED:
@@ -153,9 +163,14 @@ function reduceFacts(state: ProjectState, event: ProjectEvent): ProjectState {
   }
 }
 
-/** True when the certified worker is behind the newest config commit, and that commit has not already failed. */
+/**
+ * True when the certified worker is behind the newest config commit, and that commit has not
+ * already failed. An update builds the repository's head as it finds it, which may be newer than
+ * the head it was started for: it covers the heads copied up to its start (`configOffset`), not
+ * one copied while it built (that one is built next).
+ */
 export function needsUpdate(state: ProjectState): boolean {
   if (state.creation?.status !== "created" || state.configHead === null) return false;
-  if (state.worker !== null && state.worker.offset > state.configHead.offset) return false;
+  if (state.worker !== null && (state.worker.configOffset ?? state.worker.offset) >= state.configHead.offset) return false;
   return state.worker?.commit !== state.configHead.commit && state.failedCommit !== state.configHead.commit;
 }

@@ -159,7 +159,7 @@ export class ProjectProcessor extends StreamProcessor<Contract> {
     try {
       const probed = await this.#transient(() => this.#effects.buildAndProbe({ head: true }, before));
       if (probed.commit === before.worker?.commit) return;
-      await append({ type: PROJECT_WORKER_UPDATED, payload: probed, idempotencyKey: `project/worker-updated:${probed.commit}:${head.offset}` });
+      await append({ type: PROJECT_WORKER_UPDATED, payload: { ...probed, configOffset: head.offset }, idempotencyKey: `project/worker-updated:${probed.commit}:${head.offset}` });
     } catch (error) {
       await append({
         type: PROJECT_WORKER_UPDATE_FAILED,
