@@ -121,6 +121,48 @@ describe("the itx core contract", () => {
     expect((await second.engine.snapshot("core")).state).toMatchObject({ runs: {} });
   });
 
+  test("an enqueued run whose runner throws settles failed with the error's code; one whose settle fails is settled again without running twice", async () => {
+    const stream = memoryStream({ source: { principal: "admin", origin: "/" } });
+    let runs = 0;
+    const engine = new ProcessorEngine({
+      stream,
+      storage: memoryStorage(),
+      clock: fakeClock(),
+      processors: [
+        new ItxCore(async (run) => {
+          runs += 1;
+          if (run.script.includes("platform")) throw Object.assign(new Error("[UNAVAILABLE] the origin's host did not answer"), { code: "UNAVAILABLE" });
+          return { status: "succeeded", result: runs };
+        }),
+      ],
+    });
+    connectEngine(stream, engine);
+    await engine.start();
+    await stream.append({ type: RUN_REQUESTED, payload: { script: "async () => 'platform'", enqueued: true } });
+    await settle(engine);
+    expect(stream.events.filter((event) => event.type === RUN_SETTLED).map((event) => event.payload)).toEqual([
+      { requestOffset: 1, status: "failed", error: { code: "UNAVAILABLE", message: "the origin's host did not answer" } },
+    ]);
+    // The settle's first append is refused once: the run stays open, and the next pass settles it with the same outcome.
+    const append = stream.append.bind(stream);
+    let refuseOnce = true;
+    stream.append = async (...inputs) => {
+      if (refuseOnce && inputs.some((input) => input.type === RUN_SETTLED)) {
+        refuseOnce = false;
+        throw Object.assign(new Error("[UNAVAILABLE] the stream is busy"), { code: "UNAVAILABLE" });
+      }
+      return append(...inputs);
+    };
+    const [requested] = await append({ type: RUN_REQUESTED, payload: { script: "async () => 'once'", enqueued: true } });
+    await settle(engine);
+    expect(refuseOnce).toBe(false);
+    await append({ type: "demo/next" });
+    await settle(engine);
+    const settled = stream.events.filter((event) => event.type === RUN_SETTLED && (event.payload as { requestOffset: number }).requestOffset === requested?.offset);
+    expect(settled.map((event) => event.payload)).toEqual([{ requestOffset: requested?.offset, status: "succeeded", result: 2 }]);
+    expect(runs).toBe(2);
+  });
+
   test("an enqueued run that settles in its first start is settled by its runner's outcome", async () => {
     const stream = memoryStream({ source: { principal: "admin", origin: "/" } });
     const engine = new ProcessorEngine({ stream, storage: memoryStorage(), clock: fakeClock(), processors: [new ItxCore(async () => ({ status: "succeeded", result: 7 }))] });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { errorCode, errorMessage } from "iterate/errors";
 import { StreamProcessor, defineProcessorContract, type ProcessEventArgs, type ReduceArgs } from "iterate/stream/processor";
 import { pathKey } from "./capability-path.ts";
 import { reactionTo } from "../stream/reaction.ts";
@@ -116,6 +117,17 @@ export type ItxState = ReturnType<typeof ItxContract.initialState>;
 /** Runs an enqueued script; the capability host supplies it (the fold itself stays pure). */
 export type EnqueuedRunner = (run: OpenRun) => Promise<{ status: "succeeded"; result?: unknown } | { status: "failed"; error: { code: string; message: string } }>;
 
+type RunOutcome = Awaited<ReturnType<EnqueuedRunner>>;
+
+/** The runner's outcome; a runner that throws (the platform failed around the script) settles the run failed with its code. */
+async function outcomeOf(runner: EnqueuedRunner, run: OpenRun): Promise<RunOutcome> {
+  try {
+    return await runner(run);
+  } catch (error) {
+    return { status: "failed", error: { code: errorCode(error) ?? "INTERNAL", message: errorMessage(error).slice(0, LIMITS.FAILURE_MESSAGE_MAX_LENGTH) } };
+  }
+}
+
 /**
  * What an enqueued run settles as when an earlier start of it never finished: its host died (or
  * was restarted) mid-run, which is what a script that hangs or crashes the runtime looks like. It
@@ -135,6 +147,13 @@ export const INTERRUPTED_RUN_ERROR = {
 export class ItxCore extends StreamProcessor<typeof ItxContract> {
   readonly contract = ItxContract;
   readonly #runner: EnqueuedRunner | undefined;
+  /**
+   * Outcomes of runs this incarnation started whose settled fact has not landed yet. A driver that
+   * fails after its script ran (the settle's append refused, say) leaves the run open, and the
+   * next pass starts a new driver: it settles with the outcome kept here, never running the
+   * script a second time.
+   */
+  readonly #outcomes = new Map<number, RunOutcome>();
 
   constructor(runner?: EnqueuedRunner) {
     super();
@@ -144,14 +163,25 @@ export class ItxCore extends StreamProcessor<typeof ItxContract> {
   override async processEvent({ state, delivery, runInBackground }: ProcessEventArgs<typeof ItxContract>): Promise<void> {
     const runner = this.#runner;
     if (!runner || !delivery.caughtUp) return;
+    for (const offset of this.#outcomes.keys()) if (!state.runs[String(offset)]) this.#outcomes.delete(offset);
     for (const run of Object.values(state.runs)) {
       await runInBackground(`run:${run.requestOffset}`, async ({ append, attempt }) => {
-        const outcome = attempt > 1 ? { status: "failed" as const, error: { ...INTERRUPTED_RUN_ERROR } } : await runner(run);
-        await append({
-          type: RUN_SETTLED,
-          payload: { requestOffset: run.requestOffset, ...outcome },
-          idempotencyKey: `itx/run-settled:${run.requestOffset}`,
-        });
+        let outcome = this.#outcomes.get(run.requestOffset);
+        if (outcome === undefined) {
+          outcome = attempt > 1 ? { status: "failed" as const, error: { ...INTERRUPTED_RUN_ERROR } } : await outcomeOf(runner, run);
+          this.#outcomes.set(run.requestOffset, outcome);
+        }
+        try {
+          await append({
+            type: RUN_SETTLED,
+            payload: { requestOffset: run.requestOffset, ...outcome },
+            idempotencyKey: `itx/run-settled:${run.requestOffset}`,
+          });
+        } catch (error) {
+          // Settled already (by an earlier driver whose answer was lost): the fact stands.
+          if (errorCode(error) !== "IDEMPOTENCY_CONFLICT") throw error;
+        }
+        this.#outcomes.delete(run.requestOffset);
       });
     }
   }
