@@ -311,6 +311,13 @@ const PLATFORM_LIMITS = {
    */
   GIT_REF_NAME_MAX_LENGTH: 1_024,
   /**
+   * Bytes of push bodies one Worker isolate holds at once. A push's body is held whole while it
+   * crosses to its repository (and copied on the way): two at the largest size would take most of
+   * an isolate's 128 MB, which every project's requests share. Past it, a push is UNAVAILABLE (503)
+   * until the others are answered.
+   */
+  GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX: 41_943_040,
+  /**
    * Bytes a pushed pack's objects may inflate to, deltas counted as the objects they rebuild.
    * Indexing inflates every object in JavaScript on the repository's thread (locally the OS's one
    * thread): a small pack of deflated zeros stands for a thousand times its size, so the body's

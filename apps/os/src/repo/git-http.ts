@@ -49,7 +49,11 @@ export async function serveGit(request: Request, env: Env): Promise<Response> {
       return gitResponse("application/x-git-upload-pack-result", await uploadPackV2(repo, body));
     }
     const body = await readPushBody(request);
-    return gitResponse("application/x-git-receive-pack-result", await receivePack(repo, body, { principal: principal.id, origin: "/" }));
+    try {
+      return gitResponse("application/x-git-receive-pack-result", await receivePack(repo, body, { principal: principal.id, origin: "/" }));
+    } finally {
+      body.release();
+    }
   } catch (error) {
     const code = errorCode(error);
     if (code === "NOT_FOUND") return missing();

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { expectCode } from "iterate/stream/test-support";
 import { LIMITS } from "../limits.ts";
-import { readGitBody, readPushBody } from "./git-request-body.ts";
+import { pushBytesInFlight, readGitBody, readPushBody } from "./git-request-body.ts";
 
 const CHUNK = 1_048_576;
 
@@ -28,6 +28,7 @@ describe("readPushBody", () => {
   test("a body within GIT_HTTP_BODY_MAX_BYTES is read whole", async () => {
     const { request } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES, COMMANDS);
     const body = await readPushBody(request);
+    body.release();
     expect(body.refused).toBeUndefined();
     expect(body.bytes.byteLength).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES);
   });
@@ -35,6 +36,7 @@ describe("readPushBody", () => {
   test("past GIT_HTTP_BODY_MAX_BYTES the rest is read and dropped: the head (its commands) and the refusal remain", async () => {
     const { request, pulled } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 5 * CHUNK, COMMANDS);
     const body = await readPushBody(request);
+    body.release();
     expect(pulled.bytes).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES + 5 * CHUNK);
     expect(body.refused?.code).toBe("INVALID_ARGUMENT");
     expect(body.refused?.details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
@@ -62,10 +64,55 @@ describe("readPushBody", () => {
   test("a declared length past the limit is drained like a streamed one; past the drain bound it is refused before anything is read", async () => {
     const { request: streamedOne, pulled } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES + CHUNK, COMMANDS);
     const declared = new Request("http://os.test/git", { method: "POST", body: streamedOne.body, headers: { "content-length": String(LIMITS.GIT_HTTP_BODY_MAX_BYTES + CHUNK) } });
-    expect((await readPushBody(declared)).refused?.details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
+    const drained = await readPushBody(declared);
+    drained.release();
+    expect(drained.refused?.details).toEqual({ limit: "GIT_HTTP_BODY_MAX_BYTES" });
     expect(pulled.bytes).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES + CHUNK);
     const huge = new Request("http://os.test/git", { method: "POST", body: "x", headers: { "content-length": String(LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES + 1) } });
     await expectCode(readPushBody(huge), "INVALID_ARGUMENT");
+  });
+});
+
+describe("GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX", () => {
+  test("push bodies held at once in the isolate are bounded: past it a push is UNAVAILABLE and holds nothing; released, the room comes back", async () => {
+    expect(pushBytesInFlight()).toBe(0);
+    const { request: first } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES, COMMANDS);
+    const held = await readPushBody(first);
+    expect(pushBytesInFlight()).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES);
+    const room = LIMITS.GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX - LIMITS.GIT_HTTP_BODY_MAX_BYTES;
+    const { request: small } = streamed(room - 1_000, COMMANDS);
+    const fits = await readPushBody(small);
+    const { request: second } = streamed(10 * CHUNK, COMMANDS);
+    const busy = await expectCode(readPushBody(second), "UNAVAILABLE");
+    expect((busy as { details?: unknown }).details).toEqual({ limit: "GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX" });
+    expect(pushBytesInFlight()).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES + room - 1_000);
+    held.release();
+    fits.release();
+    expect(pushBytesInFlight()).toBe(0);
+    const { request: again } = streamed(10 * CHUNK, COMMANDS);
+    (await readPushBody(again)).release();
+    // A refused (oversized) push holds only its head while it drains, and nothing once it fails.
+    const { request: oversized } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES + CHUNK, COMMANDS);
+    const refused = await readPushBody(oversized);
+    expect(pushBytesInFlight()).toBe(refused.bytes.byteLength);
+    refused.release();
+    expect(pushBytesInFlight()).toBe(0);
+  });
+});
+
+/** A body that says it is gzip and is not. */
+const garbage = () => new Request("http://os.test/git", { method: "POST", body: "not gzip at all", headers: { "content-encoding": "gzip" } });
+
+describe("a body that cannot be read", () => {
+  test("bad gzip, or a body that breaks off, is INVALID_ARGUMENT (not an uncoded 500)", async () => {
+    await expectCode(readPushBody(garbage()), "INVALID_ARGUMENT");
+    await expectCode(readGitBody(garbage(), LIMITS.GIT_HTTP_NEGOTIATION_MAX_BYTES, "GIT_HTTP_NEGOTIATION_MAX_BYTES"), "INVALID_ARGUMENT");
+    const broken = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.error(new Error("connection reset"));
+      },
+    });
+    await expectCode(readPushBody(new Request("http://os.test/git", { method: "POST", body: broken })), "INVALID_ARGUMENT");
   });
 });
 

@@ -1,4 +1,4 @@
-import { ItxError } from "iterate/errors";
+import { ItxError, errorMessage } from "iterate/errors";
 import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
 import { concat } from "./bytes.ts";
 
@@ -10,6 +10,41 @@ export interface PushBody {
   bytes: Uint8Array;
   /** Set when the body was larger than a push may be: `bytes` is then only its head. */
   refused?: ItxError<"INVALID_ARGUMENT">;
+  /** Gives back this body's share of GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX; call it once the push is answered. */
+  release(): void;
+}
+
+// Bytes of push bodies this isolate holds now (read, kept, not yet released). The Worker serves
+// every project: one project's pushes must not take the memory everyone's requests share.
+let inFlight = 0;
+
+/** A body's share of the isolate's push bytes, taken as it is read. */
+class PushLease {
+  #bytes = 0;
+
+  /** Holds `bytes` more; UNAVAILABLE (nothing more held) past GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX. */
+  grow(bytes: number): void {
+    if (inFlight + bytes > LIMITS.GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX) {
+      throw new ItxError("UNAVAILABLE", "the OS is receiving other large pushes right now; push again in a moment", { details: limitDetails("GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX") });
+    }
+    inFlight += bytes;
+    this.#bytes += bytes;
+  }
+
+  /** Holds `bytes` in all (less than before). */
+  shrinkTo(bytes: number): void {
+    inFlight -= this.#bytes - bytes;
+    this.#bytes = bytes;
+  }
+
+  release(): void {
+    this.shrinkTo(0);
+  }
+}
+
+/** Bytes of push bodies held in this isolate now (tests). */
+export function pushBytesInFlight(): number {
+  return inFlight;
 }
 
 /** Bytes of an oversized push kept to read its commands from (GIT_HTTP_REF_UPDATES_MAX + 1 of the longest refs fit). */
@@ -28,7 +63,7 @@ export async function readGitBody(request: Request, max: number, limit: LimitNam
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await readChunk(reader);
     if (done) return concat(chunks);
     total += value.byteLength;
     if (total > max) {
@@ -54,28 +89,37 @@ export async function readPushBody(request: Request): Promise<PushBody> {
   // http.postBuffer), unless even the drain would stop short of it.
   const declared = declaredLength(request);
   if (declared > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES || (declared > max && gzipped(request))) throw refused;
+  const lease = new PushLease();
+  const release = () => lease.release();
   const reader = bodyReader(request);
-  if (!reader) return { bytes: new Uint8Array(0) };
+  if (!reader) return { bytes: new Uint8Array(0), release };
   const chunks: Uint8Array[] = [];
   let head: Uint8Array | null = null;
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total <= max) {
-      chunks.push(value);
-      continue;
+  try {
+    for (;;) {
+      const { done, value } = await readChunk(reader);
+      if (done) break;
+      total += value.byteLength;
+      if (total <= max) {
+        lease.grow(value.byteLength);
+        chunks.push(value);
+        continue;
+      }
+      // A gzip body is not drained: what it inflates to is not what was sent (and git sends a push plain).
+      if (total > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES || gzipped(request)) throw refused;
+      if (head === null) {
+        head = headOf([...chunks, value]);
+        chunks.length = 0;
+        lease.shrinkTo(head.byteLength);
+      }
     }
-    // A gzip body is not drained: what it inflates to is not what was sent (and git sends a push plain).
-    if (total > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES || gzipped(request)) {
-      reader.releaseLock();
-      throw refused;
-    }
-    head ??= headOf([...chunks, value]);
-    chunks.length = 0;
+  } catch (error) {
+    lease.release();
+    reader.releaseLock();
+    throw error;
   }
-  return head ? { bytes: head, refused } : { bytes: concat(chunks) };
+  return head ? { bytes: head, refused, release } : { bytes: concat(chunks), release };
 }
 
 /** The first PUSH_HEAD_BYTES of `chunks`, as one array. */
@@ -88,6 +132,15 @@ function headOf(chunks: Uint8Array[]): Uint8Array {
     length += chunk.byteLength;
   }
   return concat(kept).slice(0, PUSH_HEAD_BYTES);
+}
+
+/** The next chunk; a body that breaks off or does not inflate (bad gzip) is INVALID_ARGUMENT, not an uncoded 500. */
+async function readChunk(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<ReadableStreamReadResult<Uint8Array>> {
+  try {
+    return await reader.read();
+  } catch (error) {
+    throw new ItxError("INVALID_ARGUMENT", `the request body could not be read: ${errorMessage(error).slice(0, 200)}`);
+  }
 }
 
 function gzipped(request: Request): boolean {

@@ -94,7 +94,7 @@ async function fetchPack(repo: RepoStub, args: string[]): Promise<ReadableStream
  * `unpack <reason>` and every ref `ng`, so `git push` prints why. Commands that cannot be read
  * are INVALID_ARGUMENT.
  */
-export async function receivePack(repo: RepoStub, body: PushBody, actor: Actor): Promise<Uint8Array> {
+export async function receivePack(repo: RepoStub, body: Pick<PushBody, "bytes" | "refused">, actor: Actor): Promise<Uint8Array> {
   let read: ReturnType<typeof pushCommands>;
   try {
     read = pushCommands(body.bytes);
