@@ -378,3 +378,16 @@ describe("connectivity: a ref never moves to a commit whose objects are not all 
     expect((await open(stub.branches())).map((branch) => branch.name)).toEqual(["main"]);
   });
 });
+
+describe("REPO_BRANCHES_MAX on a push", () => {
+  test("a push whose new branch the count refuses stores none of its objects", async () => {
+    const { stub } = await withMain();
+    lower("REPO_BRANCHES_MAX", 1);
+    const sizeBefore = (await open(stub.describe())).sizeBytes;
+    const next = await onePathCommit("n.txt", "a new file nobody may keep");
+    const statuses = await open(stub.receivePack({ commands: [{ from: null, to: next.commit, ref: "refs/heads/other" }], pack: next.pack }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/other", error: expect.stringContaining("at most 1 branches") }]);
+    expect((await open(stub.describe())).sizeBytes).toBe(sizeBefore);
+    expect((await open(stub.branches())).map((branch) => branch.name)).toEqual(["main"]);
+  });
+});

@@ -64,6 +64,21 @@ export class RepoRefs {
    * and nothing moves). The facts are queued in the same transaction, so a move is never left
    * unannounced.
    */
+  /**
+   * REPO_BRANCHES_MAX's refusal, before anything is written: a push's objects are flushed before
+   * its refs move, and a move the count would refuse must not leave them stored. (`moveRefs`
+   * checks again, inside its transaction.)
+   */
+  checkCount(updates: RefUpdate[]): void {
+    let count = this.#storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM refs").one().n;
+    for (const update of updates) {
+      const exists = this.get(update.ref) !== undefined;
+      if (update.to === null && exists) count -= 1;
+      if (update.to !== null && !exists) count += 1;
+    }
+    if (count > LIMITS.REPO_BRANCHES_MAX) throw tooManyBranches();
+  }
+
   moveRefs(updates: RefUpdate[], events: PendingEvent[]): void {
     this.#storage.transactionSync(() => {
       for (const update of updates) {
@@ -77,9 +92,7 @@ export class RepoRefs {
         else this.#storage.sql.exec("INSERT INTO refs(name, oid) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET oid = excluded.oid", update.ref, update.to);
       }
       const count = this.#storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM refs").one().n;
-      if (count > LIMITS.REPO_BRANCHES_MAX) {
-        throw new ItxError("INVALID_ARGUMENT", `a repository has at most ${LIMITS.REPO_BRANCHES_MAX} branches`, { details: limitDetails("REPO_BRANCHES_MAX") });
-      }
+      if (count > LIMITS.REPO_BRANCHES_MAX) throw tooManyBranches();
       for (const event of events) this.#enqueue(event);
     });
   }
@@ -100,4 +113,8 @@ export class RepoRefs {
   #enqueue(event: PendingEvent): void {
     this.#storage.sql.exec("INSERT INTO outbox(event) VALUES (?)", JSON.stringify(event));
   }
+}
+
+function tooManyBranches(): ItxError {
+  return new ItxError("INVALID_ARGUMENT", `a repository has at most ${LIMITS.REPO_BRANCHES_MAX} branches`, { details: limitDetails("REPO_BRANCHES_MAX") });
 }

@@ -121,8 +121,8 @@ export class RepoStore {
   }
 
   /**
-   * Makes what is staged durable and moves the refs: the size check, the object flush (one
-   * transaction), then the compare-and-swap of every ref with its facts (another).
+   * Makes what is staged durable and moves the refs: the size and branch-count checks, the object
+   * flush (one transaction), then the compare-and-swap of every ref with its facts (another).
    */
   publish(updates: RefUpdate[], events: PendingEvent[]): void {
     const size = this.fs.storedBytes() + this.fs.stagedBytes();
@@ -131,6 +131,7 @@ export class RepoStore {
         details: limitDetails("REPO_SIZE_MAX_BYTES"),
       });
     }
+    this.refs.checkCount(updates);
     this.#storage.transactionSync(() => this.fs.flush());
     this.beforeRefMove?.();
     this.refs.moveRefs(updates, events);
