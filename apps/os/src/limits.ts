@@ -318,6 +318,11 @@ const PLATFORM_LIMITS = {
    */
   GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX: 41_943_040,
   /**
+   * Milliseconds a push's bytes count toward GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX at most: a request
+   * whose client went away may never reach the code that gives them back.
+   */
+  GIT_HTTP_PUSH_LEASE_MAX_MS: 300_000,
+  /**
    * Bytes a pushed pack's objects may inflate to, deltas counted as the objects they rebuild.
    * Indexing inflates every object in JavaScript on the repository's thread (locally the OS's one
    * thread): a small pack of deflated zeros stands for a thousand times its size, so the body's

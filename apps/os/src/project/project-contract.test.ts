@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { reduceProcessor } from "iterate/stream/test-support";
+import { ProcessorEngine } from "iterate/stream/processor";
+import { connectEngine, fakeClock, memoryStorage, memoryStream, reduceProcessor, settle } from "iterate/stream/test-support";
 import { ProjectProcessor, type ProjectEffects } from "./project-processor.ts";
 import { FEED_QUEUE_MAX, needsUpdate, type ProjectState } from "./project-contract.ts";
 
@@ -69,5 +70,36 @@ describe("the Project processor's fold", () => {
     // The update started for B found C already at the head: nothing more to build once C's copy lands.
     expect(needsUpdate(fold([...base, copied(B), updatedFor(C, 5)]))).toBe(false);
     expect(needsUpdate(fold([...base, copied(B), updatedFor(C, 5), copied(C)]))).toBe(false);
+  });
+
+  test("an update that finds the worker already built from the head writes nothing and does not build again for that head", async () => {
+    const D = "d".repeat(40);
+    const C = "c".repeat(40);
+    let builds = 0;
+    const building: ProjectEffects = {
+      ...effects,
+      buildAndProbe: async () => {
+        builds += 1;
+        return { commit: D, hash: "h" };
+      },
+    };
+    const stream = memoryStream({ source: { principal: "admin", origin: "/" } });
+    const engine = new ProcessorEngine({ stream, storage: memoryStorage(), clock: fakeClock(), processors: [new ProjectProcessor(building)] });
+    connectEngine(stream, engine);
+    await engine.start();
+    // Offsets: 1 requested, 2 started, 3 created, 4 copied(B), 5 updated(D, for B), 6 copied(C): an
+    // update started for B built the head, D, before C's copy landed; D's copy comes later.
+    for (const event of [requested, started(1), created, copied(B), updatedFor(D, 4)]) await stream.append(event);
+    await settle(engine);
+    expect(builds).toBe(0);
+    await stream.append(copied(C));
+    await settle(engine);
+    expect(builds).toBe(1);
+    for (let i = 0; i < 3; i++) {
+      await stream.append({ type: `${E}project/heartbeat-triggered`, payload: { scheduleKey: "heartbeat" } });
+      await settle(engine);
+    }
+    expect(builds).toBe(1);
+    expect(stream.events.filter((event) => event.type === `${E}project/worker-updated`)).toHaveLength(1);
   });
 });

@@ -52,6 +52,8 @@ export interface ProjectEffects {
 export class ProjectProcessor extends StreamProcessor<Contract> {
   readonly contract = ProjectContract;
   readonly #effects: ProjectEffects;
+  /** The config head (its copy's offset) an update found the worker already built from, in this incarnation. */
+  #builtAt: number | undefined;
 
   constructor(effects: ProjectEffects) {
     super();
@@ -75,7 +77,7 @@ export class ProjectProcessor extends StreamProcessor<Contract> {
     if (creation !== null && (creation.status === "requested" || creation.status === "running")) {
       await runInBackground(`project/create:${creation.requestOffset}`, (context) => this.#create(context));
     }
-    if (needsUpdate(state)) await runInBackground("project/worker-update", (context) => this.#update(context));
+    if (needsUpdate(state) && this.#builtAt !== state.configHead?.offset) await runInBackground("project/worker-update", (context) => this.#update(context));
   }
 
   /**
@@ -158,7 +160,12 @@ export class ProjectProcessor extends StreamProcessor<Contract> {
     if (head === null || !needsUpdate(before)) return;
     try {
       const probed = await this.#transient(() => this.#effects.buildAndProbe({ head: true }, before));
-      if (probed.commit === before.worker?.commit) return;
+      if (probed.commit === before.worker?.commit) {
+        // The worker already runs the repository's head (built from it by an earlier update, before
+        // this head's copy landed): nothing to write, and nothing to build again for this head.
+        this.#builtAt = head.offset;
+        return;
+      }
       await append({ type: PROJECT_WORKER_UPDATED, payload: { ...probed, configOffset: head.offset }, idempotencyKey: `project/worker-updated:${probed.commit}:${head.offset}` });
     } catch (error) {
       await append({

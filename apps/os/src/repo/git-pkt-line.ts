@@ -16,14 +16,11 @@ export const PKT_MAX = 65520;
 export const FLUSH = "0000";
 export const DELIM = "0001";
 
-/** One pkt-line holding `text` (or bytes). */
-/** Bytes of data one pkt-line carries at most (65520 in all, with its length). */
-export const PKT_DATA_MAX_BYTES = 65_516;
-
+/** One pkt-line holding `text` (or bytes): at most PKT_MAX - 4 bytes of them. */
 export function pkt(data: string | Uint8Array): Uint8Array {
   const body = typeof data === "string" ? ENCODER.encode(data) : data;
   // git's largest packet: a longer one would need five hex digits, which no reader expects.
-  if (body.byteLength > PKT_DATA_MAX_BYTES) throw new Error(`a pkt-line holds at most ${PKT_DATA_MAX_BYTES} bytes, not ${body.byteLength}`);
+  if (body.byteLength > PKT_MAX - 4) throw new Error(`a pkt-line holds at most ${PKT_MAX - 4} bytes, not ${body.byteLength}`);
   const out = new Uint8Array(body.byteLength + 4);
   out.set(ENCODER.encode((body.byteLength + 4).toString(16).padStart(4, "0")));
   out.set(body, 4);

@@ -103,6 +103,26 @@ describe("GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX", () => {
 /** A body that says it is gzip and is not. */
 const garbage = () => new Request("http://os.test/git", { method: "POST", body: "not gzip at all", headers: { "content-encoding": "gzip" } });
 
+describe("GIT_HTTP_PUSH_LEASE_MAX_MS", () => {
+  test("bytes of a push never given back (its client went away) stop counting once the lease is past its age", async () => {
+    const saved = LIMITS.GIT_HTTP_PUSH_LEASE_MAX_MS;
+    try {
+      const { request: lost } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES, COMMANDS);
+      await readPushBody(lost); // never released
+      const { request: next } = streamed(20 * CHUNK, COMMANDS);
+      await expectCode(readPushBody(next), "UNAVAILABLE");
+      (LIMITS as Record<string, number>).GIT_HTTP_PUSH_LEASE_MAX_MS = -1;
+      const { request: after } = streamed(20 * CHUNK, COMMANDS);
+      const body = await readPushBody(after);
+      expect(pushBytesInFlight()).toBe(20 * CHUNK);
+      body.release();
+      expect(pushBytesInFlight()).toBe(0);
+    } finally {
+      (LIMITS as Record<string, number>).GIT_HTTP_PUSH_LEASE_MAX_MS = saved;
+    }
+  });
+});
+
 describe("a body that cannot be read", () => {
   test("bad gzip, or a body that breaks off, is INVALID_ARGUMENT (not an uncoded 500)", async () => {
     await expectCode(readPushBody(garbage()), "INVALID_ARGUMENT");

@@ -14,27 +14,39 @@ export interface PushBody {
   release(): void;
 }
 
-// Bytes of push bodies this isolate holds now (read, kept, not yet released). The Worker serves
-// every project: one project's pushes must not take the memory everyone's requests share.
+// Bytes of push bodies this isolate holds now (read, kept, not yet released), and the leases that
+// hold them. The Worker serves every project: one project's pushes must not take the memory
+// everyone's requests share.
 let inFlight = 0;
+const leases = new Set<PushLease>();
 
-/** A body's share of the isolate's push bytes, taken as it is read. */
+/**
+ * A body's share of the isolate's push bytes, taken as it is read. Released when the push is
+ * answered, or after GIT_HTTP_PUSH_LEASE_MAX_MS whatever happened: a request whose client went
+ * away may never run its `finally`.
+ */
 class PushLease {
   #bytes = 0;
+  readonly #taken = Date.now();
 
   /** Holds `bytes` more; UNAVAILABLE (nothing more held) past GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX. */
   grow(bytes: number): void {
+    const now = Date.now();
+    for (const lease of leases) if (lease !== this && now - lease.#taken > LIMITS.GIT_HTTP_PUSH_LEASE_MAX_MS) lease.release();
     if (inFlight + bytes > LIMITS.GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX) {
       throw new ItxError("UNAVAILABLE", "the OS is receiving other large pushes right now; push again in a moment", { details: limitDetails("GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX") });
     }
     inFlight += bytes;
     this.#bytes += bytes;
+    leases.add(this);
   }
 
-  /** Holds `bytes` in all (less than before). */
+  /** Holds at most `bytes` in all. */
   shrinkTo(bytes: number): void {
-    inFlight -= this.#bytes - bytes;
-    this.#bytes = bytes;
+    const kept = Math.min(bytes, this.#bytes);
+    inFlight -= this.#bytes - kept;
+    this.#bytes = kept;
+    if (kept === 0) leases.delete(this);
   }
 
   release(): void {

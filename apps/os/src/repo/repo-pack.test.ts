@@ -7,7 +7,7 @@ import { LIMITS } from "../limits.ts";
 import { checkPackInflation } from "./pack-inflation.ts";
 import { receivePack } from "./repo-pack.ts";
 import { RepoStore } from "./repo-store.ts";
-import { BLOB, bytes, commitOf, deflated, deltaOf, gitObject, objectHeader, OFS_DELTA, ofsDeltaEntry, onePathCommit, packOf, treeOf, varint } from "../../test/git-packs.ts";
+import { BLOB, binaryId, bytes, commitOf, deflated, deltaOf, gitObject, objectHeader, OFS_DELTA, ofsDeltaEntry, onePathCommit, packOf, TREE, treeOf, varint } from "../../test/git-packs.ts";
 
 // Pushed packs are untrusted bytes: whatever they hold, a push is answered with each ref's status
 // (git's `ng <ref> <reason>`), never an exception the Durable Object would log with its stack.
@@ -294,7 +294,7 @@ describe("commits no ref names", () => {
     const orphan = await commitOf(tree.oid, ["e".repeat(40)], "orphan");
     const pack = await packOf([blob, tree, named, orphan]);
     const statuses = await open(stub.receivePack({ commands: [{ from: null, to: named.oid, ref: "refs/heads/main" }], pack }, actor));
-    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining(`names a parent the repository does not hold`) }]);
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining(`missing necessary objects: the pushed commit ${orphan.oid} names a parent (${"e".repeat(40)}) the repository does not hold`) }]);
     expect(await open(stub.branches())).toEqual([]);
   });
 });
@@ -368,6 +368,32 @@ describe("connectivity: a ref never moves to a commit whose objects are not all 
     expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining(`names a file (${missing}) the repository does not hold`) }]);
     expect((await open(stub.branches())).find((branch) => branch.name === "main")?.head).toBe(main);
     expect(await open(stub.readFile({ path: "a.txt" }))).toBe("a");
+  });
+
+  test("a parent that is another type of object, or a missing one behind the old tip, is refused coded (never an uncoded failure)", async () => {
+    const { stub, main } = await withMain();
+    const blob = await gitObject(BLOB, bytes("a"));
+    const tree = await treeOf([["a.txt", blob.oid]]);
+    // A merge whose second parent is a stored blob (a.txt's).
+    const merge = await commitOf(tree.oid, [main, blob.oid], "a blob for a parent");
+    const first = await open(stub.receivePack({ commands: [{ from: main, to: merge.oid, ref: "refs/heads/main" }], pack: await packOf([merge]) }, actor));
+    expect(first).toEqual([{ ref: "refs/heads/main", error: expect.stringMatching(/^\[INVALID_ARGUMENT\] missing necessary objects: .* is a blob, not a commit/) }]);
+    // A commit on [missing, Y], Y on main: the fast-forward walk meets the missing parent first.
+    const y = await commitOf(tree.oid, [main], "y");
+    const c = await commitOf(tree.oid, [missing, y.oid], "c");
+    const second = await open(stub.receivePack({ commands: [{ from: main, to: c.oid, ref: "refs/heads/main" }], pack: await packOf([y, c]) }, actor));
+    expect(second).toEqual([{ ref: "refs/heads/main", error: expect.stringMatching(/^\[INVALID_ARGUMENT\] missing necessary objects/) }]);
+    expect((await open(stub.branches())).find((branch) => branch.name === "main")?.head).toBe(main);
+  });
+
+  test("a tree entry naming a commit where a tree belongs is refused", async () => {
+    const { stub, main } = await withMain();
+    const entry = new Uint8Array(await new Blob([bytes("40000 sub\0"), binaryId(main)]).arrayBuffer());
+    const tree = await gitObject(TREE, entry);
+    const commit = await commitOf(tree.oid, [main], "a commit as a directory");
+    const statuses = await open(stub.receivePack({ commands: [{ from: main, to: commit.oid, ref: "refs/heads/main" }], pack: await packOf([tree, commit]) }, actor));
+    expect(statuses).toEqual([{ ref: "refs/heads/main", error: expect.stringContaining(`${main} is named as a tree and is not one`) }]);
+    expect((await open(stub.branches())).find((branch) => branch.name === "main")?.head).toBe(main);
   });
 
   test("a push may not delete the default branch (git's own refusal); another branch it may", async () => {

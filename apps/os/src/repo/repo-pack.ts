@@ -1,4 +1,4 @@
-import { Errors, readCommit, readTree, type CommitObject } from "isomorphic-git";
+import { Errors, readCommit, readObject, readTree, type CommitObject } from "isomorphic-git";
 import { deflate } from "pako";
 import { packStream, zlib } from "./pack-stream.ts";
 import { DEPTH_KEPT, framed } from "./packed-objects.ts";
@@ -149,8 +149,15 @@ async function unsafePathsRefused<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (!(error instanceof Errors.UnsafeFilepathError)) throw error;
-    throw new ItxError("INVALID_ARGUMENT", `a pushed tree holds a path no checkout may write: ${errorMessage(error).slice(0, 200)}`, { cause: error });
+    if (error instanceof Errors.UnsafeFilepathError) {
+      throw new ItxError("INVALID_ARGUMENT", `a pushed tree holds a path no checkout may write: ${errorMessage(error).slice(0, 200)}`, { cause: error });
+    }
+    // Reading the pushed history (the fast-forward walk, the commits it adds) met an object that is
+    // missing or not the type its name says: refused, coded, instead of an uncoded failure.
+    if (error instanceof Errors.NotFoundError || error instanceof Errors.ObjectTypeError) {
+      throw missingObjects(`the pushed history names an object that is missing or of another type (${errorMessage(error).slice(0, 200)})`);
+    }
+    throw error;
   }
 }
 
@@ -249,15 +256,8 @@ async function checkUnnamedCommits(repo: RepoStore, commits: Set<string>, checke
     } catch (error) {
       throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} cannot be read: ${errorMessage(error).slice(0, 200)}`);
     }
-    let parentTree: string | undefined;
-    if (commit.parent[0]) {
-      try {
-        parentTree = (await readCommit({ ...store, oid: commit.parent[0] })).commit.tree;
-      } catch {
-        throw new ItxError("INVALID_ARGUMENT", `the pushed commit ${oid} names a parent the repository does not hold; nothing was written`);
-      }
-    }
-    checkParents(repo, oid, commit);
+    await checkParents(repo, oid, commit);
+    const parentTree = commit.parent[0] ? await treeOf(repo, commit.parent[0], oid) : undefined;
     const changed = await checkedChanges(repo, parentTree, commit.tree, `commit ${oid}`);
     // A diff costs the trees it reads: count each changed path as a small object's work.
     await share.did(PACK_OBJECT_WORK_BYTES * (1 + changed.length / 16));
@@ -317,7 +317,7 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
   }
   for (const oid of added) {
     const { commit } = await readCommit({ ...store, oid });
-    checkParents(repo, oid, commit);
+    await checkParents(repo, oid, commit);
     const parentTree = commit.parent[0] ? await treeOf(repo, commit.parent[0], oid) : undefined;
     events.push(commitCompleted(branch, oid, commit, await checkedChanges(repo, parentTree, commit.tree, `commit ${oid}`), actor));
     checked.add(oid);
@@ -330,19 +330,23 @@ async function planCommand(repo: RepoStore, command: PushCommand, incoming: Set<
  * read (a fast-forward check finds the old tip among the parents and looks no further). Its own
  * tree is checked by `checkedChanges`, the parents' trees by their own checks.
  */
-function checkParents(repo: RepoStore, oid: string, commit: CommitObject): void {
+async function checkParents(repo: RepoStore, oid: string, commit: CommitObject): Promise<void> {
   for (const parent of commit.parent) {
     if (!repo.holds(parent)) throw missingObjects(`the pushed commit ${oid} names a parent (${parent}) the repository does not hold`);
+    await treeOf(repo, parent, oid);
   }
 }
 
-/** The tree of commit `oid`, the parent of pushed commit `child`. */
+/** The tree of commit `oid`, the parent of pushed commit `child`: a commit itself (not a tag that leads to one), or the push is refused. */
 async function treeOf(repo: RepoStore, oid: string, child: string): Promise<string> {
+  let read;
   try {
-    return (await readCommit({ ...repo.objects, oid })).commit.tree;
+    read = await readObject({ ...repo.objects, oid, format: "parsed" });
   } catch (error) {
-    throw missingObjects(`the parent ${oid} of the pushed commit ${child} cannot be read as a commit (${errorMessage(error).slice(0, 200)})`);
+    throw missingObjects(`the parent ${oid} of the pushed commit ${child} cannot be read (${errorMessage(error).slice(0, 200)})`);
   }
+  if (read.type !== "commit") throw missingObjects(`the parent ${oid} of the pushed commit ${child} is a ${read.type}, not a commit`);
+  return (read.object as CommitObject).tree;
 }
 
 function missingObjects(why: string): ItxError {

@@ -60,18 +60,16 @@ export class RepoRefs {
   }
 
   /**
-   * Moves refs all or none: each must still point where its update expects (else OFFSET_CONFLICT
-   * and nothing moves). The facts are queued in the same transaction, so a move is never left
-   * unannounced.
-   */
-  /**
    * REPO_BRANCHES_MAX's refusal, before anything is written: a push's objects are flushed before
    * its refs move, and a move the count would refuse must not leave them stored. (`moveRefs`
    * checks again, inside its transaction.)
    */
   checkCount(updates: RefUpdate[]): void {
     let count = this.#storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM refs").one().n;
+    const counted = new Set<string>();
     for (const update of updates) {
+      if (counted.has(update.ref)) continue;
+      counted.add(update.ref);
       const exists = this.get(update.ref) !== undefined;
       if (update.to === null && exists) count -= 1;
       if (update.to !== null && !exists) count += 1;
@@ -79,6 +77,11 @@ export class RepoRefs {
     if (count > LIMITS.REPO_BRANCHES_MAX) throw tooManyBranches();
   }
 
+  /**
+   * Moves refs all or none: each must still point where its update expects (else OFFSET_CONFLICT
+   * and nothing moves). The facts are queued in the same transaction, so a move is never left
+   * unannounced.
+   */
   moveRefs(updates: RefUpdate[], events: PendingEvent[]): void {
     this.#storage.transactionSync(() => {
       for (const update of updates) {

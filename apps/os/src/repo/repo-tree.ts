@@ -1,5 +1,6 @@
 import { readTree, writeBlob, writeTree, type TreeEntry } from "isomorphic-git";
 import type { SqliteFs } from "./sqlite-fs.ts";
+import { ItxError } from "iterate/errors";
 
 /** What tree operations read and write through: the object store and isomorphic-git's cache. */
 export interface ObjectStore {
@@ -70,11 +71,21 @@ export async function walkTree(store: ObjectStore, treeOid: string, prefix = "",
   return out;
 }
 
+/**
+ * The entries of tree `oid`. isomorphic-git reads a commit or tag named where a tree is expected as
+ * the tree it leads to; a stored tree entry must name a tree itself, so that is refused here.
+ */
+async function treeEntries(store: ObjectStore, oid: string): Promise<TreeEntry[]> {
+  const read = await readTree({ ...store, oid });
+  if (read.oid !== oid) throw new ItxError("INVALID_ARGUMENT", `${oid} is named as a tree and is not one`);
+  return read.tree;
+}
+
 /** Paths whose file differs between two trees (added, changed or removed). Stops past `max`. `blobs` collects the files of `after` among them. */
 export async function diffTrees(store: ObjectStore, before: string | undefined, after: string | undefined, max: number, prefix = "", out: string[] = [], blobs?: Set<string>): Promise<string[]> {
   if (before === after || out.length > max) return out;
-  const a = before ? (await readTree({ ...store, oid: before })).tree : [];
-  const b = after ? (await readTree({ ...store, oid: after })).tree : [];
+  const a = before ? await treeEntries(store, before) : [];
+  const b = after ? await treeEntries(store, after) : [];
   const byNameA = new Map(a.map((entry) => [entry.path, entry]));
   const byNameB = new Map(b.map((entry) => [entry.path, entry]));
   for (const name of [...new Set([...byNameA.keys(), ...byNameB.keys()])].toSorted()) {
