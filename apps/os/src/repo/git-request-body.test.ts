@@ -82,9 +82,15 @@ describe("GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX", () => {
     const room = LIMITS.GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX - LIMITS.GIT_HTTP_BODY_MAX_BYTES;
     const { request: small } = streamed(room - 1_000, COMMANDS);
     const fits = await readPushBody(small);
-    const { request: second } = streamed(10 * CHUNK, COMMANDS);
-    const busy = await expectCode(readPushBody(second), "UNAVAILABLE");
-    expect((busy as { details?: unknown }).details).toEqual({ limit: "GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX" });
+    // Past the room a push is read to its end and refused (UNAVAILABLE), holding only its head.
+    const { request: second, pulled } = streamed(10 * CHUNK, COMMANDS);
+    const busy = await readPushBody(second);
+    expect(pulled.bytes).toBe(10 * CHUNK);
+    expect(busy.refused?.code).toBe("UNAVAILABLE");
+    expect(busy.refused?.details).toEqual({ limit: "GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX" });
+    expect(busy.bytes.subarray(0, COMMANDS.byteLength)).toEqual(COMMANDS);
+    expect(pushBytesInFlight()).toBeLessThanOrEqual(LIMITS.GIT_HTTP_BODY_MAX_BYTES + room - 1_000 + busy.bytes.byteLength);
+    busy.release();
     expect(pushBytesInFlight()).toBe(LIMITS.GIT_HTTP_BODY_MAX_BYTES + room - 1_000);
     held.release();
     fits.release();
@@ -110,7 +116,9 @@ describe("GIT_HTTP_PUSH_LEASE_MAX_MS", () => {
       const { request: lost } = streamed(LIMITS.GIT_HTTP_BODY_MAX_BYTES, COMMANDS);
       await readPushBody(lost); // never released
       const { request: next } = streamed(20 * CHUNK, COMMANDS);
-      await expectCode(readPushBody(next), "UNAVAILABLE");
+      const busy = await readPushBody(next);
+      busy.release();
+      expect(busy.refused?.code).toBe("UNAVAILABLE");
       (LIMITS as Record<string, number>).GIT_HTTP_PUSH_LEASE_MAX_MS = -1;
       const { request: after } = streamed(20 * CHUNK, COMMANDS);
       const body = await readPushBody(after);

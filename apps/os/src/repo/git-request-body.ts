@@ -8,8 +8,11 @@ import { concat } from "./bytes.ts";
  */
 export interface PushBody {
   bytes: Uint8Array;
-  /** Set when the body was larger than a push may be: `bytes` is then only its head. */
-  refused?: ItxError<"INVALID_ARGUMENT">;
+  /**
+   * Set when the push is refused whole: larger than a push may be (INVALID_ARGUMENT), or past the
+   * isolate's room for pushes (UNAVAILABLE). `bytes` is then only its head.
+   */
+  refused?: ItxError;
   /** Gives back this body's share of GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX; call it once the push is answered. */
   release(): void;
 }
@@ -89,8 +92,9 @@ export async function readGitBody(request: Request, max: number, limit: LimitNam
 /**
  * A push's body. Past `GIT_HTTP_BODY_MAX_BYTES` the rest is read and dropped (up to
  * `GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES` in all) so that git, which reads no answer before it has
- * sent everything, gets the refusal as a report it prints rather than a broken pipe. Past the
- * drain bound (read, or declared), or past the limit in a gzip body, INVALID_ARGUMENT.
+ * sent everything, gets the refusal as a report it prints rather than a broken pipe; so is one
+ * that finds GIT_HTTP_PUSH_BYTES_IN_FLIGHT_MAX full (UNAVAILABLE). Past the drain bound (read, or
+ * declared), or past the limit in a gzip body, the refusal is thrown instead.
  */
 export async function readPushBody(request: Request): Promise<PushBody> {
   const max = LIMITS.GIT_HTTP_BODY_MAX_BYTES;
@@ -107,19 +111,26 @@ export async function readPushBody(request: Request): Promise<PushBody> {
   if (!reader) return { bytes: new Uint8Array(0), release };
   const chunks: Uint8Array[] = [];
   let head: Uint8Array | null = null;
+  let refusal: ItxError | null = null;
   let total = 0;
   try {
     for (;;) {
       const { done, value } = await readChunk(reader);
       if (done) break;
       total += value.byteLength;
-      if (total <= max) {
-        lease.grow(value.byteLength);
-        chunks.push(value);
-        continue;
+      if (refusal === null && total <= max) {
+        try {
+          lease.grow(value.byteLength);
+          chunks.push(value);
+          continue;
+        } catch (busy) {
+          // Other pushes hold the isolate's room: refused like an oversized push, after the drain.
+          refusal = busy as ItxError;
+        }
       }
+      refusal ??= refused;
       // A gzip body is not drained: what it inflates to is not what was sent (and git sends a push plain).
-      if (total > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES || gzipped(request)) throw refused;
+      if (total > LIMITS.GIT_HTTP_REFUSED_BODY_DRAIN_MAX_BYTES || gzipped(request)) throw refusal;
       if (head === null) {
         head = headOf([...chunks, value]);
         chunks.length = 0;
@@ -131,7 +142,7 @@ export async function readPushBody(request: Request): Promise<PushBody> {
     reader.releaseLock();
     throw error;
   }
-  return head ? { bytes: head, refused, release } : { bytes: concat(chunks), release };
+  return head && refusal ? { bytes: head, refused: refusal, release } : { bytes: concat(chunks), release };
 }
 
 /** The first PUSH_HEAD_BYTES of `chunks`, as one array. */
