@@ -5,6 +5,7 @@ import { LIMITS, limitDetails } from "../limits.ts";
 import { concat, control, DELIM, FLUSH, pkt, readPackets, sideBandStream, type Packet } from "./git-pkt-line.ts";
 import type { PushBody } from "./git-request-body.ts";
 import type { RepoDurableObject } from "./repo-durable-object.ts";
+import type { PushCommand } from "./repo-pack.ts";
 import type { Actor } from "./repo-store.ts";
 
 /**
@@ -104,8 +105,10 @@ export async function receivePack(repo: RepoStub, body: Pick<PushBody, "bytes" |
   }
   const { commands, rest } = read;
   // git probes with an empty request before a large push: nothing to do, nothing to say.
-  if (commands.length === 0 && !body.refused) return new Uint8Array(0);
-  if (commands.length === 0) throw body.refused;
+  if (commands.length === 0) {
+    if (body.refused) throw body.refused;
+    return new Uint8Array(0);
+  }
   try {
     if (body.refused) throw body.refused;
     if (commands.length > LIMITS.GIT_HTTP_REF_UPDATES_MAX) {
@@ -123,10 +126,10 @@ export async function receivePack(repo: RepoStub, body: Pick<PushBody, "bytes" |
 }
 
 /** A push's ref commands (at most one past GIT_HTTP_REF_UPDATES_MAX), and where its pack starts. */
-function pushCommands(bytes: Uint8Array): { commands: Array<{ from: string | null; to: string | null; ref: string }>; rest: number } {
+function pushCommands(bytes: Uint8Array): { commands: PushCommand[]; rest: number } {
   // Commands, then a flush: one past the limit (plus the flush) is as many as is worth reading.
   const { packets, rest } = readPackets(bytes, true, LIMITS.GIT_HTTP_REF_UPDATES_MAX + 2);
-  const commands: Array<{ from: string | null; to: string | null; ref: string }> = [];
+  const commands: PushCommand[] = [];
   for (const packet of packets) {
     if (packet.kind !== "data") continue;
     // Read no further than one past the limit: that one is refused below, with what came before it.

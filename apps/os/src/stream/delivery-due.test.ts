@@ -62,15 +62,21 @@ describe("deliveryDue", () => {
 let counter = 0;
 const caller = { principal: "tester", origin: "/" };
 
+/** A fresh project's root context with one mount, its capability host caught up; `cursor` is that host's. */
+async function rootWithMount(prefix: string) {
+  counter += 1;
+  const projectId = `${prefix}${Date.now()}${counter}`;
+  await ensureContext(env, { projectId, path: "/", name: "test", parent: null, ancestors: [], caller });
+  const stream = streamStub(env.STREAM, `${projectId}:/`);
+  const cursor = async () => (await stream.info()).processors.find((delivery) => delivery.key === "core")?.cursor ?? 0;
+  await hostStub(env, projectId, "/").provide({ path: ["a"], capability: () => 1, caller: { ...caller, connectionId: "c" } });
+  await expect.poll(cursor).toBe(await stream.head());
+  return { projectId, stream, cursor };
+}
+
 describe("a delivery that is not due", () => {
   test("goes out with the next commit due to it, in order, or within DELIVERY_HOLD_MS", async () => {
-    counter += 1;
-    const projectId = `prj_due${Date.now()}${counter}`;
-    await ensureContext(env, { projectId, path: "/", name: "test", parent: null, ancestors: [], caller });
-    const stream = streamStub(env.STREAM, `${projectId}:/`);
-    const cursor = async () => (await stream.info()).processors.find((delivery) => delivery.key === "core")?.cursor;
-    await hostStub(env, projectId, "/").provide({ path: ["a"], capability: () => 1, caller: { ...caller, connectionId: "c" } });
-    await expect.poll(cursor).toBe(await stream.head());
+    const { projectId, stream, cursor } = await rootWithMount("prj_due");
     // Types the capability host does not fold wait...
     const [ping] = await stream.append({ events: [{ type: "demo/ping" }, { type: "demo/pong" }], stamp: caller });
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -88,13 +94,7 @@ describe("a delivery that is not due", () => {
 
 describe("a script's run facts", () => {
   test("an inline run's wait for the capability host's next due commit; an enqueued run goes at once", async () => {
-    counter += 1;
-    const projectId = `prj_runs${Date.now()}${counter}`;
-    await ensureContext(env, { projectId, path: "/", name: "test", parent: null, ancestors: [], caller });
-    const stream = streamStub(env.STREAM, `${projectId}:/`);
-    const cursor = async () => (await stream.info()).processors.find((delivery) => delivery.key === "core")?.cursor ?? 0;
-    await hostStub(env, projectId, "/").provide({ path: ["a"], capability: () => 1, caller: { ...caller, connectionId: "c" } });
-    await expect.poll(cursor).toBe(await stream.head());
+    const { stream, cursor } = await rootWithMount("prj_runs");
     const before = await stream.head();
     const [requested] = await stream.append({ events: [{ type: RUN_REQUESTED, payload: { script: "async () => 1" } }], stamp: caller });
     await stream.append({ events: [{ type: RUN_SETTLED, payload: { requestOffset: requested?.offset, status: "succeeded" } }], stamp: { ...caller, platform: "capability-host" } });
