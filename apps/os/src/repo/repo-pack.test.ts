@@ -147,6 +147,28 @@ describe("a fetch's negotiation", () => {
   }, 120_000);
 });
 
+describe("a fetch's wants", () => {
+  test("a want no branch reaches (the history of a deleted branch) is refused; a tip and its history are served", async () => {
+    const stub = await freshRepo();
+    const first = await open(stub.commit({ message: "one", files: { "a.txt": "a" } }, actor));
+    const second = await open(stub.commit({ message: "two", files: { "b.txt": "b" } }, actor));
+    await open(stub.createBranch({ name: "leak" }, actor));
+    const leaked = await open(stub.commit({ branch: "leak", message: "oops", files: { "key.txt": "secret" } }, actor));
+    const more = await open(stub.commit({ branch: "leak", message: "more", files: { "c.txt": "c" } }, actor));
+    // While the branch lives, its tip and an old commit of it are served.
+    expect((await packBytes(await open(stub.uploadPack({ wants: [leaked.commit], haves: [] })))).byteLength).toBeGreaterThan(0);
+    await open(stub.deleteBranch({ name: "leak" }, actor));
+    for (const wants of [[more.commit], [leaked.commit], [second.commit, leaked.commit]]) {
+      const refused = await expectCode(stub.uploadPack({ wants, haves: [] }).then(unwrapCoded), "NOT_FOUND");
+      expect((refused as Error).message).toMatch(/not our ref [0-9a-f]{40}: no branch reaches it/);
+    }
+    // The default branch's tip, and a commit under it, are still served.
+    const tip = await packBytes(await open(stub.uploadPack({ wants: [second.commit], haves: [] })));
+    const old = await packBytes(await open(stub.uploadPack({ wants: [first.commit], haves: [] })));
+    expect(tip.byteLength).toBeGreaterThan(old.byteLength);
+  });
+});
+
 describe("GIT_PUSH_OBJECTS_MAX", () => {
   test("a pack that says it holds more objects than the limit is refused from its header, and nothing is kept", async () => {
     const header = new Uint8Array([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 0]);

@@ -48,6 +48,32 @@ async function ancestry(store: ObjectStore, tips: string[]): Promise<Set<string>
   return seen;
 }
 
+/**
+ * Refuses a want no ref reaches, as git does by default (`uploadpack.allowReachableSHA1InWant`):
+ * the history of a deleted branch is not served to whoever knows its id. A want that is a ref's
+ * tip (every clone's and fetch's) costs nothing more; any other is looked for in the refs'
+ * history, which stops as soon as every such want is found.
+ */
+async function checkReachable(repo: RepoStore, wants: string[]): Promise<void> {
+  const tips = repo.refs.all().map(({ oid }) => oid);
+  const tipSet = new Set(tips);
+  const outstanding = new Set(wants.filter((want) => !tipSet.has(want)));
+  if (outstanding.size === 0) return;
+  const seen = new Set<string>();
+  const stack = [...tips];
+  for (let oid = stack.pop(); oid !== undefined && outstanding.size > 0; oid = stack.pop()) {
+    if (seen.has(oid)) continue;
+    seen.add(oid);
+    // A tag's id reads as the commit it names (isomorphic-git peels it): that commit is reached too.
+    const { oid: commitOid, commit } = await readCommit({ ...repo.objects, oid });
+    outstanding.delete(oid);
+    outstanding.delete(commitOid);
+    stack.push(...commit.parent);
+  }
+  const [unreached] = outstanding;
+  if (unreached !== undefined) throw new ItxError("NOT_FOUND", `not our ref ${unreached}: no branch reaches it`);
+}
+
 /** Adds `tree` and everything under it to `into`, skipping what `skip` holds. */
 async function collectTree(store: ObjectStore, tree: string, into: Set<string>, skip: Set<string>): Promise<void> {
   if (into.has(tree) || skip.has(tree)) return;
@@ -78,6 +104,7 @@ export async function uploadPack(repo: RepoStore, wantList: string[], haveList: 
   for (const want of wants) {
     if (!(await isCommit(store, want))) throw new ItxError("NOT_FOUND", `not our ref ${want}`);
   }
+  await checkReachable(repo, wants);
   const common: string[] = [];
   for (const have of haves) if (await isCommit(store, have)) common.push(have);
   const known = await ancestry(store, common);
