@@ -219,8 +219,9 @@ describe("attack pass: birth certificates", () => {
   // whatever context stood at its path, so a sibling that extended onto /agents/b before the
   // agent existed stayed b's parent: it acted as b and b's calls fell through to its mounts.
   test("an agent or a repository is never made on a context another agent made its own child", async ({ project: { itx } }) => {
+    // The root may make a child anywhere, and hand it to an agent's code (here /agents/a/b).
     const a = await itx.extend({ path: "/agents/a" });
-    await a.run(`async (itx) => { await itx.extend({ path: "/agents/b" }); }`);
+    await itx.cd("/agents/a").extend({ path: "/agents/b" });
     await expectCode(itx.agents.get("/agents/b").create({ llm: LLM }), "PERMISSION_DENIED");
     expect(await (await itx.streams.get("/agents/b")).getEvents({ types: [`${E}/agent/created`, `${E}/itx/subscription-configured`] })).toEqual([
       expect.objectContaining({ type: `${E}/itx/subscription-configured`, payload: expect.objectContaining({ key: "core" }) }),
@@ -228,12 +229,41 @@ describe("attack pass: birth certificates", () => {
     // Before, the agent was made there, and a then acted as it: it spoke and rewrote its prompt.
     await expectCode(itx.agents.get("/agents/b").message("hello"), "NOT_FOUND");
     // A repository is the root's child too.
-    await a.run(`async (itx) => { await itx.extend({ path: "/repos/site" }); }`);
+    await itx.cd("/agents/a").extend({ path: "/repos/site" });
     await expectCode(itx.repos.create({ path: "/repos/site" }), "PERMISSION_DENIED");
     // An agent on a context the root made (or made here) is created as before.
     await itx.extend({ path: "/agents/c" });
     expect((await itx.agents.get("/agents/c").create({ llm: LLM })).created).toBe(true);
     expect((await itx.agents.get("/agents/d").create({ llm: LLM })).created).toBe(true);
+    expect(await a.run(`async (itx) => (await itx.extend({ path: "/agents/a/scratch" })).whoami()`)).toMatchObject({ path: "/agents/a/scratch", origin: "/agents/a/scratch" });
+  });
+
+  // "Narrowing is construction": extend() answers a handle on a narrower context, never a wider one.
+  // Code that was not the root could write the first birth certificate of any path, and the first
+  // one stands: it adopted a context the root already used through cd (and caught the calls that
+  // fell through it), or took a name the root would extend later, whose extend then answered a
+  // handle still acting as / (a "jail" that ran untrusted code as the root).
+  test("code acting as a context makes children only below itself or in /itx/, only on unused paths, and extend never answers a wider handle", async ({ project: { itx } }) => {
+    const a = await itx.extend({ path: "/agents/a" });
+    const tryExtend = (call: string) => a.run(`async (itx) => { try { const me = await (await ${call}).whoami(); return me.path + " as " + me.origin; } catch (error) { return error.code + " " + error.details?.reason; } }`);
+    // Below itself and in /itx/: made, and the handle acts as the child.
+    expect(await tryExtend(`itx.extend({ path: "/agents/a/sub" })`)).toBe("/agents/a/sub as /agents/a/sub");
+    expect(await tryExtend(`itx.extend({ name: "a-scratch" })`)).toBe("/itx/a-scratch as /itx/a-scratch");
+    expect(await tryExtend(`itx.extend({ name: "a-scratch" })`)).toBe("/itx/a-scratch as /itx/a-scratch");
+    // Anywhere else, or as a parent it does not act as: refused.
+    expect(await tryExtend(`itx.extend({ path: "/work" })`)).toBe("PERMISSION_DENIED outside");
+    expect(await tryExtend(`itx.cd("/agents/c").extend({ path: "/agents/c/x" })`)).toBe("PERMISSION_DENIED not-yours");
+    // A path the root uses without a certificate (it inherits from /) is not adopted.
+    await itx.cd("/itx/shared").provideCapability({ name: "deploy", capability: () => "deployed by /" });
+    expect(await tryExtend(`itx.extend({ name: "shared" })`)).toBe("PERMISSION_DENIED in-use");
+    expect((await (await itx.streams.get("/itx/shared")).getEvents({ types: [`${E}/itx/created`] })).length).toBe(0);
+    // A name a made first is a's child: the root's extend of it is refused, not answered with a
+    // handle that still acts as / (which ran "jailed" code as the root).
+    await a.run(`async (itx) => { await itx.extend({ name: "untrusted" }); }`);
+    const refused = await expectCode(itx.extend({ name: "untrusted" }), "PERMISSION_DENIED");
+    expect((refused as { details?: { reason?: string } }).details?.reason).toBe("born-elsewhere");
+    // a's own extend of its child is get-or-create as before.
+    expect(await tryExtend(`itx.extend({ name: "untrusted" })`)).toBe("/itx/untrusted as /itx/untrusted");
   });
 });
 

@@ -15,14 +15,19 @@ export const CAPABILITY_HOST_BINDING = "CAPABILITY_HOST";
  * first certificate, so creating an existing context is a no-op: get-or-create. Answers
  * "born-here" when the context's certificate is the one asked for (new, or an identical repeat),
  * "born-elsewhere" when an earlier, different one stands.
+ *
+ * With `fresh`, a context is born only on a stream that holds nothing yet: a path already in use
+ * without a certificate (a context the root reaches with `cd`, which inherits from `/`) answers
+ * "in-use" and is left as it is, so no one but the root adopts what the root already uses.
  */
 export async function ensureContext(
   env: Env,
-  input: { projectId: string; path: string; name: string; parent: string | null; ancestors: string[]; caller: Caller },
-): Promise<"born-here" | "born-elsewhere"> {
+  input: { projectId: string; path: string; name: string; parent: string | null; ancestors: string[]; caller: Caller; fresh?: boolean },
+): Promise<"born-here" | "born-elsewhere" | "in-use"> {
   const stream = streamStub(env.STREAM, `${input.projectId}:${input.path}`);
   try {
     await stream.append({
+      ...(input.fresh === true ? { expectedOffset: 0 } : {}),
       events: [
         {
           type: SUBSCRIPTION_CONFIGURED,
@@ -42,9 +47,14 @@ export async function ensureContext(
     });
     return "born-here";
   } catch (error) {
+    const code = errorCode(error);
     // Already born (with another name or parent): the first certificate stands.
-    if (errorCode(error) !== "IDEMPOTENCY_CONFLICT") throw error;
-    return "born-elsewhere";
+    if (code === "IDEMPOTENCY_CONFLICT") return "born-elsewhere";
+    if (code !== "OFFSET_CONFLICT") throw error;
+    // Not fresh: born before (by this parent, or another), or in use without a certificate.
+    const born = await hostStub(env, input.projectId, input.path).birth();
+    if (born.name === null) return "in-use";
+    return born.parent === input.parent ? "born-here" : "born-elsewhere";
   }
 }
 

@@ -93,6 +93,12 @@ export async function extend(ctx: HandleContext, input: { name?: unknown; path?:
   if (childPath === where.path || childPath === "/") throw new ItxError("INVALID_ARGUMENT", `${childPath} cannot be a child of ${where.path}`);
   const parent = await relay(hostStub(env, where.projectId, where.path).birth());
   if (parent.ancestors.includes(childPath)) throw new ItxError("INVALID_ARGUMENT", `${childPath} is an ancestor of ${where.path}`);
+  // The root may make a child of any context, at any path. Other code makes children only of the
+  // contexts it acts as (or is above), only below them or in /itx/, and only on a path nobody uses
+  // yet: a child's parent acts as the child and catches its calls, so code that could adopt a path
+  // the root already uses (`cd("/work")`), or one it will make later, could act as it.
+  const rootActing = origin === "/";
+  if (!rootActing) mayMakeChild(origin, where.path, parent.ancestors, childPath);
   const born = await ensureContext(env, {
     projectId: where.projectId,
     path: childPath,
@@ -100,13 +106,42 @@ export async function extend(ctx: HandleContext, input: { name?: unknown; path?:
     parent: where.path,
     ancestors: [...parent.ancestors, where.path],
     caller: ctx.caller(),
+    fresh: !rootActing,
   });
-  // Narrowing is construction: code acting as this context may act as a child it made (or that
-  // was born under it). Anyone else keeps acting as itself, so extending an existing context
-  // elsewhere (`extend({ path: "/agents/b" })`) never lends its name.
+  if (born === "in-use") {
+    throw new ItxError("PERMISSION_DENIED", `${childPath} is in use without a birth certificate (it inherits from /): only the root makes it a child`, {
+      details: { reason: "in-use" },
+    });
+  }
+  // A handle acting as another context (`cd`) keeps acting as it: it never lends a name.
   if (origin !== where.path) return ctx.at(childPath, origin);
-  const parentOfChild = born === "born-here" ? where.path : (await relay(hostStub(env, where.projectId, childPath).birth())).parent;
-  return ctx.at(childPath, parentOfChild === where.path ? childPath : origin);
+  // Narrowing is construction: code acting as this context acts as a child it made (or that was
+  // born under it). A context born under another parent is not its child: answering a handle on it
+  // that still acts as this context would hand back a wider handle where a narrower was asked for
+  // (code that then runs untrusted work in "its child" would run it as itself).
+  if (born === "born-elsewhere") {
+    const { parent: other } = await relay(hostStub(env, where.projectId, childPath).birth());
+    if (other !== where.path) {
+      throw new ItxError("PERMISSION_DENIED", `${childPath} is a context born under ${String(other)}, not a child of ${where.path}: use cd(${JSON.stringify(childPath)}) to reach it`, {
+        details: { reason: "born-elsewhere" },
+      });
+    }
+  }
+  return ctx.at(childPath, childPath);
+}
+
+/** Refuses a child that code acting as `origin` (not the root) may not make under `parentPath`. */
+function mayMakeChild(origin: string, parentPath: string, parentAncestors: string[], childPath: string): void {
+  if (origin !== parentPath && !parentAncestors.includes(origin)) {
+    throw new ItxError("PERMISSION_DENIED", `code acting as ${origin} makes no children of ${parentPath}, which it does not act as`, {
+      details: { reason: "not-yours" },
+    });
+  }
+  if (!childPath.startsWith(`${parentPath}/`) && !childPath.startsWith("/itx/")) {
+    throw new ItxError("PERMISSION_DENIED", `code acting as ${origin} makes children below ${parentPath}/ or in /itx/, not at ${childPath}`, {
+      details: { reason: "outside" },
+    });
+  }
 }
 
 /** The parent context: the same chain with this context's shadows skipped. Calls keep this origin. */
