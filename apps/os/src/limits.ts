@@ -115,6 +115,15 @@ const PLATFORM_LIMITS = {
   JOURNAL_RECENT_MAX_CHARS: 1_048_576,
   /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
   LIVE_SUBSCRIBERS_MAX: 256,
+  /** Most callers parked in `waitForEvent` on one stream: each is matched against every event committed. */
+  STREAM_WAITERS_MAX: 256,
+  /**
+   * Stored events one `waitForEvent` looks through before it waits (those after its `afterOffset`).
+   * A wait further back is refused: read the history with `getEvents`, then wait from its end.
+   */
+  WAIT_SCAN_MAX_EVENTS: 100_000,
+  /** Stored events one statement of that look-through reads before the thread is given up a turn. */
+  WAIT_SCAN_WINDOW_EVENTS: 10_000,
   /** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */
   READ_JSON_MAX_LIMIT: 10_000,
   /** Longest a held append (`holdDelivery`) waits for the next append before its processors get it anyway. */

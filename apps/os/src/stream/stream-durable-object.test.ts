@@ -216,6 +216,34 @@ describe("reads", () => {
     await expectCode(stream.waitForEvent({ type: "demo/never", timeoutMs: 50 }), "TIMEOUT");
     await expectCode(stream.waitForEvent({ type: "demo/never", timeoutMs: STREAM_LIMITS.WAIT_MAX_TIMEOUT_MS + 1 }), "INVALID_ARGUMENT");
   });
+
+  test("STREAM_WAITERS_MAX and WAIT_SCAN_MAX_EVENTS: a wait past either is refused; history is looked through window by window", async () => {
+    const limits = LIMITS as Record<string, number>;
+    const saved = { ...limits };
+    Object.assign(limits, { STREAM_WAITERS_MAX: 3, WAIT_SCAN_MAX_EVENTS: 50, WAIT_SCAN_WINDOW_EVENTS: 7 });
+    try {
+      const stream = freshStream();
+      // 50 events, one match per type at offsets 3 and 48: windows of 7 find both, in order.
+      await stream.append({ events: Array.from({ length: 50 }, (_, i) => ({ type: i === 2 || i === 47 ? "demo/hit" : "demo/miss", payload: { i } })), stamp });
+      expect((await stream.waitForEvent({ type: "demo/hit", timeoutMs: 10 })).offset).toBe(3);
+      expect((await stream.waitForEvent({ type: "demo/hit", afterOffset: 3, timeoutMs: 10 })).offset).toBe(48);
+      expect((await stream.waitForEvent({ payload: { i: 47 }, afterOffset: 3, timeoutMs: 10 })).offset).toBe(48);
+      // One more event puts the start 51 behind the head: refused before anything is read.
+      await stream.append({ events: [{ type: "demo/miss" }], stamp });
+      const far = await expectCode(stream.waitForEvent({ type: "demo/hit", timeoutMs: 10 }), "LIMIT_EXCEEDED");
+      expect((far as { details?: { limit?: string } }).details?.limit).toBe("WAIT_SCAN_MAX_EVENTS");
+      // Three callers wait; a fourth is refused, and room comes back when one is answered.
+      const waiting = [1, 2, 3].map((n) => stream.waitForEvent({ type: "demo/later", payload: { n }, afterOffset: 51, timeoutMs: 5_000 }));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const full = await expectCode(stream.waitForEvent({ type: "demo/later", afterOffset: 51, timeoutMs: 5_000 }), "LIMIT_EXCEEDED");
+      expect((full as { details?: { limit?: string } }).details?.limit).toBe("STREAM_WAITERS_MAX");
+      await stream.append({ events: [1, 2, 3].map((n) => ({ type: "demo/later", payload: { n } })), stamp });
+      expect((await Promise.all(waiting)).map((event) => event.offset)).toEqual([52, 53, 54]);
+      expect((await stream.waitForEvent({ type: "demo/later", afterOffset: 51, timeoutMs: 10 })).offset).toBe(52);
+    } finally {
+      Object.assign(limits, saved);
+    }
+  });
 });
 
 describe("live subscriptions", () => {

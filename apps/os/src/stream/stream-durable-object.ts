@@ -138,7 +138,8 @@ export class StreamDurableObject extends DurableObject<Env> {
   waitForEvent(input: unknown): Promise<Coded<StreamEvent>> {
     return asCoded(async () => {
       const query = parseWaitQuery(input);
-      return firstStoredMatch(this.#journal, query) ?? this.#waiters.wait(query.matches, query.timeoutMs, query.described);
+      this.#waiters.checkRoom();
+      return (await firstStoredMatch(this.#journal, query)) ?? this.#waiters.wait(query.matches, query.timeoutMs, query.described);
     });
   }
 

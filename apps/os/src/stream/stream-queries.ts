@@ -2,6 +2,7 @@ import type { StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
 import { STREAM_LIMITS, matchesPayload, validateGetEventsInput, validateWaitForEventInput } from "iterate/stream/events";
 import { LIMITS, limitDetails } from "../limits.ts";
+import { yieldThread } from "../limits/thread-share.ts";
 import type { Journal } from "./journal.ts";
 import type { SubscribeRequest } from "./stream-api.ts";
 
@@ -36,17 +37,30 @@ export function parseWaitQuery(input: unknown): WaitQuery {
   };
 }
 
-/** The first stored event the query matches, read page by page. */
-export function firstStoredMatch(journal: Journal, query: WaitQuery): StreamEvent | undefined {
+/**
+ * The first stored event the query matches, read window by window: each statement reads at most
+ * WAIT_SCAN_WINDOW_EVENTS rows (a type filter has no index, so a rare type is a scan), and the
+ * thread is given up between windows. A query more than WAIT_SCAN_MAX_EVENTS behind the head is
+ * refused before any is read. Events committed meanwhile are read too: the look-through ends only
+ * at the head, with no turn given up between its last read and the caller's next step.
+ */
+export async function firstStoredMatch(journal: Journal, query: WaitQuery): Promise<StreamEvent | undefined> {
+  const behind = journal.head - query.afterOffset;
+  if (behind > LIMITS.WAIT_SCAN_MAX_EVENTS) {
+    throw new ItxError("LIMIT_EXCEEDED", `waitForEvent looks through at most ${LIMITS.WAIT_SCAN_MAX_EVENTS} stored events, and ${behind} lie after offset ${query.afterOffset}: read them with getEvents, then wait from a later afterOffset`, {
+      details: limitDetails("WAIT_SCAN_MAX_EVENTS"),
+    });
+  }
   let after = query.afterOffset;
-  for (;;) {
-    const page = journal.read(after, Number.MAX_SAFE_INTEGER, STREAM_LIMITS.READ_MAX_LIMIT, query.types);
+  while (after < journal.head) {
+    const end = Math.min(after + LIMITS.WAIT_SCAN_WINDOW_EVENTS, journal.head);
+    const page = journal.read(after, end + 1, STREAM_LIMITS.READ_MAX_LIMIT, query.types);
     const hit = page.find(query.matches);
     if (hit) return hit;
-    const last = page.at(-1);
-    if (!last || page.length < STREAM_LIMITS.READ_MAX_LIMIT) return undefined;
-    after = last.offset;
+    after = page.length === STREAM_LIMITS.READ_MAX_LIMIT ? (page.at(-1) as StreamEvent).offset : end;
+    if (after < journal.head) await yieldThread();
   }
+  return undefined;
 }
 
 /** A subscribe request's key, starting offset and types, checked. */

@@ -1,5 +1,6 @@
 import type { StreamEvent } from "iterate/types";
 import { ItxError } from "iterate/errors";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 interface Waiter {
   matches(event: StreamEvent): boolean;
@@ -14,7 +15,16 @@ export class Waiters {
     return this.#waiters.size;
   }
 
+  /** LIMIT_EXCEEDED when STREAM_WAITERS_MAX callers wait already: each one is matched against every commit. */
+  checkRoom(): void {
+    if (this.#waiters.size < LIMITS.STREAM_WAITERS_MAX) return;
+    throw new ItxError("LIMIT_EXCEEDED", `at most ${LIMITS.STREAM_WAITERS_MAX} callers wait for events on one stream at a time; subscribe to follow it instead`, {
+      details: limitDetails("STREAM_WAITERS_MAX"),
+    });
+  }
+
   wait(matches: (event: StreamEvent) => boolean, timeoutMs: number, describe: string): Promise<StreamEvent> {
+    this.checkRoom();
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         matches,

@@ -45,8 +45,21 @@ describe("matchesPayload", () => {
     [{ detail: { attempt: 3 } }, false],
     [{ tags: ["x"] }, false],
     [{ status: { nested: true } }, false],
+    [{ detail: { host: "a", attempt: 2 } }, true],
+    [{ tags: ["y", "x"] }, false],
+    [{ tags: ["x", "y", "z"] }, false],
   ])("%j -> %j", (partial, expected) => {
     expect(matchesPayload(payload, partial)).toBe(expected);
+  });
+
+  it("compares a value inside a list whole, as JSON: key order does not matter, an undefined key is absent", () => {
+    const listed = { items: [{ a: 1, b: [1, { c: null }] }, 2] };
+    expect(matchesPayload(listed, { items: [{ b: [1, { c: null }], a: 1 }, 2] })).toBe(true);
+    expect(matchesPayload(listed, { items: [{ a: 1, b: [1, { c: null }], d: undefined }, 2] })).toBe(true);
+    expect(matchesPayload(listed, { items: [{ a: 1 }, 2] })).toBe(false);
+    expect(matchesPayload(listed, { items: [{ a: 1, b: [1, { c: 0 }] }, 2] })).toBe(false);
+    expect(matchesPayload({ n: 0 }, { n: -0 })).toBe(true);
+    expect(matchesPayload({ n: "1" }, { n: 1 })).toBe(false);
   });
 
   it("never matches a payload that is not an object when a key is asked for", () => {

@@ -64,11 +64,35 @@ export function matchesPayload(payload: unknown, partial: Record<string, unknown
 }
 
 function matchesValue(actual: unknown, expected: unknown): boolean {
-  if (!isPlainObject(expected)) return stableJson(actual) === stableJson(expected);
+  if (!isPlainObject(expected)) return sameJson(actual, expected);
   if (!isPlainObject(actual)) return false;
   return Object.entries(expected).every(
     ([key, value]) => value === undefined || (Object.hasOwn(actual, key) && matchesValue(actual[key], value)),
   );
+}
+
+/**
+ * Whether two JSON values are equal as JSON (object keys in any order; a key whose value is
+ * undefined counts as absent), compared in place: the work is bounded by the smaller side, never
+ * a serialization of a large payload for every waiter it is offered to.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, index) => sameJson(item, b[index]));
+  }
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = keysOf(b);
+    if (keysOf(a).length !== keys.length) return false;
+    return keys.every((key) => Object.hasOwn(a, key) && sameJson(a[key], b[key]));
+  }
+  return false;
+}
+
+/** The keys JSON would write: those whose value is not undefined. */
+function keysOf(object: Record<string, unknown>): string[] {
+  return Object.keys(object).filter((key) => object[key] !== undefined);
 }
 
 /**

@@ -29,6 +29,11 @@ export const STREAM_LIMITS = {
   READ_MAX_TYPES: 64,
   /** How long one waitForEvent may hold a connection open, in milliseconds. */
   WAIT_MAX_TIMEOUT_MS: 300_000,
+  /**
+   * UTF-8 bytes of a waitForEvent `payload` pattern as JSON. A waiter is matched against every event
+   * its stream commits, so its pattern's size is work on every append.
+   */
+  WAIT_PATTERN_MAX_BYTES: 4_096,
 } as const;
 
 /** The name of one stream limit, as it appears in an error's `details.limit`. */

@@ -55,6 +55,13 @@ describe("validateWaitForEventInput", () => {
     expect(validateWaitForEventInput(input)).toEqual(expected);
   });
 
+  it("takes a payload pattern of exactly WAIT_PATTERN_MAX_BYTES bytes of JSON", () => {
+    // {"k":"..."} is 8 bytes around the string.
+    const payload = { k: "x".repeat(STREAM_LIMITS.WAIT_PATTERN_MAX_BYTES - 8) };
+    expect(validateWaitForEventInput({ timeoutMs: 10, payload }).payload).toEqual(payload);
+    expect(detailsOfThrow(() => validateWaitForEventInput({ timeoutMs: 10, payload: { k: `${payload.k}x` } })).details).toMatchObject({ limit: "WAIT_PATTERN_MAX_BYTES" });
+  });
+
   it.each([
     ["a missing timeout", {}, { field: "timeoutMs" }],
     ["a negative timeout", { timeoutMs: -1 }, { field: "timeoutMs" }],
@@ -64,6 +71,7 @@ describe("validateWaitForEventInput", () => {
     ["a payload that is a list", { timeoutMs: 10, payload: [1] }, { field: "payload" }],
     ["a payload holding a function", { timeoutMs: 10, payload: { f: () => 0 } }, { field: "payload.f" }],
     ["an unknown field", { timeoutMs: 10, offset: 3 }, { field: "offset" }],
+    ["a payload pattern past WAIT_PATTERN_MAX_BYTES", { timeoutMs: 10, payload: { k: "é".repeat(2_045) } }, { limit: "WAIT_PATTERN_MAX_BYTES" }],
     ["undefined", undefined, {}],
   ])("refuses %s with INVALID_ARGUMENT", (_name, input, details) => {
     const thrown = detailsOfThrow(() => validateWaitForEventInput(input));

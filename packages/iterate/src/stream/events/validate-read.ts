@@ -2,7 +2,7 @@ import type { GetEventsInput, WaitForEventInput } from "../../types.ts";
 import { validateEventType } from "./event-type.ts";
 import { invalidInput } from "./invalid-argument.ts";
 import { copyJsonValue } from "./json-value.ts";
-import { isPlainObject } from "./json.ts";
+import { isPlainObject, utf8FitsIn } from "./json.ts";
 import { READ_DEFAULT_LIMIT, STREAM_LIMITS } from "./limits.ts";
 
 /** A read request with its defaults filled in. */
@@ -75,6 +75,12 @@ export function validateWaitForEventInput(input: unknown): ValidWaitForEventInpu
   if (fields.payload !== undefined) {
     if (!isPlainObject(fields.payload)) throw invalidInput("payload must be a plain object", { field: "payload" });
     result.payload = copyJsonValue(fields.payload, "payload") as Record<string, unknown>;
+    if (!utf8FitsIn(JSON.stringify(result.payload), STREAM_LIMITS.WAIT_PATTERN_MAX_BYTES)) {
+      throw invalidInput(`a waitForEvent payload pattern is at most ${STREAM_LIMITS.WAIT_PATTERN_MAX_BYTES} bytes of JSON`, {
+        field: "payload",
+        limit: "WAIT_PATTERN_MAX_BYTES",
+      });
+    }
   }
   return result;
 }
