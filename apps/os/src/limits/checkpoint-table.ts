@@ -20,6 +20,6 @@ export function tableBytes<Row extends object>(table: Record<string, Row>, repla
     for (const [key, row] of Object.entries(table)) bytes += rowBytes(key, row);
     tableSizes.set(table, bytes);
   }
-  const replaced = table[replacing];
+  const replaced = Object.hasOwn(table, replacing) ? table[replacing] : undefined;
   return replaced ? bytes - rowBytes(replacing, replaced) : bytes;
 }

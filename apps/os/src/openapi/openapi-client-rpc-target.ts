@@ -81,7 +81,7 @@ export function buildRequest(baseUrl: string, operation: Operation, params: Reco
       if (parameter.required) throw new ItxError("INVALID_ARGUMENT", `${operation.operationId} needs the ${parameter.in} parameter ${parameter.name}`);
       continue;
     }
-    if (parameter.in === "path") path = path.split(`{${parameter.name}}`).join(encodeURIComponent(scalar(value, parameter.name)));
+    if (parameter.in === "path") path = path.split(`{${parameter.name}}`).join(pathSegment(operation, parameter.name, value));
     else if (parameter.in === "query") for (const item of Array.isArray(value) ? value : [value]) query.append(parameter.name, scalar(item, parameter.name));
     else if (parameter.in === "header") sent.set(parameter.name, scalar(value, parameter.name));
     else throw new ItxError("INVALID_ARGUMENT", `${operation.operationId}: cookie parameters are not sent; set a cookie header in connect's headers`);
@@ -100,6 +100,16 @@ export function buildRequest(baseUrl: string, operation: Operation, params: Reco
   } else if (operation.requestBody?.required) throw new ItxError("INVALID_ARGUMENT", `${operation.operationId} needs a body`);
   const search = query.toString();
   return { url: `${baseUrl}${path}${search ? `?${search}` : ""}`, init };
+}
+
+// encodeURIComponent leaves dots alone, and the URL parser reads "." and ".." (even as %2E) as
+// dot segments: `/users/{id}/keys` with id ".." would reach `/keys`. Such a value is refused.
+function pathSegment(operation: Operation, name: string, value: unknown): string {
+  const text = scalar(value, name);
+  if (text === "." || text === "..") {
+    throw new ItxError("INVALID_ARGUMENT", `${operation.operationId}: the path parameter ${name} cannot be "${text}" (it would change the request's path)`);
+  }
+  return encodeURIComponent(text);
 }
 
 function scalar(value: unknown, name: string): string {

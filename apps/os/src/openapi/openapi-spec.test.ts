@@ -64,6 +64,12 @@ describe("OpenAPI documents", () => {
     expect(await code(parseSpec({ openapi: "3.0.0", paths: { "/a": { get: { $ref: "#/nowhere" } } } }))).toBe("INVALID_ARGUMENT");
   });
 
+  test("a $ref with a malformed percent-escape is INVALID_ARGUMENT, not an uncoded URIError", async () => {
+    const refused = await parseSpec({ openapi: "3.0.0", paths: { "/a": { $ref: "#/%" } } }).catch((error: unknown) => error as { code?: string; message?: string });
+    expect(refused).toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("#/%") });
+    expect(await code(parseSpec({ openapi: "3.0.0", paths: { "/a": { get: { operationId: "x", responses: { $ref: "#/components/%E0%A4%A" } } } } }))).toBe("INVALID_ARGUMENT");
+  });
+
   test("REMOTE_JSON_MAX_DEPTH: a document nested deeper is refused before parsing", async () => {
     const depth = LIMITS.REMOTE_JSON_MAX_DEPTH + 1;
     expect(await code(parseSpec(`${"[".repeat(depth)}${"]".repeat(depth)}`))).toBe("INVALID_ARGUMENT");
@@ -113,6 +119,17 @@ describe("building an operation's request", () => {
     const put = buildRequest("https://x.test/v1", operation(spec, "putPet"), { id: 1, body: { name: "Rex" } }, {});
     expect(put.init).toMatchObject({ method: "PUT", body: '{"name":"Rex"}' });
     expect(new Headers(put.init.headers).get("content-type")).toBe("application/json");
+  });
+
+  test("a path parameter that is a dot segment (. or ..) is INVALID_ARGUMENT: it cannot climb out of the operation's path", async () => {
+    const spec = await parseSpec(PETS);
+    const get = operation(spec, "getPet");
+    for (const id of [".", ".."]) {
+      expect(await code(Promise.resolve().then(() => buildRequest("https://x.test/v1", get, { id }, {})))).toBe("INVALID_ARGUMENT");
+    }
+    // Dots inside a value are an ordinary segment.
+    expect(buildRequest("https://x.test/v1", get, { id: "..." }, {}).url).toBe("https://x.test/v1/pets/...");
+    expect(buildRequest("https://x.test/v1", get, { id: "a..b" }, {}).url).toBe("https://x.test/v1/pets/a..b");
   });
 
   test("missing, unknown and malformed parameters are INVALID_ARGUMENT", async () => {

@@ -38,9 +38,18 @@ function resolvePointer(document: unknown, ref: string): unknown {
   if (!ref.startsWith("#")) return undefined;
   let node = document;
   for (const raw of ref.slice(1).split("/").slice(1)) {
-    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    const key = decodePointerSegment(raw, ref).replace(/~1/g, "/").replace(/~0/g, "~");
     if (node === null || typeof node !== "object" || !Object.hasOwn(node, key)) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
   return node;
+}
+
+// A pointer in a URI fragment is percent-encoded; a malformed escape ("#/%") is the document's error.
+function decodePointerSegment(raw: string, ref: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ItxError("INVALID_ARGUMENT", `the $ref ${JSON.stringify(ref.slice(0, 200))} is not a valid JSON pointer: it has a malformed percent-escape`);
+  }
 }

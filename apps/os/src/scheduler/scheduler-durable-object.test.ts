@@ -194,6 +194,18 @@ describe("the scheduler Durable Object", () => {
     }
   });
 
+  test("a key that names a member of Object.prototype is refused INVALID_ARGUMENT by set and cancel, not read as a schedule", async () => {
+    const { scheduler } = await freshContext();
+    for (const key of ["__proto__", "constructor", "toString", "valueOf", "hasOwnProperty"]) {
+      const refused = await expectCode(scheduler.set({ definition: { key, every: 3600, script: BEAT }, caller: root }).then(unwrapCoded), "INVALID_ARGUMENT", key);
+      expect(refused.message).toContain("reserved");
+      await expectCode(scheduler.cancel({ key, caller: root }).then(unwrapCoded), "INVALID_ARGUMENT", key);
+    }
+    // A key that only contains such a name is an ordinary key.
+    expect(unwrapCoded(await scheduler.set({ definition: { key: "constructor/daily", every: 3600, script: BEAT }, caller: root })).changed).toBe(true);
+    expect((await scheduler.list()).map((schedule) => schedule.key)).toEqual(["constructor/daily"]);
+  });
+
   test("a context holds at most SCHEDULES_PER_CONTEXT_MAX schedules", async () => {
     const { scheduler } = await freshContext();
     for (let index = 0; index < LIMITS.SCHEDULES_PER_CONTEXT_MAX; index++) {

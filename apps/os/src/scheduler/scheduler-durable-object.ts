@@ -71,7 +71,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
       // so sets arriving meanwhile are all counted.
       const fromAbove = await actsAsSelfOrAncestor(this.env, { projectId: this.#projectId, path: this.#path }, request.caller.origin);
       const state = await this.#state();
-      const current = state.schedules[definition.key];
+      const current = scheduleAt(state.schedules, definition.key);
       if (current && canonicalDefinition(current) === canonicalDefinition({ ...definition, setBy })) return { ...view(current), changed: false };
       // A new schedule, like a capability, is set from the context or above it: a sibling cannot
       // fill this context's schedules (nor its scheduler's checkpoint). One that exists is changed
@@ -97,7 +97,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
       } finally {
         this.#setting -= adding;
       }
-      const schedule = (await this.#state()).schedules[definition.key];
+      const schedule = scheduleAt((await this.#state()).schedules, definition.key);
       if (!schedule) throw new ItxError("INTERNAL", "the schedule was set but the fold does not hold it");
       await this.#arm();
       return { ...view(schedule), changed: true };
@@ -108,7 +108,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
   cancel(request: { key: unknown; caller: Caller }): Promise<Coded<boolean>> {
     return asCoded(async () => {
       const key = parseScheduleKey(request.key);
-      const current = (await this.#state()).schedules[key];
+      const current = scheduleAt((await this.#state()).schedules, key);
       if (!current) return false;
       await this.#refuseStrangers(current, request.caller, "cancel");
       await this.#append({ ...stampOf(request.caller), platform: "scheduler" }, { type: SCHEDULE_CANCELLED, payload: { key, definedAtOffset: current.definedAtOffset } });
@@ -139,7 +139,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
     for (const [storageKey, inFlight] of left) {
       if (this.#running.has(inFlight.key)) continue;
       // Started by an incarnation that is gone: it may have run, so it is not run again.
-      await this.#settle(inFlight, { type: SCHEDULE_FAILED, error: { ...INTERRUPTED_OCCURRENCE_ERROR } }, schedules[inFlight.key]);
+      await this.#settle(inFlight, { type: SCHEDULE_FAILED, error: { ...INTERRUPTED_OCCURRENCE_ERROR } }, scheduleAt(schedules, inFlight.key));
       await this.ctx.storage.delete(storageKey);
     }
     for (const schedule of Object.values(schedules)) {
@@ -284,4 +284,9 @@ function scheduleRowBytes(definition: { key: string }, setBy: object): number {
   const big = Number.MAX_SAFE_INTEGER;
   const reaction = { began: "x".repeat(LIMITS.STREAM_PATH_MAX_LENGTH + 24), round: big };
   return rowBytes(definition.key, { ...definition, definedAtOffset: big, definedAt: big, setBy, reaction, runCount: big, failedCount: big, lastScheduledFor: big });
+}
+
+// The schedules are a plain object keyed by untrusted keys: only its own rows count, never Object's members.
+function scheduleAt(schedules: SchedulerState["schedules"], key: string): Schedule | undefined {
+  return Object.hasOwn(schedules, key) ? schedules[key] : undefined;
 }

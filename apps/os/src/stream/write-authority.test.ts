@@ -47,6 +47,14 @@ describe("who may write what", () => {
     expect(mayWrite("events.iterate.com/agent/context-added", { origin: "/agents/a" })).toBe(true);
   });
 
+  test("a type spelled like a member of Object.prototype is an ordinary client type", () => {
+    for (const type of ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty"]) {
+      expect(writeRuleOf(type), type).toBeUndefined();
+      expect(mayWrite(type, { origin: "/", principal: "tester" }), type).toBe(true);
+      expect(mayWrite(type, { platform: "context" }), type).toBe(true);
+    }
+  });
+
   test("each row names who may write it, and nobody else may", () => {
     expect(mayWrite("events.iterate.com/itx/capability-provided", { platform: "capability-host" })).toBe(true);
     expect(mayWrite("events.iterate.com/itx/capability-provided", { platform: "agent" })).toBe(false);

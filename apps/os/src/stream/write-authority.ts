@@ -144,9 +144,9 @@ export const PLATFORM_NAMESPACES: readonly string[] = ["itx", "agent", "project"
 
 /** The rule for `type`: its row, the closed default of a platform namespace, or undefined (anyone). */
 export function writeRuleOf(type: string): WriteRule | undefined {
-  const rule = CONTROL_EVENTS[type];
-  if (rule) return rule;
-  if (type in OPEN_EVENTS) return undefined;
+  // Own rows only: a type spelled like an Object.prototype member ("constructor") is a client's type.
+  if (Object.hasOwn(CONTROL_EVENTS, type)) return CONTROL_EVENTS[type];
+  if (Object.hasOwn(OPEN_EVENTS, type)) return undefined;
   if (PLATFORM_NAMESPACES.some((namespace) => type.startsWith(namespace))) {
     return { writers: Object.values(PLATFORM_WRITERS), why: "a type in a namespace the platform owns" };
   }
