@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import { describe, expect } from "vitest";
 import { withItx, type Handle } from "iterate/client";
 import { expectCode } from "iterate/stream/test-support";
@@ -5,6 +6,7 @@ import type { IssuedToken, LlmConfig, ProjectRoot, ProjectSummary, StreamEvent }
 import { mounted, test } from "../harness/fixtures.ts";
 import { target } from "../harness/os.ts";
 import { newProject } from "../harness/projects.ts";
+import { listenOnLoopback } from "../harness/loopback-server.ts";
 
 // An attack pass on the trust boundary (docs/security.md). Each test states the documented
 // property it probes; a failing test is a finding.
@@ -357,5 +359,37 @@ describe("attack pass: bearer tokens", () => {
       (error: { code?: string }) => error.code,
     );
     expect(outcome).toBe("UNAUTHENTICATED");
+  });
+});
+
+describe("attack pass: this machine's debuggers", () => {
+  // docs/security.md, Egress: a local OS lets scripts reach this machine's own servers (loopback).
+  // wrangler's inspector proxy and workerd's inspector listen there too, on ports a script can
+  // find by scanning, and they are driven over a WebSocket: one opened from a script could
+  // evaluate code in the OS Worker (its secrets key included). Neither road opens one.
+  test("a script opens no WebSocket to this machine, on the runner's direct road or through the pipe", async ({ project: { itx } }) => {
+    let upgrades = 0;
+    const server = createServer((_request, response) => response.end("plain"));
+    server.on("upgrade", (_request, socket) => {
+      upgrades += 1;
+      socket.destroy();
+    });
+    const { origin, close } = await listenOnLoopback(server);
+    try {
+      const codes = await itx.run(`async (itx) => {
+        const headers = { Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13", Origin: "http://127.0.0.1" };
+        const out = [];
+        for (const send of [() => fetch("${origin}/devtools/page/x", { headers }), () => itx.fetch("${origin}/devtools/page/x", { headers })]) {
+          try { out.push((await send()).status); } catch (error) { out.push(error.code ?? String(error.message).slice(0, 80)); }
+        }
+        // A plain request to the same server still goes out.
+        out.push((await fetch("${origin}/json")).status);
+        return out;
+      }`);
+      expect(codes).toEqual(["EGRESS_REFUSED", "EGRESS_REFUSED", 200]);
+      expect(upgrades).toBe(0);
+    } finally {
+      await close();
+    }
   });
 });

@@ -7,7 +7,7 @@ const none = privateAddressPolicy(undefined);
 
 function refused(url: string, policy = none): string | undefined {
   try {
-    assertPublicDestination(new URL(url), policy);
+    assertPublicDestination(new URL(url), policy, new Headers());
     return "allowed";
   } catch (error) {
     return errorCode(error);

@@ -29,9 +29,9 @@ export interface EgressScope {
   jailed?: boolean;
 }
 
-/** The scheme and private-address checks of egress-rules.ts, thrown as EGRESS_REFUSED; nothing is sent. */
-export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy): void {
-  const refusal = requestRefusal(url, policy);
+/** The scheme, private-address and upgrade checks of egress-rules.ts, thrown as EGRESS_REFUSED; nothing is sent. */
+export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy, headers: Headers): void {
+  const refusal = requestRefusal(url, policy, headers);
   if (refusal) throw new ItxError(refusal.code, refusal.message, { details: refusal.details });
 }
 
@@ -43,7 +43,7 @@ export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy):
 export async function sendThroughPipe(env: Env, scope: EgressScope, input: unknown, init?: unknown): Promise<Response> {
   const request = toRequest(input, init);
   const url = new URL(request.url);
-  assertPublicDestination(url, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES));
+  assertPublicDestination(url, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES), request.headers);
 
   // Placeholders are read and substituted in header values only. A body is sent as written: a
   // destination may keep what it is sent and answer it to a later request (a gist, a message, a

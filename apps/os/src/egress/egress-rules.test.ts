@@ -45,12 +45,26 @@ describe("which requests may leave without the pipe", () => {
 describe("the checks both roads share", () => {
   test("only http(s), and no private destination outside the policy", () => {
     const none = privateAddressPolicy(undefined);
-    expect(requestRefusal(new URL("ftp://example.com/"), none)?.details).toEqual({ reason: "scheme" });
-    expect(requestRefusal(new URL("http://10.0.0.1/"), none)?.code).toBe("EGRESS_REFUSED");
-    expect(requestRefusal(new URL("http://127.0.0.1:9/"), none)?.code).toBe("EGRESS_REFUSED");
-    expect(requestRefusal(new URL("http://127.0.0.1:9/"), privateAddressPolicy("loopback"))).toBeUndefined();
-    expect(requestRefusal(new URL("http://127.0.0.2:9/"), privateAddressPolicy("loopback"))?.code).toBe("EGRESS_REFUSED");
-    expect(requestRefusal(new URL("https://example.com/"), none)).toBeUndefined();
+    expect(requestRefusal(new URL("ftp://example.com/"), none, new Headers())?.details).toEqual({ reason: "scheme" });
+    expect(requestRefusal(new URL("http://10.0.0.1/"), none, new Headers())?.code).toBe("EGRESS_REFUSED");
+    expect(requestRefusal(new URL("http://127.0.0.1:9/"), none, new Headers())?.code).toBe("EGRESS_REFUSED");
+    expect(requestRefusal(new URL("http://127.0.0.1:9/"), privateAddressPolicy("loopback"), new Headers())).toBeUndefined();
+    expect(requestRefusal(new URL("http://127.0.0.2:9/"), privateAddressPolicy("loopback"), new Headers())?.code).toBe("EGRESS_REFUSED");
+    expect(requestRefusal(new URL("https://example.com/"), none, new Headers())).toBeUndefined();
+  });
+
+  test("no upgraded connection (a WebSocket) while private addresses are reachable: the inspectors on this machine speak only that", () => {
+    const upgrade = new Headers({ Upgrade: "websocket", Connection: "Upgrade", Origin: "http://127.0.0.1" });
+    for (const policy of [privateAddressPolicy("loopback"), privateAddressPolicy("1"), privateAddressPolicy("nas.lan")]) {
+      // Any host: a public-looking name may resolve to 127.0.0.1. (A policy of named hosts refuses 127.0.0.1 itself.)
+      const urls = policy.kind === "hosts" && !policy.hosts.has("127.0.0.1") ? ["http://localtest.me:9229/ws", "https://example.com/socket"] : ["http://127.0.0.1:9229/ws", "http://localtest.me:9229/ws", "https://example.com/socket"];
+      for (const url of urls) {
+        expect(requestRefusal(new URL(url), policy, upgrade)).toMatchObject({ code: "EGRESS_REFUSED", details: { reason: "upgrade" } });
+      }
+      expect(requestRefusal(new URL("http://localtest.me:9229/json"), policy, new Headers({ "x-upgrade-note": "no" }))).toBeUndefined();
+    }
+    // A deployment reaches no private address: a WebSocket to a public host is not refused here.
+    expect(requestRefusal(new URL("https://example.com/socket"), privateAddressPolicy(undefined), upgrade)).toBeUndefined();
   });
 
   test("the runner's network filter follows the policy; a policy of named hosts has none (nothing leaves directly)", () => {

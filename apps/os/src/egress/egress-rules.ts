@@ -12,13 +12,26 @@ export interface EgressRefusal {
   details: { host: string; reason: string } | { reason: string };
 }
 
-/** The scheme and destination checks: only http(s), and no private address the policy does not allow. */
-export function requestRefusal(url: URL, policy: PrivateAddressPolicy): EgressRefusal | undefined {
+/**
+ * The scheme and destination checks: only http(s), and no private address the policy does not
+ * allow. While the policy lets egress reach private addresses (a local OS reaches this machine's
+ * own servers), no request may upgrade its connection: the debuggers listening on this machine
+ * (workerd's and wrangler's inspectors) are driven over a WebSocket, and a script that opened one
+ * would run code inside the OS. A name can resolve to 127.0.0.1, so this does not depend on the host.
+ */
+export function requestRefusal(url: URL, policy: PrivateAddressPolicy, headers: Headers): EgressRefusal | undefined {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     return { code: "EGRESS_REFUSED", message: `egress sends only http: and https: requests, not ${url.protocol}`, details: { reason: "scheme" } };
   }
   const refused = destinationRefusal(url, policy);
   if (refused) return { code: "EGRESS_REFUSED", message: `egress to ${refused.host} is refused: ${refused.reason}`, details: refused };
+  if (policy.kind !== "none" && headers.has("upgrade")) {
+    return {
+      code: "EGRESS_REFUSED",
+      message: "egress opens no upgraded connection (a WebSocket) while private addresses are reachable (EGRESS_ALLOW_PRIVATE_ADDRESSES): this machine's debuggers listen on them",
+      details: { reason: "upgrade" },
+    };
+  }
   return undefined;
 }
 

@@ -58,7 +58,7 @@ function policyOf(value: string): PrivateAddressPolicy {
  */
 export async function sendDirect(network: Fetcher, request: Request, body: ArrayBuffer | null, policy: string): Promise<Response | undefined> {
   const url = new URL(request.url);
-  const refusal = requestRefusal(url, policyOf(policy));
+  const refusal = requestRefusal(url, policyOf(policy), request.headers);
   if (refusal) throw coded(refusal);
   if (mayCarryPlaceholder(request.url, request.headers)) return undefined;
   const hasBody = request.method !== "GET" && request.method !== "HEAD" && body !== null;
