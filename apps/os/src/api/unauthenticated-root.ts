@@ -1,4 +1,5 @@
 import { RpcTarget } from "capnweb";
+import { ItxError } from "iterate/errors";
 import { authenticate, type Handshake } from "../auth/authenticate.ts";
 import { watchEnd } from "../auth/browser-session-registry.ts";
 import { watchRevocation } from "../auth/token-registry.ts";
@@ -27,8 +28,13 @@ export class UnauthenticatedRootRpcTarget extends RpcTarget {
    * (`{ type: "session-cookie" }`) also ends at sign-out.
    */
   async authenticate(credentials: unknown): Promise<SessionRpcTarget> {
-    const { principal, tokenId, browserSessionId } = await authenticate(this.#env, credentials, this.#handshake);
     const connection = this.#connection;
+    refuseSecondSession(connection);
+    const { principal, tokenId, browserSessionId, expiresAt } = await authenticate(this.#env, credentials, this.#handshake);
+    // Checked again: two calls may have been under way at once.
+    refuseSecondSession(connection);
+    connection.markAuthenticated();
+    if (expiresAt !== undefined && connection.transport === "websocket" && !connection.closed) endAtExpiry(connection, expiresAt);
     if (tokenId !== undefined && connection.transport === "websocket" && !connection.closed) {
       const stop = await watchRevocation(this.#env, tokenId, `session:${connection.id}`, () => connection.terminate("the bearer token was revoked"));
       connection.onClose(stop);
@@ -37,7 +43,39 @@ export class UnauthenticatedRootRpcTarget extends RpcTarget {
       const stop = await watchEnd(this.#env, browserSessionId, `connection:${connection.id}`, () => connection.terminate("the browser session was signed out"));
       connection.onClose(stop);
     }
-    connection.markAuthenticated();
     return new SessionRpcTarget(this.#env, connection, principal);
   }
+}
+
+/**
+ * A connection carries one session. Each authentication of a WebSocket watches its credential
+ * until the connection closes, so a client that authenticated again and again on one socket
+ * would grow that state (and the registry's watchers) without bound.
+ */
+function refuseSecondSession(connection: Connection): void {
+  if (!connection.authenticated) return;
+  throw new ItxError("INVALID_ARGUMENT", "this connection is authenticated already: a connection carries one session; open another connection to authenticate again");
+}
+
+/** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+const TIMER_MAX_MS = 2_147_483_647;
+
+/**
+ * Ends a WebSocket session when its credential expires: a token's expiry or a browser session's
+ * end holds for a connection that stays open, as it does for a new one.
+ */
+function endAtExpiry(connection: Connection, expiresAtSeconds: number): void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    const left = expiresAtSeconds * 1000 - Date.now();
+    if (left <= 0) {
+      connection.terminate("the credential expired");
+      return;
+    }
+    timer = setTimeout(arm, Math.min(left, TIMER_MAX_MS));
+  };
+  arm();
+  connection.onClose(() => {
+    if (timer !== undefined) clearTimeout(timer);
+  });
 }

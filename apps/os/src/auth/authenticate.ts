@@ -26,7 +26,7 @@ export async function authenticate(env: Env, input: unknown, handshake: Handshak
       const status = await registryStatus(env, { tokenId, principal: principal.id, projectIds: principal.projectIds, expiresAt });
       if (status === "revoked") throw new ItxError("UNAUTHENTICATED", "bearer token has been revoked", { details: { reason: "revoked" } });
       if (status === "unknown") throw new ItxError("UNAUTHENTICATED", "bearer token is not valid for this deployment", { details: { reason: "rejected" } });
-      return { principal, tokenId, tokenExpiresAt: expiresAt };
+      return { principal, tokenId, tokenExpiresAt: expiresAt, expiresAt };
     }
     case "session-cookie":
       return authenticateSessionCookie(env, handshake.sessionCookie);

@@ -8,6 +8,8 @@ export interface Authenticated {
   tokenExpiresAt?: number;
   /** The browser session, when the cookie lane authenticated. */
   browserSessionId?: string;
+  /** When the credential stops being valid (epoch seconds): a token's expiry, a browser session's end. */
+  expiresAt?: number;
 }
 
 /** What the connection's handshake carried besides the credentials: the browser's session cookie. */

@@ -31,6 +31,7 @@ export async function authenticateSessionCookie(env: Env, cookie: string | undef
   return {
     principal: record.principal,
     browserSessionId: record.sessionId,
+    expiresAt: record.expiresAt,
     ...(record.token ? { tokenId: record.token.tokenId } : {}),
   };
 }
