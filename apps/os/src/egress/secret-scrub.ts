@@ -104,22 +104,26 @@ function utf16(text: string, littleEndian: boolean): Uint8Array {
 /**
  * Scrubs a byte stream chunk by chunk. Each chunk is answered at once except its last
  * (longest pattern − 1) bytes, which could begin a spelling that the next chunk completes.
+ *
+ * Where a position's first byte starts a pattern, the window's hash (cut from the chunk's prefix
+ * hashes) is compared before its bytes, so bytes are compared only where a spelling very likely
+ * is: the work is linear in the bytes and the candidates, whatever the bytes are. Comparing byte
+ * by byte at every such position cost the bytes times the patterns' lengths: a project that set
+ * its own secret to 16 KiB of one letter, and answered that letter back, held the OS's thread
+ * seconds per chunk.
  */
 export class ByteScrubber {
-  readonly #byFirstByte: readonly ScrubPattern[][];
-  readonly #holdBack: number;
+  readonly #index: PatternIndex;
   #carried: Uint8Array = new Uint8Array(0);
 
   constructor(patterns: readonly ScrubPattern[]) {
-    const index = indexOf(patterns);
-    this.#byFirstByte = index.byFirstByte;
-    this.#holdBack = index.holdBack;
+    this.#index = indexOf(patterns);
   }
 
   /** The scrubbed bytes that can be released now. */
   push(chunk: Uint8Array): Uint8Array {
     const buffer = concat(this.#carried, chunk);
-    const { output, consumed } = this.#scan(buffer, Math.max(0, buffer.length - this.#holdBack));
+    const { output, consumed } = this.#scan(buffer, Math.max(0, buffer.length - this.#index.holdBack));
     this.#carried = buffer.slice(consumed);
     return output;
   }
@@ -141,14 +145,19 @@ export class ByteScrubber {
     return this.#scan(buffer, buffer.length).output;
   }
 
-  // Looks for spellings starting before `scanEnd` (each is wholly inside `buffer`).
+  // Looks for spellings starting before `scanEnd` (each is wholly inside `buffer`); at one
+  // position the first pattern in order wins, and a match's bytes are not searched again.
   #scan(buffer: Uint8Array, scanEnd: number): { output: Uint8Array; consumed: number } {
+    const { byFirstByte } = this.#index;
+    // prefix[i] hashes buffer[0, i): any window's hash is then two reads and a multiply.
+    const prefix = new Int32Array(buffer.length + 1);
+    for (let j = 0; j < buffer.length; j++) prefix[j + 1] = (Math.imul(prefix[j] as number, BASE) + (buffer[j] as number)) | 0;
     const parts: Uint8Array[] = [];
     let emitted = 0;
     let i = 0;
     while (i < scanEnd) {
-      const candidates = this.#byFirstByte[buffer[i] as number];
-      const match = candidates && candidates.length > 0 ? matchAt(buffer, i, candidates) : undefined;
+      const candidates = byFirstByte[buffer[i] as number];
+      const match = candidates && candidates.length > 0 ? matchAt(buffer, prefix, i, candidates) : undefined;
       if (match) {
         if (i > emitted) parts.push(buffer.subarray(emitted, i));
         parts.push(match.replacement);
@@ -162,28 +171,57 @@ export class ByteScrubber {
   }
 }
 
-// The patterns by their first byte, built once per set: one scrubText builds two scrubbers, and
-// a result is scrubbed string by string with the same set.
-const indexes = new WeakMap<readonly ScrubPattern[], { byFirstByte: ScrubPattern[][]; holdBack: number }>();
+/** A pattern as the scan looks for it: with its bytes' hash, and BASE^length to cut a window's hash out of the prefix hashes. */
+type IndexedPattern = ScrubPattern & { hash: number; shift: number };
 
-function indexOf(patterns: readonly ScrubPattern[]): { byFirstByte: ScrubPattern[][]; holdBack: number } {
-  const known = indexes.get(patterns);
-  if (known) return known;
-  const byFirstByte: ScrubPattern[][] = Array.from({ length: 256 }, () => []);
-  for (const pattern of patterns) byFirstByte[pattern.bytes[0] as number]?.push(pattern);
-  const index = { byFirstByte, holdBack: Math.max(0, ...patterns.map((pattern) => pattern.bytes.length - 1)) };
-  indexes.set(patterns, index);
-  return index;
+interface PatternIndex {
+  byFirstByte: IndexedPattern[][];
+  holdBack: number;
 }
 
-function matchAt(buffer: Uint8Array, at: number, candidates: readonly ScrubPattern[]): ScrubPattern | undefined {
+// An odd base chosen per isolate: the hash is a polynomial over 32-bit integers. Whoever made a
+// window's hash equal a pattern's without its bytes would only make the scan compare them.
+const BASE = (crypto.getRandomValues(new Uint32Array(1))[0] as number) | 1;
+
+function hashOf(bytes: Uint8Array): number {
+  let hash = 0;
+  for (const byte of bytes) hash = (Math.imul(hash, BASE) + byte) | 0;
+  return hash;
+}
+
+function power(exponent: number): number {
+  let result = 1;
+  for (let i = 0; i < exponent; i++) result = Math.imul(result, BASE);
+  return result;
+}
+
+function matchAt(buffer: Uint8Array, prefix: Int32Array, at: number, candidates: readonly IndexedPattern[]): IndexedPattern | undefined {
   outer: for (const pattern of candidates) {
     const bytes = pattern.bytes;
-    if (at + bytes.length > buffer.length) continue;
+    const end = at + bytes.length;
+    if (end > buffer.length) continue;
+    if ((((prefix[end] as number) - Math.imul(prefix[at] as number, pattern.shift)) | 0) !== pattern.hash) continue;
     for (let j = 1; j < bytes.length; j++) if (buffer[at + j] !== bytes[j]) continue outer;
     return pattern;
   }
   return undefined;
+}
+
+// The patterns by their first byte, with their hashes, built once per set: one scrubText builds
+// two scrubbers, and a result is scrubbed string by string with the same set.
+const indexes = new WeakMap<readonly ScrubPattern[], PatternIndex>();
+
+function indexOf(patterns: readonly ScrubPattern[]): PatternIndex {
+  const known = indexes.get(patterns);
+  if (known) return known;
+  const byFirstByte: IndexedPattern[][] = Array.from({ length: 256 }, () => []);
+  for (const pattern of patterns) {
+    if (pattern.bytes.length === 0) continue;
+    byFirstByte[pattern.bytes[0] as number]?.push({ ...pattern, hash: hashOf(pattern.bytes), shift: power(pattern.bytes.length) });
+  }
+  const index = { byFirstByte, holdBack: Math.max(0, ...patterns.map((pattern) => pattern.bytes.length - 1)) };
+  indexes.set(patterns, index);
+  return index;
 }
 
 function concat(...parts: Uint8Array[]): Uint8Array {
