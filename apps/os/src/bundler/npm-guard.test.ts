@@ -45,7 +45,7 @@ describe("the bundler's road to npm", () => {
     expect(asked).toEqual(["https://registry.npmjs.org/left-pad"]);
   });
 
-  test("packages past BUNDLE_NPM_PACKAGES_MAX are refused before they are fetched; tarballs are not packages", async () => {
+  test("packages past BUNDLE_NPM_PACKAGES_MAX are refused before they are fetched; a package's tarball is not another", async () => {
     const { asked, inner } = fakeRegistry(() => "{}");
     const budget = new NpmBudget({ BUNDLE_NPM_PACKAGES_MAX: 2 });
     await guardedFetch(inner, budget, "https://registry.npmjs.org/a");
@@ -57,6 +57,27 @@ describe("the bundler's road to npm", () => {
     // Once crossed, the build gets nothing more, tarballs included.
     await expectCode(guardedFetch(inner, budget, "https://registry.npmjs.org/a/-/a-2.0.0.tgz"), "RESOURCE_EXHAUSTED");
     expect(asked).toHaveLength(3);
+  });
+
+  test("every request is charged: a dependency named like a tarball path is a package, and a package pays for one tarball only", async () => {
+    const { asked, inner } = fakeRegistry(() => "{}");
+    const budget = new NpmBudget({ BUNDLE_NPM_PACKAGES_MAX: 3 });
+    await guardedFetch(inner, budget, "https://registry.npmjs.org/a");
+    await guardedFetch(inner, budget, "https://registry.npmjs.org/a/-/a-1.0.0.tgz");
+    // `{ "x/-/0": "1", "x/-/1": "1", ... }` in a package.json: each name is a request of its own.
+    const answers = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => guardedFetch(inner, budget, `https://registry.npmjs.org/x/-/${i}`)));
+    expect(answers.filter((answer) => answer.status === "fulfilled")).toHaveLength(2);
+    expect(answers.at(-1)).toMatchObject({ status: "rejected", reason: { code: "RESOURCE_EXHAUSTED", details: { limit: "BUNDLE_NPM_PACKAGES_MAX" } } });
+    expect(asked).toHaveLength(4);
+  });
+
+  test("with npm off (a budget of no packages) no request leaves, whatever its path", async () => {
+    const { asked, inner } = fakeRegistry(() => "{}");
+    const budget = new NpmBudget({ BUNDLE_NPM_PACKAGES_MAX: 0 });
+    for (const path of ["x/-/1", "left-pad/-/left-pad-1.3.0.tgz", "left-pad", "@scope%2fb"]) {
+      await expectCode(guardedFetch(inner, budget, `https://registry.npmjs.org/${path}`), "RESOURCE_EXHAUSTED", path);
+    }
+    expect(asked).toEqual([]);
   });
 
   test("downloads stop at BUNDLE_NPM_DOWNLOAD_MAX_BYTES, declared or streamed", async () => {

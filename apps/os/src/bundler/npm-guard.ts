@@ -5,7 +5,8 @@
 // the npm registry is reachable, and packages, downloaded bytes and unpacked bytes are bounded
 // per build. Untrusted source picks the packages, so without this one `package.json` could make
 // the bundler (which shares its workerd process with the OS locally) download and inflate
-// without bound.
+// without bound. Every request is charged, whatever its URL: the library puts dependency names
+// into URLs unchecked.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ItxError } from "iterate/errors";
 import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
@@ -18,6 +19,8 @@ type NpmLimitName = "BUNDLE_NPM_PACKAGES_MAX" | "BUNDLE_NPM_DOWNLOAD_MAX_BYTES" 
 /** What one build has taken from npm, and the first limit it crossed. */
 export class NpmBudget {
   packages = 0;
+  /** Tarball requests already paid for: each package looked up pays for one. */
+  tarballs = 0;
   downloadedBytes = 0;
   unpackedBytes = 0;
   /** The first limit crossed; every later fetch of the build is refused. */
@@ -79,15 +82,23 @@ function installNpmGuards(): void {
   };
 }
 
-/** The build's fetch: the npm registry only, each package and byte charged. Exported for tests. */
+/**
+ * The build's fetch: the npm registry only, every request and byte charged. A request counts as a
+ * package, except a tarball (`/-/`) that a package looked up earlier paid for, so a build makes at
+ * most two requests per package it may install, and a budget of no packages (npm off) none.
+ * Exported for tests.
+ */
 export async function guardedFetch(inner: typeof fetch, budget: NpmBudget | undefined, input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
   // Outside a build the bundler fetches nothing itself; the workerd tests share this isolate.
   if (budget === undefined) return inner(input, init);
   const url = new URL(input instanceof Request ? input.url : String(input));
   if (url.origin !== NPM_REGISTRY_ORIGIN) throw new ItxError("PERMISSION_DENIED", `a build may fetch only from ${NPM_REGISTRY_ORIGIN}, not ${url.origin}`);
-  // A metadata request is a package the build installs; tarballs (`/-/`) belong to one already counted.
-  if (!url.pathname.includes("/-/") && !budget.charge("BUNDLE_NPM_PACKAGES_MAX", 1)) throw overBudget(budget);
   if (budget.exceeded) throw overBudget(budget);
+  // The path alone cannot tell a tarball: `"x/-/1": "1"` in a package.json asks for `/x/-/1`.
+  const tarballPath = url.pathname.includes("/-/");
+  if (tarballPath && budget.tarballs > 0) budget.tarballs -= 1;
+  else if (!budget.charge("BUNDLE_NPM_PACKAGES_MAX", 1)) throw overBudget(budget);
+  else if (!tarballPath) budget.tarballs += 1;
   const response = await inner(url.toString(), { ...init, redirect: "error" });
   if (response.body === null) return response;
   // A declared length past what is left is refused before a byte is read.

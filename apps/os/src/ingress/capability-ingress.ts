@@ -1,5 +1,6 @@
 import { errorCode, errorMessage } from "iterate/errors";
 import { hostStub } from "../capability-host/host-stub.ts";
+import { logUncoded } from "../logging/log-limiter.ts";
 import { findProject } from "../project/project-directory.ts";
 
 /**
@@ -29,7 +30,11 @@ export async function routeToCapability(request: Request, env: Env): Promise<Res
   } catch (error) {
     const code = errorCode(error);
     if (code === "NOT_FOUND" || code === "INVALID_ARGUMENT") return notFound();
-    return Response.json({ code: code ?? "INTERNAL", message: errorMessage(error) }, { status: code === "CAPABILITY_DISCONNECTED" ? 503 : 502 });
+    if (code !== undefined) return Response.json({ code, message: errorMessage(error) }, { status: code === "CAPABILITY_DISCONNECTED" ? 503 : 502 });
+    // The caller is anyone on the internet: an uncoded message (a stack, a path, a provider's
+    // internals) is for the log, not for them.
+    logUncoded("an exposed capability failed to answer over HTTP", error);
+    return Response.json({ code: "INTERNAL", message: "the capability failed to answer" }, { status: 502 });
   }
 }
 

@@ -11,25 +11,37 @@ const CORS_HEADERS: Record<string, string> = {
   "access-control-expose-headers":
     "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, etag, content-type, location, retry-after",
   "access-control-max-age": "600",
-  "x-content-type-options": "nosniff",
   "cross-origin-resource-policy": "cross-origin",
 };
 
+/**
+ * Set on every response of this route, over whatever the answer carries. A stream's content type is
+ * its creator's choice (a PUT may say `text/html`) and its body is served on the OS's own origin:
+ * opened in a browser, it renders in a sandbox with no origin, no script and no subresources, so
+ * it can never act as the OS's pages with a visitor's cookies.
+ */
+const SAFETY_HEADERS: Record<string, string> = {
+  "content-security-policy": "sandbox; default-src 'none'",
+  "x-content-type-options": "nosniff",
+};
+
+const ALL_HEADERS = { ...CORS_HEADERS, ...SAFETY_HEADERS };
+
 /** The answer to a preflight: no credentials are needed to ask what is allowed. */
 export function corsPreflight(): Response {
-  return new Response(null, { status: 204, headers: CORS_HEADERS });
+  return new Response(null, { status: 204, headers: ALL_HEADERS });
 }
 
-/** Headers for a response of this route: the CORS and safety headers, then `headers` over them. */
+/** Headers for a response of this route: the CORS headers, then `headers`, then the safety headers over both. */
 export function corsHeaders(headers: Record<string, string> = {}): Headers {
   // One conversion of one record: cheaper than setting each header on a built response.
-  return new Headers({ ...CORS_HEADERS, ...headers });
+  return new Headers({ ...CORS_HEADERS, ...headers, ...SAFETY_HEADERS });
 }
 
 /** `response` with the CORS and safety headers set, unless it was built with `corsHeaders`. */
 export function withCors(response: Response): Response {
   if (response.headers.has("access-control-allow-origin")) return response;
   // Responses built here are mutable; one from elsewhere (an upstream fetch) would not be.
-  for (const [name, value] of Object.entries(CORS_HEADERS)) response.headers.set(name, value);
+  for (const [name, value] of Object.entries(ALL_HEADERS)) response.headers.set(name, value);
   return response;
 }

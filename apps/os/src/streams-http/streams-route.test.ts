@@ -93,3 +93,39 @@ describe("/streams answers callers who are not allowed, or send nonsense, like a
     expect(LIVE_REQUESTS.open).toBe(0);
   });
 });
+
+describe("/streams never serves a page that runs on the OS's origin", () => {
+  test("a stream created as text/html is served as written, sandboxed with no script, on every kind of answer", async () => {
+    const { slug, token } = await projectWithToken("route-html");
+    const auth = { authorization: `Bearer ${token}` };
+    const url = `${ORIGIN}/streams/${slug}/page`;
+    const page = "<script>fetch('/api', { credentials: 'include' })</script>";
+    const answers: Array<[string, Response]> = [];
+    answers.push(["PUT", await exports.default.fetch(url, { method: "PUT", headers: { ...auth, "content-type": "text/html", "Stream-Closed": "true" }, body: page })]);
+    const read = await exports.default.fetch(`${url}?offset=-1`, { headers: auth });
+    expect(read.headers.get("content-type")).toBe("text/html");
+    expect(await read.clone().text()).toBe(page);
+    answers.push(["GET", read]);
+    const etag = read.headers.get("etag") ?? "";
+    answers.push(["GET if-none-match", await exports.default.fetch(`${url}?offset=-1`, { headers: { ...auth, "if-none-match": etag } })]);
+    answers.push(["HEAD", await exports.default.fetch(url, { method: "HEAD", headers: auth })]);
+    answers.push(["SSE", await exports.default.fetch(`${url}?offset=-1&live=sse`, { headers: auth })]);
+    answers.push(["missing", await exports.default.fetch(`${url}-missing`, { headers: auth })]);
+    answers.push(["anonymous", await exports.default.fetch(url)]);
+    answers.push(["OPTIONS", await exports.default.fetch(url, { method: "OPTIONS" })]);
+    expect(answers.map(([name, answer]) => [name, answer.status])).toEqual([
+      ["PUT", 201],
+      ["GET", 200],
+      ["GET if-none-match", 304],
+      ["HEAD", 200],
+      ["SSE", 200],
+      ["missing", 404],
+      ["anonymous", 401],
+      ["OPTIONS", 204],
+    ]);
+    for (const [name, answer] of answers) {
+      expect([name, answer.headers.get("content-security-policy"), answer.headers.get("x-content-type-options")]).toEqual([name, "sandbox; default-src 'none'", "nosniff"]);
+      await answer.body?.cancel();
+    }
+  });
+});

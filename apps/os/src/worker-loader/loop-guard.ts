@@ -42,10 +42,25 @@ export function guardLoops(source: string, guard: string): string {
     WhileStatement: visit as never,
     DoWhileStatement: visit as never,
   });
-  // Offsets are in the parenthesised text; apply from the end so earlier offsets stay valid.
-  let guarded = wrapped;
-  for (const { at, text } of inserts.toSorted((a, b) => b.at - a.at)) guarded = guarded.slice(0, at) + text + guarded.slice(at);
-  return guarded.slice(1, -2);
+  // Offsets are in the parenthesised text.
+  return spliced(wrapped, inserts).slice(1, -2);
+}
+
+/**
+ * `text` with each insertion made at its offset, in one pass: a source of many loops is copied
+ * once, not once per loop. Insertions at one offset land in the reverse of their order in
+ * `inserts`: the walk visits inner loops first, so an outer loop's ` }` closes after theirs.
+ */
+function spliced(text: string, inserts: Array<{ at: number; text: string }>): string {
+  const order = inserts.map((insert, index) => ({ ...insert, index })).toSorted((a, b) => a.at - b.at || b.index - a.index);
+  const pieces: string[] = [];
+  let from = 0;
+  for (const { at, text: inserted } of order) {
+    pieces.push(text.slice(from, at), inserted);
+    from = at;
+  }
+  pieces.push(text.slice(from));
+  return pieces.join("");
 }
 
 /** A guard identifier no script can know in advance. */
