@@ -115,6 +115,15 @@ const PLATFORM_LIMITS = {
   JOURNAL_RECENT_MAX_CHARS: 1_048_576,
   /** Most live subscribers on one stream: each costs a retained callback and a send per append. */
   LIVE_SUBSCRIBERS_MAX: 256,
+  /**
+   * Ephemeral events one live subscriber may have waiting behind its callback call in flight, and
+   * their UTF-8 bytes as JSON: they live only in the stream's memory (durable ones are read again
+   * from the journal). A subscriber past either is closed, as one whose callback threw.
+   */
+  LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS: 1_000,
+  LIVE_SUBSCRIBER_EPHEMERAL_MAX_BYTES: 1_048_576,
+  /** How long one call of a live subscriber's callback may take: past it the subscriber is closed, and what it held let go. */
+  LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS: 30_000,
   /** Most callers parked in `waitForEvent` on one stream: each is matched against every event committed. */
   STREAM_WAITERS_MAX: 256,
   /**
@@ -126,6 +135,12 @@ const PLATFORM_LIMITS = {
   WAIT_SCAN_WINDOW_EVENTS: 10_000,
   /** Most events one `getEventsPacked` page may hold: bounds the string built in memory (~2 MB at typical sizes). */
   READ_JSON_MAX_LIMIT: 10_000,
+  /**
+   * Stored payload bytes in one `getEvents` or `getEventsPacked` page, past its first event (a page
+   * always has one; readers go on from the last offset they got): without it a page of
+   * READ_JSON_MAX_LIMIT events of EVENT_MAX_BYTES is a 2.5 GB string in the stream's object.
+   */
+  READ_PAGE_MAX_BYTES: 4_194_304,
   /** Longest a held append (`holdDelivery`) waits for the next append before its processors get it anyway. */
   DELIVERY_HOLD_MS: 1_000,
   /**
@@ -459,6 +474,14 @@ const PLATFORM_LIMITS = {
   SCRIPT_OUTCOME_MAX_LENGTH: 8_000,
   /** Characters a model reply may have; a longer stream is cut and the request fails. */
   REPLY_MAX_LENGTH: 64_000,
+  /**
+   * Bytes of one line of a model's event stream: a line is held until its newline arrives, so a
+   * model that never sends one would grow it (and the search for it) without end. One chunk of a
+   * reply, escaped as JSON, is far smaller.
+   */
+  LLM_STREAM_LINE_MAX_BYTES: 1_048_576,
+  /** Bytes of a model's answer that is one JSON completion rather than a stream: it is read whole before it is parsed. */
+  LLM_RESPONSE_MAX_BYTES: 1_048_576,
   /** How long the processor waits after the last input before asking the model (a burst is one turn). */
   DEBOUNCE_MS: 5,
   /** The longest a model request may take. */

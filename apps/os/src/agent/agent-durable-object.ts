@@ -1,7 +1,5 @@
 import type { EventInput, Reaction, StreamEvent } from "iterate/types";
-import { ItxError } from "iterate/errors";
 import { StreamProcessorDurableObject } from "iterate/sdk";
-import { raceDeadline } from "../limits/deadline.ts";
 import { ItxRpcTarget } from "../itx/itx-rpc-target.ts";
 import { StreamRpcTarget, streamStub } from "../stream/stream-rpc-target.ts";
 import { coordinateOfObject } from "../stream/coordinate.ts";
@@ -12,7 +10,6 @@ import { renderSurface, requestMessages, type SurfaceDescription } from "./agent
 import { defaultLlm } from "./default-llm.ts";
 import { FrameSender } from "./frame-sender.ts";
 import { complete } from "./llm-provider.ts";
-import { LIMITS } from "../limits.ts";
 
 /** How old a surface description started ahead of a request may be and still serve it. */
 const PREPARED_SURFACE_MAX_AGE_MS = 1_000;
@@ -110,15 +107,13 @@ export class AgentDurableObject extends StreamProcessorDurableObject<Env> {
     });
     const frames = new FrameSender(async (delta, index) => this.#stream().append({ events: [frame(delta, index)], stamp: { origin: this.#path, platform: "agent" } }));
     try {
-      const answer = complete({
+      // Within LLM_TIMEOUT_MS: past it the request fails with TIMEOUT and stops reading the model's answer.
+      const reply = await complete({
         config: state.system.llm ?? defaultLlm(this.env),
         messages,
         fetch: (request) => itx.fetch(request),
         ...(this.env.AI ? { ai: this.env.AI } : {}),
         onDelta: (delta) => frames.push(delta),
-      });
-      const reply = await raceDeadline(answer, LIMITS.LLM_TIMEOUT_MS, (): never => {
-        throw new ItxError("TIMEOUT", `the model did not finish within ${LIMITS.LLM_TIMEOUT_MS} ms (LLM_TIMEOUT_MS)`);
       });
       // The reply's last frame rides in the append of the reply's facts, ahead of them: one
       // round trip fewer on the turn, and live viewers still see it before the reply settles.

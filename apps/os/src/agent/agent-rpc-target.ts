@@ -54,7 +54,7 @@ export class AgentsRpcTarget extends RpcTarget {
         if (event.source.platform === "agents" && typeof path === "string") agents.push({ path, createdAt: event.createdAt });
       }
       const last = page.at(-1);
-      if (!last || page.length < 500) return agents;
+      if (!last) return agents; // A short page is not the end: pages stop at READ_PAGE_MAX_BYTES too.
       after = last.offset;
     }
   }

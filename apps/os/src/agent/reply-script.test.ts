@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { scriptInReply } from "./reply-script.ts";
 
-const fence = (body: string, info = "ts") => `\`\`\`${info}\n${body}\n\`\`\``;
+const fence = (body: string, info = "ts", marker = "```") => `${marker}${info}\n${body}\n${marker}`;
 
 describe("scriptInReply", () => {
   test.each([
@@ -10,6 +10,8 @@ describe("scriptInReply", () => {
     ["no info string", fence("async function (itx) { return 2 }", ""), "async function (itx) { return 2 }"],
     ["a trailing semicolon", fence("async (itx) => 3;"), "async (itx) => 3;"],
     ["a non-code block beside it", `${fence("some output", "text")}\n${fence("async (itx) => 4")}`, "async (itx) => 4"],
+    ["CRLF line ends", "Sure.\r\n```ts\r\nasync (itx) => 5\r\n```\r\n", "async (itx) => 5"],
+    ["a ~~~ block after a ``` fence that never closes", `\`\`\`ts\nnot closed\n${fence("async (itx) => 6", "ts", "~~~")}`, "async (itx) => 6"],
   ])("accepts %s", (_name, reply, script) => {
     expect(scriptInReply(reply)).toEqual({ ok: true, script });
   });
@@ -24,5 +26,19 @@ describe("scriptInReply", () => {
     ["type annotations", fence("async (itx: Itx) => 1"), /without type annotations/],
   ])("refuses %s", (_name, reply, problem) => {
     expect(scriptInReply(reply)).toEqual({ ok: false, problem: expect.stringMatching(problem) });
+  });
+
+  // A regular expression with nested repetition took seconds on these (up to REPLY_MAX_LENGTH
+  // each), on the agent's thread. workerd may hold its clock still while code runs, so the clock is
+  // read again after a timer; the loose bound fails on work of seconds, not on a busy machine.
+  test("hostile replies are answered at once: a fence line of blanks, thousands of fences that never close", async () => {
+    const blanks = `\`\`\`${" ".repeat(250)}x\n`.repeat(250);
+    const unclosed = "```a\n".repeat(12_800);
+    const began = Date.now();
+    expect(scriptInReply(blanks)).toEqual({ ok: false, problem: expect.stringMatching(/no fenced/) });
+    expect(scriptInReply(unclosed)).toEqual({ ok: false, problem: expect.stringMatching(/no fenced/) });
+    expect(scriptInReply(`${blanks}${fence("async (itx) => 7", "ts", "~~~")}`)).toEqual({ ok: true, script: "async (itx) => 7" });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(Date.now() - began).toBeLessThan(1_000);
   });
 });

@@ -94,7 +94,7 @@ export async function listIssued(env: Env): Promise<IssuedToken[]> {
       }
     }
     const last = page.at(-1);
-    if (!last || page.length < 500) break;
+    if (!last) break; // A short page is not the end: pages stop at READ_PAGE_MAX_BYTES too.
     afterOffset = last.offset;
   }
   return [...tokens.values()].toReversed();

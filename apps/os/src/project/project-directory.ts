@@ -74,7 +74,7 @@ export async function listProjects(env: Env): Promise<ProjectRecord[]> {
     const page: StreamEvent[] = await directory(env).getEvents({ afterOffset, types: [PROJECT_SLUG_CLAIMED], limit: 500 });
     records.push(...page.map((event) => event.payload as ProjectRecord));
     const last = page.at(-1);
-    if (!last || page.length < 500) return records;
+    if (!last) return records; // A short page is not the end: pages stop at READ_PAGE_MAX_BYTES too.
     afterOffset = last.offset;
   }
 }

@@ -68,7 +68,7 @@ export class ReposRpcTarget extends RpcTarget {
         if (event.source.platform === "repo" && typeof path === "string") repos.push({ path, createdAt: event.createdAt });
       }
       const last = page.at(-1);
-      if (!last || page.length < 500) return repos;
+      if (!last) return repos; // A short page is not the end: pages stop at READ_PAGE_MAX_BYTES too.
       after = last.offset;
     }
   }

@@ -325,6 +325,71 @@ describe("Journal", () => {
     expect(result).toEqual([1, 2, 3, 4, 5, 6].map((back) => (back <= fit ? 1 : 0)));
   });
 
+  test("a page holds at most maxBytes of stored payload past its first event, in every format and from memory, and pages read on from their last offset cover the stream", async () => {
+    const maxBytes = 600;
+    const result = await withStorage((storage) => {
+      const journal = new Journal(storage.sql, () => "/journal");
+      // Payloads of 10 to ~1,400 bytes, some past maxBytes alone, some of two-byte characters.
+      const pads = ["", "x".repeat(40), "x".repeat(120), "é".repeat(150), "x".repeat(700), "y", "é".repeat(260), "x".repeat(290)];
+      const written: StreamEvent[] = [];
+      for (let commit = 0; commit < 6; commit++) {
+        const events = Array.from({ length: 5 }, (_, i): PendingEvent => ({ type: i % 2 ? "demo/b" : "demo/a", payload: { pad: pads[(commit * 5 + i) % pads.length] }, source: commit % 2 ? alice : bob }));
+        written.push(...journal.write(events, `2026-12-01T10:00:0${commit}.000Z`));
+      }
+      const fresh = new Journal(storage.sql, () => "/journal");
+      const max = Number.MAX_SAFE_INTEGER;
+      const readers: Record<string, (after: number, limit: number) => StreamEvent[]> = {
+        memory: (after, limit) => journal.read(after, max, limit, undefined, maxBytes),
+        packed3: (after, limit) => fresh.read(after, max, limit, undefined, maxBytes),
+        json: (after, limit) => JSON.parse(fresh.readJson(after, max, limit, undefined, maxBytes)) as StreamEvent[],
+        packed1: (after, limit) => unpackEvents(fresh.readPacked(after, max, limit, maxBytes)),
+        packed2: (after, limit) => unpackEvents(fresh.readPacked2(after, max, limit, maxBytes)),
+        typed: (after, limit) => fresh.read(after, max, limit, ["demo/a", "demo/b"], maxBytes),
+        typedFromMemory: (after, limit) => journal.read(after, max, limit, ["demo/b", "demo/a"], maxBytes),
+      };
+      const stored = written.map((e) => ({ offset: e.offset, type: e.type, bytes: new TextEncoder().encode(JSON.stringify(e.payload)).length }));
+      // The page a byte bound allows: rows in order while their running sum fits, and the first always.
+      const expected = (after: number, limit: number, types?: string[]) => {
+        const page: number[] = [];
+        let bytes = 0;
+        for (const row of stored) {
+          if (row.offset <= after || (types && !types.includes(row.type)) || page.length >= limit) continue;
+          bytes += row.bytes;
+          if (page.length > 0 && bytes > maxBytes) break;
+          page.push(row.offset);
+        }
+        return page;
+      };
+      const mismatches: string[] = [];
+      for (let after = 0; after < journal.head; after++) {
+        for (const limit of [1, 3, 1000]) {
+          for (const [name, read] of Object.entries(readers)) {
+            const got = read(after, limit).map((e) => e.offset);
+            if (JSON.stringify(got) !== JSON.stringify(expected(after, limit))) mismatches.push(`${name} ${after} ${limit}: ${JSON.stringify(got)}`);
+          }
+          const onlyA = fresh.read(after, max, limit, ["demo/a"], maxBytes).map((e) => e.offset);
+          if (JSON.stringify(onlyA) !== JSON.stringify(expected(after, limit, ["demo/a"]))) mismatches.push(`demo/a ${after} ${limit}: ${JSON.stringify(onlyA)}`);
+        }
+      }
+      // Read on from each page's last offset: every event once, in order.
+      const seen: number[] = [];
+      for (let after = 0; after < fresh.head; ) {
+        const page = fresh.read(after, max, 1000, undefined, maxBytes);
+        seen.push(...page.map((e) => e.offset));
+        after = (page.at(-1) as StreamEvent).offset;
+      }
+      // The real bound is far above what memory keeps: a read right behind the head is still
+      // answered from memory (rows gone from under the journal show it).
+      storage.sql.exec("DELETE FROM journal");
+      const fromMemory = journal.read(journal.head - 3, max, 10, undefined, LIMITS.READ_PAGE_MAX_BYTES).map((e) => e.offset);
+      return { mismatches, seen, head: journal.head, fromMemory, largest: Math.max(...stored.map((row) => row.bytes)) };
+    });
+    expect(result.largest).toBeGreaterThan(maxBytes);
+    expect(result.mismatches.slice(0, 5)).toEqual([]);
+    expect(result.seen).toEqual(Array.from({ length: result.head }, (_, i) => i + 1));
+    expect(result.fromMemory).toEqual([result.head - 2, result.head - 1, result.head]);
+  });
+
   test("an idempotency key is unique in the table itself; only events that carry one are indexed, in a new journal and in one made before", async () => {
     const result = await withStorage((storage) => {
       const sql = storage.sql;

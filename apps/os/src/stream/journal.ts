@@ -174,31 +174,32 @@ export class Journal {
   }
 
   /**
-   * Events with `after < offset < before`, oldest first, at most `limit`, optionally of `types`.
-   * A read at the head (a processor catching up, a waiter registering) is empty without a
-   * statement, and a read right behind it is answered from memory (the rows just written, parsed
-   * here as SQLite's answer would be), filtered by type there when it names types.
+   * Events with `after < offset < before`, oldest first, at most `limit`, optionally of `types`,
+   * and, given `maxBytes`, no more than fit in that many bytes of stored payload after the first
+   * (`#pageEnd`). A read at the head (a processor catching up, a waiter registering) is empty
+   * without a statement, and a read right behind it is answered from memory (the rows just
+   * written, parsed here as SQLite's answer would be), filtered by type there when it names types.
    */
-  read(after: number, before: number, limit: number, types?: readonly string[]): StreamEvent[] {
+  read(after: number, before: number, limit: number, types?: readonly string[], maxBytes?: number): StreamEvent[] {
     // Offsets are gapless and end at the head: nothing lies past it.
     if (after >= this.#head) return [];
-    const recent = this.#recent.between(after, before, limit, this.#head, this.#path(), types);
+    const recent = this.#recent.between(after, before, limit, this.#head, this.#path(), types, maxBytes);
     if (recent) return recent;
     // Unfiltered, the page is the packed one SQLite concatenates from the stored text (it parses no
     // payload, where json_object() would re-parse each), unpacked here into events. It numbers rows
     // from `after`, so only whole, non-negative bounds take it.
     const whole = Number.isSafeInteger(after) && after >= 0 && Number.isSafeInteger(limit) && limit >= 0;
-    if ((types === undefined || types.length === 0) && whole) return unpackEvents(this.readPacked3(after, before, limit));
-    return JSON.parse(this.readJson(after, before, limit, types)) as StreamEvent[];
+    if ((types === undefined || types.length === 0) && whole) return unpackEvents(this.readPacked3(after, before, limit, maxBytes));
+    return JSON.parse(this.readJson(after, before, limit, types, maxBytes)) as StreamEvent[];
   }
 
   /**
    * The same page as one JSON array string, built by SQLite itself: one statement and one string
    * instead of a JavaScript object and two JSON.parse calls per row. Bulk readers and replays use it.
    */
-  readJson(after: number, before: number, limit: number, types?: readonly string[]): string {
-    const filter =
-      types && types.length > 0 ? ` AND type_id IN (SELECT id FROM journal_types WHERE type IN (${types.map((_, i) => `?${i + 5}`).join(",")}))` : "";
+  readJson(after: number, before: number, limit: number, types?: readonly string[], maxBytes?: number): string {
+    const filter = typeFilter(types);
+    const end = this.#pageEnd(after, before, limit, maxBytes, types);
     const row = this.#sql
       .exec<{ page: string | null }>(
         `SELECT json_group_array(
@@ -210,7 +211,7 @@ export class Journal {
          JOIN journal_types AS t ON t.id = page.type_id JOIN journal_sources AS s ON s.id = page.source_id`,
         this.#path(),
         after,
-        before,
+        end,
         limit,
         ...(types ?? []),
       )
@@ -225,10 +226,10 @@ export class Journal {
    * together share their time and source, so this is about half the bytes of plain objects, and
    * bulk reads are bound by bytes.
    */
-  readPacked(after: number, before: number, limit: number): string {
+  readPacked(after: number, before: number, limit: number, maxBytes?: number): string {
     // Durable offsets are gapless, so the page is a range of primary keys with no LIMIT: each part
     // below scans that range of the table itself, instead of a page materialized once and joined.
-    const until = Math.min(before, after + limit + 1);
+    const until = this.#pageEnd(after, Math.min(before, after + limit + 1), undefined, maxBytes);
     // Built by concatenating the stored JSON text: SQLite never re-parses a payload here.
     const row = this.#sql
       .exec<{ page: string }>(
@@ -258,7 +259,7 @@ export class Journal {
    * formats each row with one printf, no join and no time text. (Sending a time only when it
    * changes saved bytes but cost more than it saved: SQLite's window function doubled the build.)
    */
-  readPacked2(after: number, before: number, limit: number): string {
+  readPacked2(after: number, before: number, limit: number, maxBytes?: number): string {
     return this.#numberedPage(
       2,
       `names AS MATERIALIZED (SELECT DISTINCT type_id, source_id FROM journal WHERE offset > ?2 AND offset < ?3)`,
@@ -268,6 +269,7 @@ export class Journal {
       after,
       before,
       limit,
+      maxBytes,
     );
   }
 
@@ -283,7 +285,7 @@ export class Journal {
    * primary key: a window function over the range took six times as long. Every type and source
    * of the range starts a run, so the names come from the runs, not from another scan.)
    */
-  readPacked3(after: number, before: number, limit: number): string {
+  readPacked3(after: number, before: number, limit: number, maxBytes?: number): string {
     return this.#numberedPage(
       3,
       `runs AS MATERIALIZED (SELECT row.offset, row.type_id, row.source_id, row.at
@@ -299,6 +301,7 @@ export class Journal {
       after,
       before,
       limit,
+      maxBytes,
     );
   }
 
@@ -309,8 +312,8 @@ export class Journal {
    * `type_id, source_id`). Parameters: ?1 the path, ?2 and ?3 the exclusive bounds of the range,
    * ?4 its first offset.
    */
-  #numberedPage(format: 2 | 3, ctes: string, rest: string, after: number, before: number, limit: number): string {
-    const until = Math.min(before, after + limit + 1);
+  #numberedPage(format: 2 | 3, ctes: string, rest: string, after: number, before: number, limit: number, maxBytes: number | undefined): string {
+    const until = this.#pageEnd(after, Math.min(before, after + limit + 1), undefined, maxBytes);
     const row = this.#sql
       .exec<{ page: string }>(
         `WITH ${ctes}
@@ -326,6 +329,35 @@ export class Journal {
       )
       .one();
     return row.page;
+  }
+
+  /**
+   * Where a page of the rows with `after < offset < before` (of `types`, at most `limit` when
+   * given) ends when it may hold `maxBytes` of stored payload: `before` when they all fit, else
+   * the offset of the first row past it, never the page's first row (a page always has one
+   * event). Usually the page fits, and one aggregate over the range finds that out (it reads each
+   * payload's size from its row header, not its text: about 4% of building a format 3 page of
+   * 10,000 small events). Only a page that does not pays for the running sum that finds the cut.
+   * Pages that are a range of primary keys pass no `limit`: `before` bounds them already, and a
+   * LIMIT would make the range a co-routine instead of a plain scan.
+   */
+  #pageEnd(after: number, before: number, limit: number | undefined, maxBytes: number | undefined, types?: readonly string[]): number {
+    if (maxBytes === undefined) return before;
+    const row = this.#sql
+      .exec<{ cut: number | null }>(
+        `WITH page AS NOT MATERIALIZED (SELECT offset, octet_length(payload) AS bytes FROM journal
+           WHERE offset > ?1 AND offset < ?2${typeFilter(types)}${limit === undefined ? "" : " ORDER BY offset LIMIT ?3"})
+         SELECT CASE WHEN coalesce((SELECT sum(bytes) FROM page), 0) <= ?4 THEN NULL
+           ELSE (SELECT min(offset) FROM (SELECT offset, row_number() OVER w AS n, sum(bytes) OVER w AS running FROM page WINDOW w AS (ORDER BY offset ROWS UNBOUNDED PRECEDING))
+                 WHERE n > 1 AND running > ?4) END AS cut`,
+        after,
+        before,
+        limit ?? -1,
+        maxBytes,
+        ...(types ?? []),
+      )
+      .one();
+    return row.cut ?? before;
   }
 
   #readHead(): number {
@@ -344,6 +376,11 @@ export class Journal {
     if (idempotencyKey !== undefined) event.idempotencyKey = idempotencyKey;
     return event;
   }
+}
+
+/** SQL that keeps the rows of `types` (bound from ?5 on), or nothing when no types are named. */
+function typeFilter(types: readonly string[] | undefined): string {
+  return types && types.length > 0 ? ` AND type_id IN (SELECT id FROM journal_types WHERE type IN (${types.map((_, i) => `?${i + 5}`).join(",")}))` : "";
 }
 
 /** A row as `RecentEvents` keeps it: its JSON text, parsed only when read. */
@@ -394,9 +431,12 @@ class RecentEvents {
 
   /**
    * The events with `after < offset < before`, at most `limit` (0 or more), of `types` when named,
-   * when memory holds every row of that range; else undefined.
+   * when memory holds every row of that range and `maxBytes` (when given) cannot cut the page;
+   * else undefined. A character of text is at most 3 bytes of UTF-8, so a page of payloads of at
+   * most `maxBytes / 3` characters fits without measuring it: with JOURNAL_RECENT_MAX_CHARS well
+   * under READ_PAGE_MAX_BYTES / 3, memory answers every page it holds.
    */
-  between(after: number, before: number, limit: number, head: number, streamPath: string, types?: readonly string[]): StreamEvent[] | undefined {
+  between(after: number, before: number, limit: number, head: number, streamPath: string, types?: readonly string[], maxBytes?: number): StreamEvent[] | undefined {
     const first = this.#rows[this.#start];
     const last = this.#rows.at(-1);
     if (first === undefined || last === undefined || last.offset !== head || after < first.offset - 1 || after >= head || !(limit >= 0)) return undefined;
@@ -405,9 +445,13 @@ class RecentEvents {
     const end = Math.min(this.#rows.length, from + Math.max(0, before - after - 1));
     const wanted = types === undefined || types.length === 0 ? undefined : new Set(types);
     const events: StreamEvent[] = [];
+    let chars = 0;
     for (let i = from; i < end && events.length < limit; i++) {
       const row = this.#rows[i] as RecentRow;
       if (wanted && !wanted.has(row.type)) continue;
+      chars += row.payload.length;
+      // SQLite measures the page and says where it ends.
+      if (maxBytes !== undefined && chars * 3 > maxBytes) return undefined;
       const event: StreamEvent = { streamPath, offset: row.offset, type: row.type, payload: JSON.parse(row.payload), createdAt: row.createdAt, source: JSON.parse(row.source) };
       if (row.idempotencyKey !== undefined) event.idempotencyKey = row.idempotencyKey;
       events.push(event);

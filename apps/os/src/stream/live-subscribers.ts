@@ -1,4 +1,7 @@
 import type { StreamEvent } from "iterate/types";
+import { ItxError } from "iterate/errors";
+import { utf8ByteLength } from "iterate/stream/events";
+import { LIMITS, limitDetails } from "../limits.ts";
 
 /** A callback a client passed over RPC; it receives ordered batches. */
 export type BatchCallback = ((events: StreamEvent[]) => unknown) & Partial<Disposable> & { dup?: () => BatchCallback };
@@ -11,10 +14,27 @@ export interface HistoryReader {
 
 const REPLAY_BATCH = 500;
 
+// One ephemeral event goes to every live subscriber as the same object: it is measured once.
+const ephemeralBytes = new WeakMap<StreamEvent, number>();
+
+function bytesOfEphemeral(event: StreamEvent): number {
+  let bytes = ephemeralBytes.get(event);
+  if (bytes === undefined) {
+    bytes = utf8ByteLength(JSON.stringify(event));
+    ephemeralBytes.set(event, bytes);
+  }
+  return bytes;
+}
+
 /**
  * One live subscriber: replays durable history after its cursor, then tails. Ephemeral events are
  * queued at the position they were sent and delivered in order with the durable ones. Every send
  * waits for the previous one, so a subscriber sees a gapless, ordered sequence.
+ *
+ * Only ephemeral events wait in memory: durable ones are read from the journal a batch at a time,
+ * each once the send before it is answered. A subscriber that falls behind by more ephemeral
+ * events than LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS or _BYTES, or whose callback takes longer than
+ * LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS to answer a batch, is closed as one whose callback threw.
  */
 export class LiveSubscriber {
   readonly key: string;
@@ -22,6 +42,7 @@ export class LiveSubscriber {
   #callback: BatchCallback;
   #types: ReadonlySet<string> | undefined;
   #ephemeral: StreamEvent[] = [];
+  #ephemeralBytes = 0;
   #pumping: Promise<void> | undefined;
   #closed = false;
   readonly #onFailure: (subscriber: LiveSubscriber, error: unknown) => void;
@@ -44,11 +65,28 @@ export class LiveSubscriber {
     return this.#cursor;
   }
 
-  /** Queues an ephemeral event; it goes out after every durable event up to its offset. */
+  /**
+   * Queues an ephemeral event; it goes out after every durable event up to its offset. One that
+   * would put the queue past its bounds closes the subscriber instead (an empty queue takes any).
+   */
   pushEphemeral(event: StreamEvent): void {
     if (this.#closed) return;
     if (this.#types && !this.#types.has(event.type)) return;
+    const bytes = bytesOfEphemeral(event);
+    if (this.#ephemeral.length >= LIMITS.LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS) {
+      this.#fail(new ItxError("RESOURCE_EXHAUSTED", `a live subscriber falls behind by at most ${LIMITS.LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS} ephemeral events`, {
+        details: limitDetails("LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS"),
+      }));
+      return;
+    }
+    if (this.#ephemeral.length > 0 && this.#ephemeralBytes + bytes > LIMITS.LIVE_SUBSCRIBER_EPHEMERAL_MAX_BYTES) {
+      this.#fail(new ItxError("RESOURCE_EXHAUSTED", `a live subscriber falls behind by at most ${LIMITS.LIVE_SUBSCRIBER_EPHEMERAL_MAX_BYTES} bytes of ephemeral events`, {
+        details: limitDetails("LIVE_SUBSCRIBER_EPHEMERAL_MAX_BYTES"),
+      }));
+      return;
+    }
     this.#ephemeral.push(event);
+    this.#ephemeralBytes += bytes;
   }
 
   /** Sends whatever is pending. Safe to call often: one pump runs at a time. */
@@ -65,6 +103,7 @@ export class LiveSubscriber {
     if (this.#closed) return;
     this.#closed = true;
     this.#ephemeral = [];
+    this.#ephemeralBytes = 0;
     try {
       this.#callback[Symbol.dispose]?.();
     } catch {
@@ -87,7 +126,11 @@ export class LiveSubscriber {
       }
       if (nextEphemeral) {
         const due: StreamEvent[] = [];
-        while (this.#ephemeral[0] && this.#ephemeral[0].offset <= this.#cursor) due.push(this.#ephemeral.shift() as StreamEvent);
+        while (this.#ephemeral[0] && this.#ephemeral[0].offset <= this.#cursor) {
+          const event = this.#ephemeral.shift() as StreamEvent;
+          this.#ephemeralBytes -= bytesOfEphemeral(event);
+          due.push(event);
+        }
         if (!(await this.#send(due))) return;
         continue;
       }
@@ -95,14 +138,30 @@ export class LiveSubscriber {
     }
   }
 
+  /** Calls the callback with `events`; answers whether the subscriber is still open after it. */
   async #send(events: StreamEvent[]): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const ms = LIMITS.LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS;
+        reject(new ItxError("TIMEOUT", `a live subscriber's callback answers a batch within ${ms} ms`, { details: { ...limitDetails("LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS"), timeoutMs: ms } }));
+      }, LIMITS.LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS);
+    });
     try {
-      await this.#callback(events);
-      return true;
+      await Promise.race([this.#callback(events), deadline]);
+      return !this.#closed;
     } catch (error) {
-      this.#onFailure(this, error);
-      this.close();
+      this.#fail(error);
       return false;
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
     }
+  }
+
+  // Ends the subscription as a failing callback does: its owner forgets it, its callback is let go.
+  #fail(error: unknown): void {
+    if (this.#closed) return;
+    this.#onFailure(this, error);
+    this.close();
   }
 }

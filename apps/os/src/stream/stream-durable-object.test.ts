@@ -140,6 +140,11 @@ describe("append", () => {
   });
 });
 
+/** Bytes of a page's payloads as stored (their JSON; these are ASCII). */
+function payloadBytes(events: StreamEvent[]): number {
+  return events.reduce((sum, event) => sum + JSON.stringify(event.payload).length, 0);
+}
+
 describe("reads", () => {
   test("getEvents uses exclusive bounds, filters types and caps the limit", async () => {
     const stream = freshStream();
@@ -202,6 +207,35 @@ describe("reads", () => {
     expect(events).toEqual(await stream.getEvents({}));
     // No two events share a source object.
     expect(events[0]?.source).not.toBe(events[1]?.source);
+  });
+
+  test(`READ_PAGE_MAX_BYTES (${LIMITS.READ_PAGE_MAX_BYTES}): getEvents and every getEventsPacked format stop before a page's payloads pass it, and read on from the last offset`, async () => {
+    const stream = freshStream();
+    // 20 events of ~250,000 bytes (5 MB), four to an append (APPEND_MAX_BYTES).
+    for (let commit = 0; commit < 5; commit++) {
+      await stream.append({ events: Array.from({ length: 4 }, (_, i) => ({ type: "demo/big", payload: { i: commit * 4 + i, blob: "x".repeat(250_000) } })), stamp });
+    }
+    const readers: Record<string, (afterOffset: number) => Promise<StreamEvent[]>> = {
+      getEvents: async (afterOffset) => stream.getEvents({ afterOffset, limit: STREAM_LIMITS.READ_MAX_LIMIT }),
+      typed: async (afterOffset) => stream.getEvents({ afterOffset, limit: STREAM_LIMITS.READ_MAX_LIMIT, types: ["demo/big"] }),
+      packed1: async (afterOffset) => unpackEvents(await stream.getEventsPacked({ afterOffset, limit: LIMITS.READ_JSON_MAX_LIMIT })),
+      packed2: async (afterOffset) => unpackEvents(await stream.getEventsPacked({ afterOffset, limit: LIMITS.READ_JSON_MAX_LIMIT, format: 2 })),
+      packed3: async (afterOffset) => unpackEvents(await stream.getEventsPacked({ afterOffset, limit: LIMITS.READ_JSON_MAX_LIMIT, format: 3 })),
+    };
+    for (const [name, read] of Object.entries(readers)) {
+      const pages: number[] = [];
+      const seen: number[] = [];
+      for (let after = 0; after < 20; ) {
+        const page = await read(after);
+        expect(payloadBytes(page), name).toBeLessThanOrEqual(LIMITS.READ_PAGE_MAX_BYTES);
+        pages.push(page.length);
+        seen.push(...page.map((event) => event.offset));
+        after = (page.at(-1) as StreamEvent).offset;
+      }
+      // 16 events fit in 4 MiB; the next page has the rest.
+      expect(pages, name).toEqual([16, 4]);
+      expect(seen, name).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    }
   });
 
   test("waitForEvent finds history, waits for the future, and times out with TIMEOUT", async () => {
@@ -275,6 +309,66 @@ describe("live subscriptions", () => {
     await new Promise((done) => setTimeout(done, 50));
     expect(second).toEqual([2]);
     expect(await stream.unsubscribe("ui")).toBe(false);
+  });
+});
+
+describe("live subscribers that do not keep up", () => {
+  test("LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS and _BYTES: a subscriber whose callback does not answer is closed once its waiting ephemeral events pass either; the others keep theirs", async () => {
+    const limits = LIMITS as Record<string, number>;
+    const saved = { ...limits };
+    Object.assign(limits, { LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS: 3, LIVE_SUBSCRIBER_EPHEMERAL_MAX_BYTES: 1_500 });
+    const releases: Array<() => void> = [];
+    try {
+      for (const [name, payload, sent] of [["count", {}, 5], ["bytes", { text: "x".repeat(800) }, 3]] as const) {
+        const stream = freshStream();
+        const stuck: number[] = [];
+        const healthy: StreamEvent[] = [];
+        // Takes the first batch and never answers it.
+        await stream.subscribe({ key: "stuck", callback: (batch: StreamEvent[]) => new Promise<void>((resolve) => void (stuck.push(batch.length), releases.push(resolve))) });
+        await stream.subscribe({ key: "healthy", callback: (batch: StreamEvent[]) => void healthy.push(...batch) });
+        // count: one in flight, three waiting, the fifth is one too many. bytes: one in flight,
+        // ~900 (the event as JSON) waiting, and the third would make ~1,800.
+        for (let i = 0; i < sent; i++) await stream.append({ events: [{ type: "demo/tick", payload, ephemeral: true }], stamp });
+        await expect.poll(() => healthy.length, { timeout: 5_000 }).toBe(sent);
+        await expect.poll(async () => (await stream.info()).liveSubscribers, { timeout: 5_000, message: name }).toBe(1);
+        expect(stuck, name).toEqual([1]);
+        await stream.append({ events: [{ type: "demo/after" }], stamp });
+        await expect.poll(() => healthy.length).toBe(sent + 1);
+        expect(stuck, name).toEqual([1]);
+      }
+      // Under the bounds a slow subscriber keeps up: a fresh one falls behind by three and is answered.
+      const stream = freshStream();
+      const got: number[] = [];
+      await stream.subscribe({ callback: (batch: StreamEvent[]) => new Promise<void>((resolve) => setTimeout(() => (got.push(batch.length), resolve()), 20)) });
+      for (let i = 0; i < 4; i++) await stream.append({ events: [{ type: "demo/tick", ephemeral: true }], stamp });
+      await expect.poll(() => got.reduce((sum, n) => sum + n, 0), { timeout: 5_000 }).toBe(4);
+      expect((await stream.info()).liveSubscribers).toBe(1);
+    } finally {
+      Object.assign(limits, saved);
+      for (const release of releases) release();
+    }
+  });
+
+  test("LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS: a callback that does not answer a batch in time closes its subscriber, and it is sent nothing more", async () => {
+    const limits = LIMITS as Record<string, number>;
+    const saved = { ...limits };
+    Object.assign(limits, { LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS: 100 });
+    const releases: Array<() => void> = [];
+    try {
+      const stream = freshStream();
+      const stuck: number[] = [];
+      const healthy: number[] = [];
+      await stream.subscribe({ key: "stuck", callback: (batch: StreamEvent[]) => new Promise<void>((resolve) => void (stuck.push(...batch.map((event) => event.offset)), releases.push(resolve))) });
+      await stream.subscribe({ key: "healthy", callback: (batch: StreamEvent[]) => void healthy.push(...batch.map((event) => event.offset)) });
+      await stream.append({ events: [{ type: "demo/a" }], stamp });
+      await expect.poll(async () => (await stream.info()).liveSubscribers, { timeout: 5_000 }).toBe(1);
+      await stream.append({ events: [{ type: "demo/b" }], stamp });
+      await expect.poll(() => healthy).toEqual([1, 2]);
+      expect(stuck).toEqual([1]);
+    } finally {
+      Object.assign(limits, saved);
+      for (const release of releases) release();
+    }
   });
 });
 

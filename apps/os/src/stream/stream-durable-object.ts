@@ -66,7 +66,7 @@ export class StreamDurableObject extends DurableObject<Env> {
       projectId: this.#projectId,
       path: this.#path,
       head: () => this.#journal.head,
-      read: (after, limit) => this.#journal.read(after, Number.MAX_SAFE_INTEGER, limit),
+      read: (after, limit) => this.#journal.read(after, Number.MAX_SAFE_INTEGER, limit, undefined, LIMITS.READ_PAGE_MAX_BYTES),
       capability: (stamp) => new StreamRpcTarget(uncodedBackend(this), stamp),
       quiet: () => this.#live.size === 0 && this.#waiters.size === 0,
     });
@@ -365,7 +365,7 @@ export class StreamDurableObject extends DurableObject<Env> {
   #history() {
     return {
       head: () => this.#journal.head,
-      read: (after: number, before: number, limit: number) => this.#journal.read(after, before, limit),
+      read: (after: number, before: number, limit: number) => this.#journal.read(after, before, limit, undefined, LIMITS.READ_PAGE_MAX_BYTES),
     };
   }
 

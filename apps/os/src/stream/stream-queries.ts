@@ -80,16 +80,20 @@ export function parseSubscribeRequest(request: SubscribeRequest): { key: string;
   return { key, afterOffset, ...(request.types ? { types: request.types } : {}) };
 }
 
-/** A `getEvents` page: durable events between exclusive bounds, optionally of some types. */
+/**
+ * A `getEvents` page: durable events between exclusive bounds, optionally of some types, and no
+ * more than READ_PAGE_MAX_BYTES of payload past the first: a shorter page than `limit` is not the
+ * end of the stream, so readers go on from its last offset.
+ */
 export function readEventsPage(journal: Journal, input: unknown): StreamEvent[] {
   const query = validateGetEventsInput(input);
-  return journal.read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100, query.types);
+  return journal.read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, query.limit ?? 100, query.types, LIMITS.READ_PAGE_MAX_BYTES);
 }
 
 /**
- * A `getEventsPacked` page: every type, up to READ_JSON_MAX_LIMIT events, in packed format 1
- * (`Journal.readPacked`) or, when the reader names it, format 2 or 3 (`Journal.readPacked2`,
- * `Journal.readPacked3`).
+ * A `getEventsPacked` page: every type, up to READ_JSON_MAX_LIMIT events and READ_PAGE_MAX_BYTES
+ * of payload past the first (as `readEventsPage`), in packed format 1 (`Journal.readPacked`) or,
+ * when the reader names it, format 2 or 3 (`Journal.readPacked2`, `Journal.readPacked3`).
  */
 export function readPackedPage(journal: Journal, input: unknown): string {
   const { limit, format, ...rest } = (typeof input === "object" && input !== null ? input : { invalid: input }) as Record<string, unknown>;
@@ -102,7 +106,7 @@ export function readPackedPage(journal: Journal, input: unknown): string {
   if ("types" in rest) throw new ItxError("INVALID_ARGUMENT", "getEventsPacked reads every type; use getEvents to filter");
   const query = validateGetEventsInput(rest);
   const read = format === 3 ? journal.readPacked3.bind(journal) : format === 2 ? journal.readPacked2.bind(journal) : journal.readPacked.bind(journal);
-  return read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000);
+  return read(query.afterOffset ?? 0, query.beforeOffset ?? Number.MAX_SAFE_INTEGER, (limit as number | undefined) ?? 1000, LIMITS.READ_PAGE_MAX_BYTES);
 }
 
 /** The durable event appended with `key`, or null. */

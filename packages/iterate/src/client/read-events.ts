@@ -22,8 +22,10 @@ export interface ReadEventsOptions {
 /**
  * Reads a stream from `afterOffset` to the head it has when reading starts, page by page.
  * Durable offsets are gapless, so page boundaries are known in advance and the next pages are
- * requested while the current one is consumed. Pages come in packed format 3; an OS that does
- * not know it yet (it refuses the format) is read in format 2.
+ * requested while the current one is consumed. The OS may answer a page short (it bounds a page's
+ * bytes): the rest of that page's range is then asked for next, ahead of the pages already
+ * requested. Pages come in packed format 3; an OS that does not know it yet (it refuses the
+ * format) is read in format 2.
  *
  * @example
  * for await (const page of readEvents(session.streams.get("/orders"))) {
@@ -36,24 +38,27 @@ export async function* readEvents(stream: ReadableStream, options: ReadEventsOpt
   const prefetch = Math.max(0, options.prefetch ?? 2);
   const head = await stream.head();
   let format: 2 | 3 = 3;
-  const inFlight: Array<{ afterOffset: number; page: Promise<string> }> = [];
+  const inFlight: PageRequest[] = [];
   let next = start;
-  const request = (afterOffset: number): number => {
-    const until = Math.min(head, afterOffset + pageSize);
+  // The events with `afterOffset < offset <= until`, or their first part.
+  const request = (afterOffset: number, until: number): PageRequest => {
     // One native promise per page (an RPC promise is awaited once). A page requested ahead may be
     // refused while an earlier one is awaited: its rejection is observed when its turn comes, or
     // dropped with the rest after a fallback.
     const page = Promise.resolve(stream.getEventsPacked({ afterOffset, beforeOffset: until + 1, limit: pageSize, format }));
     page.catch(() => undefined);
-    inFlight.push({ afterOffset, page });
-    return until;
+    return { afterOffset, until, page };
   };
   const fill = () => {
-    while (inFlight.length <= prefetch && next < head) next = request(next);
+    while (inFlight.length <= prefetch && next < head) {
+      const until = Math.min(head, next + pageSize);
+      inFlight.push(request(next, until));
+      next = until;
+    }
   };
   fill();
   while (inFlight.length > 0) {
-    const { afterOffset, page } = inFlight.shift() as (typeof inFlight)[number];
+    const { afterOffset, until, page } = inFlight.shift() as PageRequest;
     let text: string;
     try {
       text = await page;
@@ -68,8 +73,19 @@ export async function* readEvents(stream: ReadableStream, options: ReadEventsOpt
     }
     fill();
     const events = unpackEvents(text);
+    const last = events.at(-1);
+    // A short page is not the end: the rest of its range comes next.
+    if (last && last.offset < until) inFlight.unshift(request(last.offset, until));
     if (events.length > 0) yield events;
   }
+}
+
+/** A page asked for and not yet consumed. */
+interface PageRequest {
+  afterOffset: number;
+  /** The last offset the page was asked to reach. */
+  until: number;
+  page: Promise<string>;
 }
 
 function refusesFormat(error: unknown): boolean {
