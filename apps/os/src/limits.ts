@@ -396,6 +396,13 @@ const PLATFORM_LIMITS = {
    */
   SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE: 1_200,
   /**
+   * The longest a context's scheduler waits after the project's budget refused one of its
+   * occurrences: it fires nothing meanwhile (its slots coalesce), waiting 1 s after the first
+   * refusal in a row and twice as long after each next one. Without it every refused slot of
+   * every schedule still cost a fact and a call to the project, second after second.
+   */
+  SCHEDULER_REFUSED_PAUSE_MAX_MS: 60_000,
+  /**
    * Bytes (UTF-8 JSON, as the fold keeps them) one context's schedules may take: they are its
    * scheduler's checkpoint, at most 1 MiB, and each holds its script.
    */

@@ -194,6 +194,26 @@ describe("the scheduler Durable Object", () => {
     }
   });
 
+  test("SCHEDULER_REFUSED_PAUSE_MAX_MS: a refusal pauses the context's scheduler (1 s, then twice as long), so many schedules past the budget cost a refusal per pause, not one per slot", async () => {
+    const saved = LIMITS.SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE;
+    (LIMITS as Record<string, number>).SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE = 1;
+    try {
+      const { projectId, scheduler } = await freshContext();
+      for (let index = 0; index < 20; index++) unwrapCoded(await scheduler.set({ definition: { key: `beat-${index}`, every: 1, script: BEAT }, caller: root }));
+      await new Promise((resolve) => setTimeout(resolve, 4_500));
+      const failed = await events(projectId, [SCHEDULE_FAILED]);
+      const beats = await events(projectId, ["test/beat"]);
+      for (let index = 0; index < 20; index++) unwrapCoded(await scheduler.cancel({ key: `beat-${index}`, caller: root }));
+      // One run (the burst), then refusals at about 0, 1 and 3 s of pause: before, 20 a second.
+      expect(beats).toHaveLength(1);
+      expect(failed.length).toBeGreaterThanOrEqual(1);
+      expect(failed.length).toBeLessThanOrEqual(5);
+      for (const event of failed) expect((event.payload as { error: { code: string } }).error.code).toBe("RESOURCE_EXHAUSTED");
+    } finally {
+      (LIMITS as Record<string, number>).SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE = saved;
+    }
+  });
+
   test("a key that names a member of Object.prototype is refused INVALID_ARGUMENT by set and cancel, not read as a schedule", async () => {
     const { scheduler } = await freshContext();
     for (const key of ["__proto__", "constructor", "toString", "valueOf", "hasOwnProperty"]) {

@@ -52,6 +52,9 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
   readonly #path: string;
   /** Occurrences running in this incarnation, by schedule key. */
   readonly #running = new Map<string, Promise<void>>();
+  // After the project's budget refused an occurrence: nothing fires before this (SCHEDULER_REFUSED_PAUSE_MAX_MS).
+  #pausedUntil = 0;
+  #refusedInARow = 0;
   /** The occurrences' open session into the runner (local OS only): a Durable Object outlives its requests. */
   readonly #runner = new HeldRunner();
   /** Bytes of schedules set and not yet folded (see set). */
@@ -144,8 +147,19 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
     }
     for (const schedule of Object.values(schedules)) {
       if (this.#running.has(schedule.key)) continue; // a slot that passes meanwhile coalesces into the next
+      // Paused by a refusal: the slots that pass coalesce into the next occurrence after it.
+      if (Date.now() < this.#pausedUntil) break;
       const due = dueOccurrence(schedule, now);
       if (!due) continue;
+      // Admitted one by one, before anything starts: the first refusal settles its slot and pauses
+      // this scheduler, so a pass of many schedules costs the budget one refusal, not one each.
+      const refused = await this.#budgetRefusal();
+      if (refused?.status === "failed") {
+        this.#pause();
+        await this.#settle({ key: schedule.key, definedAtOffset: schedule.definedAtOffset, ...due }, { type: SCHEDULE_FAILED, error: refused.error }, schedule);
+        break;
+      }
+      this.#refusedInARow = 0;
       // Not awaited: a long script must hold neither this alarm nor the context's other schedules.
       const firing = this.#fire(schedule, due)
         .catch((error: unknown) => console.error(`schedule ${schedule.key} of ${this.#path} could not settle`, error))
@@ -160,12 +174,18 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
     const inFlight: InFlight = { key: schedule.key, definedAtOffset: schedule.definedAtOffset, ...due };
     const storageKey = `${IN_FLIGHT_PREFIX}${schedule.key}`;
     await this.ctx.storage.put(storageKey, inFlight);
-    const refused = await this.#budgetRefusal();
     const started = Date.now();
-    const outcome = refused ?? (await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule, this.#runner));
+    const outcome = await runOccurrence(this.env, { projectId: this.#projectId, path: this.#path }, schedule, this.#runner);
     const durationMs = Date.now() - started;
     await this.#settle(inFlight, outcome.status === "succeeded" ? { type: SCHEDULE_FIRED, durationMs } : { type: SCHEDULE_FAILED, error: outcome.error }, schedule);
     await this.ctx.storage.delete(storageKey);
+  }
+
+  // 1 s after the first refusal in a row, twice as long after each next, at most SCHEDULER_REFUSED_PAUSE_MAX_MS.
+  #pause(): void {
+    this.#refusedInARow += 1;
+    const wait = Math.min(LIMITS.SCHEDULER_REFUSED_PAUSE_MAX_MS, 1_000 * 2 ** Math.min(this.#refusedInARow - 1, 16));
+    this.#pausedUntil = Date.now() + wait;
   }
 
   // The project's budget for scheduled runs (SCHEDULED_RUNS_PER_PROJECT_PER_MINUTE): undefined when
@@ -235,6 +255,7 @@ export class SchedulerDurableObject extends StreamProcessorDurableObject<Env> {
       if (due !== null && (next === null || due < next)) next = due;
     }
     // An occurrence left in flight by no live run (a dead incarnation, a failed settle) is settled now.
+    if (next !== null && next < this.#pausedUntil) next = this.#pausedUntil;
     const inFlight = await this.ctx.storage.list<InFlight>({ prefix: IN_FLIGHT_PREFIX });
     if ([...inFlight.values()].some((left) => !this.#running.has(left.key))) next = Date.now();
     if (next === null) return;
