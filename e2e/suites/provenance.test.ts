@@ -32,13 +32,17 @@ describe("origin is the context whose code ran, on every road", () => {
     await itx.extend({ path: "/victim" });
     const attacker = await itx.extend({ path: "/attacker" });
     const who = (await attacker.run(`async (itx) => {
-      const posing = await itx.cd("/").extend({ path: "/victim" });
+      // Making a child of a context it does not act as is refused; cd reaches /victim as itself.
+      let refused;
+      try { await itx.cd("/").extend({ path: "/victim" }); } catch (error) { refused = error.code + " " + error.details?.reason; }
+      const posing = itx.cd("/victim");
       await posing.append({ type: "demo/posed" });
       const own = await itx.extend({ path: "/attacker/tool" });
-      return [await posing.whoami(), await own.whoami()];
-    }`)) as [Whoami, Whoami];
-    expect(who[0]).toMatchObject({ path: "/victim", origin: "/attacker" });
-    expect(who[1]).toMatchObject({ path: "/attacker/tool", origin: "/attacker/tool" });
+      return [refused, await posing.whoami(), await own.whoami()];
+    }`)) as [string, Whoami, Whoami];
+    expect(who[0]).toBe("PERMISSION_DENIED not-yours");
+    expect(who[1]).toMatchObject({ path: "/victim", origin: "/attacker" });
+    expect(who[2]).toMatchObject({ path: "/attacker/tool", origin: "/attacker/tool" });
     expect(await originsOf(itx, "/victim", "demo/posed")).toEqual(["/attacker"]);
   });
 

@@ -14,6 +14,8 @@ export class UnauthenticatedRootRpcTarget extends RpcTarget {
   readonly #env: Env;
   readonly #connection: Connection;
   readonly #handshake: Handshake;
+  // Set once an authentication succeeded (or is setting up its watches): a connection carries one session.
+  #taken = false;
 
   constructor(env: Env, connection: Connection, handshake: Handshake = {}) {
     super();
@@ -29,32 +31,39 @@ export class UnauthenticatedRootRpcTarget extends RpcTarget {
    */
   async authenticate(credentials: unknown): Promise<SessionRpcTarget> {
     const connection = this.#connection;
-    refuseSecondSession(connection);
+    this.#refuseSecondSession();
     const { principal, tokenId, browserSessionId, expiresAt } = await authenticate(this.#env, credentials, this.#handshake);
-    // Checked again: two calls may have been under way at once.
-    refuseSecondSession(connection);
-    connection.markAuthenticated();
+    // Checked again, and taken before the next await: two calls may have been under way at once.
+    this.#refuseSecondSession();
+    this.#taken = true;
+    try {
+      if (tokenId !== undefined && connection.transport === "websocket" && !connection.closed) {
+        const stop = await watchRevocation(this.#env, tokenId, `session:${connection.id}`, () => connection.terminate("the bearer token was revoked"));
+        connection.onClose(stop);
+      }
+      if (browserSessionId !== undefined && connection.transport === "websocket" && !connection.closed) {
+        const stop = await watchEnd(this.#env, browserSessionId, `connection:${connection.id}`, () => connection.terminate("the browser session was signed out"));
+        connection.onClose(stop);
+      }
+    } catch (error) {
+      // No session was handed out: the connection may try again (a watch already made ends at close).
+      this.#taken = false;
+      throw error;
+    }
     if (expiresAt !== undefined && connection.transport === "websocket" && !connection.closed) endAtExpiry(connection, expiresAt);
-    if (tokenId !== undefined && connection.transport === "websocket" && !connection.closed) {
-      const stop = await watchRevocation(this.#env, tokenId, `session:${connection.id}`, () => connection.terminate("the bearer token was revoked"));
-      connection.onClose(stop);
-    }
-    if (browserSessionId !== undefined && connection.transport === "websocket" && !connection.closed) {
-      const stop = await watchEnd(this.#env, browserSessionId, `connection:${connection.id}`, () => connection.terminate("the browser session was signed out"));
-      connection.onClose(stop);
-    }
+    connection.markAuthenticated();
     return new SessionRpcTarget(this.#env, connection, principal);
   }
-}
 
-/**
- * A connection carries one session. Each authentication of a WebSocket watches its credential
- * until the connection closes, so a client that authenticated again and again on one socket
- * would grow that state (and the registry's watchers) without bound.
- */
-function refuseSecondSession(connection: Connection): void {
-  if (!connection.authenticated) return;
-  throw new ItxError("INVALID_ARGUMENT", "this connection is authenticated already: a connection carries one session; open another connection to authenticate again");
+  /**
+   * A connection carries one session. Each authentication of a WebSocket watches its credential
+   * until the connection closes, so a client that authenticated again and again on one socket
+   * would grow that state (and the registry's watchers) without bound.
+   */
+  #refuseSecondSession(): void {
+    if (!this.#taken) return;
+    throw new ItxError("INVALID_ARGUMENT", "this connection is authenticated already: a connection carries one session; open another connection to authenticate again");
+  }
 }
 
 /** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */

@@ -9,12 +9,16 @@ import { streamStub } from "../stream/stream-rpc-target.ts";
 /** The binding whose Durable Objects host contexts (and, as processor hosts, fold their streams). */
 export const CAPABILITY_HOST_BINDING = "CAPABILITY_HOST";
 
+/** How `ensureContext` found the context: its certificate names this parent, another, or none stands on a used stream. */
+export type Birth = { born: "here" | "elsewhere"; parent: string | null } | { born: "in-use" };
+
 /**
  * Creates a context by appending, in one commit, the subscription that feeds its stream to its
  * capability host and its birth certificate. Both carry idempotency keys and the fold keeps the
- * first certificate, so creating an existing context is a no-op: get-or-create. Answers
- * "born-here" when the context's certificate is the one asked for (new, or an identical repeat),
- * "born-elsewhere" when an earlier, different one stands.
+ * first certificate, so creating an existing context is a no-op: get-or-create. Answers "here"
+ * when the certificate that stands names the parent asked for (new, or a repeat), "elsewhere"
+ * with the parent it names otherwise. The certificate is read from the stream itself, never from
+ * the context's host, whose fold may not have caught up with it yet.
  *
  * With `fresh`, a context is born only on a stream that holds nothing yet: a path already in use
  * without a certificate (a context the root reaches with `cd`, which inherits from `/`) answers
@@ -23,7 +27,7 @@ export const CAPABILITY_HOST_BINDING = "CAPABILITY_HOST";
 export async function ensureContext(
   env: Env,
   input: { projectId: string; path: string; name: string; parent: string | null; ancestors: string[]; caller: Caller; fresh?: boolean },
-): Promise<"born-here" | "born-elsewhere" | "in-use"> {
+): Promise<Birth> {
   const stream = streamStub(env.STREAM, `${input.projectId}:${input.path}`);
   try {
     await stream.append({
@@ -45,16 +49,16 @@ export async function ensureContext(
       ],
       stamp: { ...stampOf(input.caller), platform: "context" },
     });
-    return "born-here";
+    return { born: "here", parent: input.parent };
   } catch (error) {
+    // Born before (the first certificate stands), or, not fresh, in use without one.
     const code = errorCode(error);
-    // Already born (with another name or parent): the first certificate stands.
-    if (code === "IDEMPOTENCY_CONFLICT") return "born-elsewhere";
-    if (code !== "OFFSET_CONFLICT") throw error;
-    // Not fresh: born before (by this parent, or another), or in use without a certificate.
-    const born = await hostStub(env, input.projectId, input.path).birth();
-    if (born.name === null) return "in-use";
-    return born.parent === input.parent ? "born-here" : "born-elsewhere";
+    if (code !== "IDEMPOTENCY_CONFLICT" && code !== "OFFSET_CONFLICT") throw error;
+    const certificate = await stream.getByIdempotencyKey("itx/created");
+    if (certificate === null) return { born: "in-use" };
+    const parent = (certificate.payload as { parent?: unknown }).parent;
+    const named = typeof parent === "string" ? parent : null;
+    return { born: named === input.parent ? "here" : "elsewhere", parent: named };
   }
 }
 
@@ -65,10 +69,9 @@ export async function ensureContext(
  * context and catch its calls on its own mounts, so the platform refuses to build on it.
  */
 export async function ensureRootChild(env: Env, input: { projectId: string; path: string; name: string; caller: Caller }, what: string): Promise<void> {
-  const born = await ensureContext(env, { ...input, parent: "/", ancestors: ["/"] });
-  if (born === "born-here") return;
-  const { parent } = await hostStub(env, input.projectId, input.path).birth();
-  if (parent === "/") return;
+  const birth = await ensureContext(env, { ...input, parent: "/", ancestors: ["/"] });
+  if (birth.born === "here") return;
+  const parent = birth.born === "elsewhere" ? birth.parent : "no certificate";
   throw new ItxError("PERMISSION_DENIED", `${input.path} is a context born under ${String(parent)}, not the project's root: no ${what} is made on it`, {
     details: { reason: "not-root-born" },
   });

@@ -99,7 +99,7 @@ export async function extend(ctx: HandleContext, input: { name?: unknown; path?:
   // the root already uses (`cd("/work")`), or one it will make later, could act as it.
   const rootActing = origin === "/";
   if (!rootActing) mayMakeChild(origin, where.path, parent.ancestors, childPath);
-  const born = await ensureContext(env, {
+  const birth = await ensureContext(env, {
     projectId: where.projectId,
     path: childPath,
     name: (name as string | undefined) ?? childPath.split("/").at(-1) ?? childPath,
@@ -108,7 +108,7 @@ export async function extend(ctx: HandleContext, input: { name?: unknown; path?:
     caller: ctx.caller(),
     fresh: !rootActing,
   });
-  if (born === "in-use") {
+  if (birth.born === "in-use") {
     throw new ItxError("PERMISSION_DENIED", `${childPath} is in use without a birth certificate (it inherits from /): only the root makes it a child`, {
       details: { reason: "in-use" },
     });
@@ -119,13 +119,10 @@ export async function extend(ctx: HandleContext, input: { name?: unknown; path?:
   // born under it). A context born under another parent is not its child: answering a handle on it
   // that still acts as this context would hand back a wider handle where a narrower was asked for
   // (code that then runs untrusted work in "its child" would run it as itself).
-  if (born === "born-elsewhere") {
-    const { parent: other } = await relay(hostStub(env, where.projectId, childPath).birth());
-    if (other !== where.path) {
-      throw new ItxError("PERMISSION_DENIED", `${childPath} is a context born under ${String(other)}, not a child of ${where.path}: use cd(${JSON.stringify(childPath)}) to reach it`, {
-        details: { reason: "born-elsewhere" },
-      });
-    }
+  if (birth.born === "elsewhere") {
+    throw new ItxError("PERMISSION_DENIED", `${childPath} is a context born under ${String(birth.parent)}, not a child of ${where.path}: use cd(${JSON.stringify(childPath)}) to reach it`, {
+      details: { reason: "born-elsewhere" },
+    });
   }
   return ctx.at(childPath, childPath);
 }

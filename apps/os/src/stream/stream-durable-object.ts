@@ -138,8 +138,7 @@ export class StreamDurableObject extends DurableObject<Env> {
   waitForEvent(input: unknown): Promise<Coded<StreamEvent>> {
     return asCoded(async () => {
       const query = parseWaitQuery(input);
-      this.#waiters.checkRoom();
-      return (await firstStoredMatch(this.#journal, query)) ?? this.#waiters.wait(query.matches, query.timeoutMs, query.described);
+      return (await this.#waiters.scanning(() => firstStoredMatch(this.#journal, query))) ?? this.#waiters.wait(query.matches, query.timeoutMs, query.described);
     });
   }
 

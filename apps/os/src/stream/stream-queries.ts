@@ -53,14 +53,27 @@ export async function firstStoredMatch(journal: Journal, query: WaitQuery): Prom
   }
   let after = query.afterOffset;
   while (after < journal.head) {
-    const end = Math.min(after + LIMITS.WAIT_SCAN_WINDOW_EVENTS, journal.head);
-    const page = journal.read(after, end + 1, STREAM_LIMITS.READ_MAX_LIMIT, query.types);
-    const hit = page.find(query.matches);
-    if (hit) return hit;
-    after = page.length === STREAM_LIMITS.READ_MAX_LIMIT ? (page.at(-1) as StreamEvent).offset : end;
+    const step = scanPage(journal, query, after);
+    if (step.hit) return step.hit;
+    after = step.next;
+    // No page is held across the turn given up: concurrent scans hold at most one at a time.
     if (after < journal.head) await yieldThread();
   }
   return undefined;
+}
+
+/**
+ * One page of the look-through from `after`, within its window and READ_PAGE_MAX_BYTES: the first
+ * match, or where to read on (after the page's last event, which may end short of the window
+ * when the byte cap cut it, else the window's end).
+ */
+function scanPage(journal: Journal, query: WaitQuery, after: number): { hit?: StreamEvent; next: number } {
+  const end = Math.min(after + LIMITS.WAIT_SCAN_WINDOW_EVENTS, journal.head);
+  const page = journal.read(after, end + 1, STREAM_LIMITS.READ_MAX_LIMIT, query.types, LIMITS.READ_PAGE_MAX_BYTES);
+  const hit = page.find(query.matches);
+  if (hit) return { hit, next: hit.offset };
+  const last = page.at(-1);
+  return { next: last === undefined ? end : last.offset };
 }
 
 /** A subscribe request's key, starting offset and types, checked. */

@@ -15,9 +15,26 @@ export class Waiters {
     return this.#waiters.size;
   }
 
+  // Callers looking through history before they wait (firstStoredMatch): they count as waiting.
+  #scanning = 0;
+
+  /**
+   * Runs `scan` (the look-through of history before a wait) as one of this stream's waiters:
+   * LIMIT_EXCEEDED when STREAM_WAITERS_MAX wait or scan already.
+   */
+  async scanning<T>(scan: () => Promise<T>): Promise<T> {
+    this.checkRoom();
+    this.#scanning += 1;
+    try {
+      return await scan();
+    } finally {
+      this.#scanning -= 1;
+    }
+  }
+
   /** LIMIT_EXCEEDED when STREAM_WAITERS_MAX callers wait already: each one is matched against every commit. */
   checkRoom(): void {
-    if (this.#waiters.size < LIMITS.STREAM_WAITERS_MAX) return;
+    if (this.#waiters.size + this.#scanning < LIMITS.STREAM_WAITERS_MAX) return;
     throw new ItxError("LIMIT_EXCEEDED", `at most ${LIMITS.STREAM_WAITERS_MAX} callers wait for events on one stream at a time; subscribe to follow it instead`, {
       details: limitDetails("STREAM_WAITERS_MAX"),
     });

@@ -84,10 +84,21 @@ function sameJson(a: unknown, b: unknown): boolean {
   }
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = keysOf(b);
-    if (keysOf(a).length !== keys.length) return false;
+    if (!hasDefinedKeys(a, keys.length)) return false;
     return keys.every((key) => Object.hasOwn(a, key) && sameJson(a[key], b[key]));
   }
   return false;
+}
+
+/** Whether `object` has exactly `count` keys JSON would write, counted no further than one past it. */
+function hasDefinedKeys(object: Record<string, unknown>, count: number): boolean {
+  let seen = 0;
+  for (const key in object) {
+    if (!Object.hasOwn(object, key) || object[key] === undefined) continue;
+    seen += 1;
+    if (seen > count) return false;
+  }
+  return seen === count;
 }
 
 /** The keys JSON would write: those whose value is not undefined. */
