@@ -41,9 +41,14 @@ export async function buildConfigWorker(files: Record<string, string>, hash: str
   return { ...built, hash };
 }
 
-/** Artifacts by content key in the project's SQLite: a restart does not rebuild. */
+/**
+ * Artifacts by content key in the project's SQLite: a restart does not rebuild. One too big for a
+ * row is kept in memory instead (the newest such one), so requests to the project's host are not
+ * each a rebuild of it until the object is evicted.
+ */
 export class ArtifactStore {
   readonly #sql: SqlStorage;
+  #large: BuiltWorker | undefined;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -51,14 +56,18 @@ export class ArtifactStore {
   }
 
   get(hash: string): BuiltWorker | undefined {
+    if (this.#large?.hash === hash) return this.#large;
     const row = this.#sql.exec<{ built: string }>("SELECT built FROM project_artifacts WHERE hash = ?", hash).toArray()[0];
     return row ? (JSON.parse(row.built) as BuiltWorker) : undefined;
   }
 
-  /** Keeps `built` unless it is too big for a row; only the newest few are kept. */
+  /** Keeps `built`: in a row (only the newest few are kept), or in memory when it is too big for one. */
   put(built: BuiltWorker): void {
     const text = JSON.stringify(built);
-    if (text.length > LIMITS.PROJECT_ARTIFACT_MAX_CHARS) return;
+    if (text.length > LIMITS.PROJECT_ARTIFACT_MAX_CHARS) {
+      this.#large = built;
+      return;
+    }
     this.#sql.exec("INSERT OR REPLACE INTO project_artifacts (hash, built) VALUES (?, ?)", built.hash, text);
     this.#sql.exec("DELETE FROM project_artifacts WHERE rowid NOT IN (SELECT rowid FROM project_artifacts ORDER BY rowid DESC LIMIT 4)");
   }
