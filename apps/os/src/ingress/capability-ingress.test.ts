@@ -50,4 +50,22 @@ describe("capability ingress", () => {
     expect(await answer.json()).toEqual({ code: "PERMISSION_DENIED", message: "members only" });
     expect(logged).not.toHaveBeenCalledWith("an exposed capability failed to answer over HTTP", expect.anything());
   });
+
+  test("the OS's session cookie never reaches the capability (its other cookies do); a host outside the ingress base is not routed", async () => {
+    let seen: string | null = "unset";
+    const url = await exposed("echo", (request) => {
+      seen = request.headers.get("cookie");
+      return new Response("ok");
+    });
+    const answer = await exports.default.fetch(new Request(url, { headers: { cookie: "theme=dark; iterate_session=s.1.sig; __Host-iterate_session=t.2.sig; cart=3" } }));
+    expect(answer.status).toBe(200);
+    expect(seen).toBe("theme=dark; cart=3");
+    await exports.default.fetch(new Request(url, { headers: { cookie: "iterate_session=s.1.sig" } }));
+    expect(seen).toBeNull();
+    // `echo--<slug>` as the first label of some other domain is not the capability ingress.
+    const elsewhere = new URL(url);
+    elsewhere.hostname = `${elsewhere.hostname.split(".")[0]}.example.com`;
+    const other = await exports.default.fetch(new Request(elsewhere, { headers: { host: elsewhere.host } }));
+    expect(await other.text()).not.toBe("ok");
+  });
 });

@@ -2,6 +2,8 @@ import { errorCode, errorMessage } from "iterate/errors";
 import { hostStub } from "../capability-host/host-stub.ts";
 import { logUncoded } from "../logging/log-limiter.ts";
 import { findProject } from "../project/project-directory.ts";
+import { DEFAULT_PROJECT_INGRESS_BASE } from "./project-ingress.ts";
+import { withoutOsCredentials } from "./public-request.ts";
 
 /**
  * HTTP to capabilities: a request for `{capability}--{project}.{base}` goes to that capability's
@@ -10,8 +12,12 @@ import { findProject } from "../project/project-directory.ts";
  * carries no credentials into the platform. Locally the Host header selects the capability.
  */
 export async function routeToCapability(request: Request, env: Env): Promise<Response | undefined> {
-  const host = (request.headers.get("host") ?? new URL(request.url).host).split(":")[0] ?? "";
-  const label = host.split(".")[0] ?? "";
+  const host = (request.headers.get("host") ?? new URL(request.url).host).split(":")[0]?.toLowerCase() ?? "";
+  // One label under the ingress base, never some other host whose first label happens to hold `--`.
+  const base = env.PROJECT_INGRESS_BASE ?? DEFAULT_PROJECT_INGRESS_BASE;
+  if (!host.endsWith(`.${base}`)) return undefined;
+  const label = host.slice(0, -(base.length + 1));
+  if (label.includes(".")) return undefined;
   const separator = label.indexOf("--");
   if (separator <= 0) return undefined;
   const capability = label.slice(0, separator);
@@ -21,7 +27,7 @@ export async function routeToCapability(request: Request, env: Env): Promise<Res
   try {
     const response = await hostStub(env, record.projectId, "/").invoke({
       path: [capability, "fetch"],
-      args: [request],
+      args: [withoutOsCredentials(request)],
       caller: { principal: "public", origin: "/" },
       http: true,
     });

@@ -1,4 +1,5 @@
 import { findProject } from "../project/project-directory.ts";
+import { withoutOsCredentials } from "./public-request.ts";
 
 /** The host suffix project hosts sit under when the deployment names none: `<slug>.localhost`. */
 export const DEFAULT_PROJECT_INGRESS_BASE = "localhost";
@@ -28,5 +29,5 @@ export async function routeToProjectWorker(request: Request, env: Env): Promise<
   // The directory first: an unknown slug must not make us wake (and allocate) a project's objects.
   const record = await findProject(env, slug);
   if (!record) return Response.json({ code: "NOT_FOUND", message: `no project ${slug}` }, { status: 404 });
-  return env.PROJECT.getByName(`${record.projectId}:/`).serveHttp(request);
+  return env.PROJECT.getByName(`${record.projectId}:/`).serveHttp(withoutOsCredentials(request));
 }

@@ -1,7 +1,7 @@
 import { connectItx } from "../client/connect-itx.ts";
 import type { CliIo } from "./io.ts";
 import { withProgress } from "./progress.ts";
-import { human } from "./render.ts";
+import { forTerminal, human } from "./render.ts";
 import { isLoopback, resolveTarget, UsageError, type GlobalOptions, type Target } from "./target.ts";
 
 /** A Cap'n Web stub: its surface is dynamic (capability paths), so commands treat it as such. */
@@ -82,7 +82,7 @@ export class CliContext {
   print(value: unknown, text?: string): void {
     if (this.json) this.io.stdout.write(`${JSON.stringify(value ?? null)}\n`);
     else {
-      const shown = text ?? human(value);
+      const shown = forTerminal(text ?? human(value));
       if (shown !== "") this.io.stdout.write(`${shown}\n`);
     }
   }

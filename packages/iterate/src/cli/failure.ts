@@ -1,5 +1,6 @@
 import { errorCode, errorMessage } from "../errors/index.ts";
 import { EXIT_CODES, EXIT_UNCODED, EXIT_USAGE } from "./exit-codes.ts";
+import { forTerminal } from "./render.ts";
 import { UsageError, type Target } from "./target.ts";
 
 /** What the CLI prints (one line on stderr) and exits with when a command fails. */
@@ -38,5 +39,5 @@ export function describeFailure(error: unknown, target: Target | undefined): Fai
 }
 
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, " ").trim();
+  return forTerminal(text.replace(/\s*\n\s*/g, " ").trim());
 }

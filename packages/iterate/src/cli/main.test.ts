@@ -12,6 +12,8 @@ import { profilesPath, readProfiles, writeProfile } from "./profiles.ts";
 import { LOCAL_DEFAULT_ADMIN_SECRET, resolveTarget } from "./target.ts";
 import { parseEvents } from "./commands/stream-commands.ts";
 import { agentPath } from "./commands/agent-commands.ts";
+import { describeFailure } from "./failure.ts";
+import { forTerminal } from "./render.ts";
 
 
 interface CapturedIo extends CliIo {
@@ -192,5 +194,17 @@ describe("argument parsing helpers", () => {
     expect(agentPath("helper")).toBe("/agents/helper");
     expect(agentPath("/agents/helper")).toBe("/agents/helper");
     expect(() => agentPath("/itx/helper")).toThrow(/under \/agents\//);
+  });
+});
+
+describe("text from the OS on a terminal", () => {
+  test("control characters but line breaks and tabs become U+FFFD: no escape sequence from a reply, an instruction or an error reaches the terminal", () => {
+    const hostile = "ok\x1b]52;c;ZWNobyBwd25lZA==\x07 \x1b[2J\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\ \x9b31m\x7f";
+    const shown = forTerminal(`${hostile}\nline two\tcolumn`);
+    expect([...shown].filter((char) => /\p{Cc}/u.test(char) && char !== "\n" && char !== "\t")).toEqual([]);
+    expect(shown).toContain("\nline two\tcolumn");
+    expect(shown.startsWith("ok\uFFFD]52;c;")).toBe(true);
+    const failure = describeFailure(Object.assign(new Error(`denied \x1b[31mred\x1b[0m`), { code: "PERMISSION_DENIED" }), undefined);
+    expect(failure.line).not.toContain("\x1b");
   });
 });

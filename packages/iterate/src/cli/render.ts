@@ -10,6 +10,19 @@ export function human(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? String(value);
 }
 
+/** Every control character but a line break and a tab. */
+const CONTROL = /(?![\n\t])\p{Cc}/gu;
+
+/**
+ * Text from the OS made safe to write to a terminal: control characters other than line breaks
+ * and tabs become U+FFFD. What the CLI prints for people comes from others (a model's reply, a
+ * capability's instructions, a script's result), and escape sequences in it could rewrite the
+ * screen, set the clipboard (OSC 52) or spoof a link (OSC 8).
+ */
+export function forTerminal(text: string): string {
+  return text.replace(CONTROL, "\uFFFD");
+}
+
 /** One event on one line: `#offset type payload`; ephemeral events (never stored) with `~`. */
 export function eventLine(event: StreamEvent): string {
   const mark = event.ephemeral ? `~${event.offset}` : `#${event.offset}`;

@@ -4,6 +4,7 @@ import type { AgentConfig, StreamEvent } from "../../types.ts";
 import type { CliContext, Stub } from "../cli-context.ts";
 import { UsageError } from "../target.ts";
 import { parseInteger } from "./context-commands.ts";
+import { forTerminal } from "../render.ts";
 
 const PROJECT_OPTION = ["-p, --project <slug>", "the agent's project (default: ITERATE_PROJECT)"] as const;
 // The agent's ephemeral deltas of the model's reply, and the agent's words to people.
@@ -69,7 +70,7 @@ export function registerAgentCommands(program: Command, ctx: CliContext): void {
               if (ctx.json) {
                 if (event.type === RESPONSE_FRAME || event.type === MESSAGE_SENT) out.write(`${JSON.stringify(event)}\n`);
               } else if (event.type === RESPONSE_FRAME) {
-                const delta = String((event.payload as { delta?: unknown }).delta ?? "");
+                const delta = forTerminal(String((event.payload as { delta?: unknown }).delta ?? ""));
                 out.write(tty ? `\x1b[2m${delta}\x1b[22m` : delta);
                 streaming = true;
               }
@@ -90,7 +91,7 @@ export function registerAgentCommands(program: Command, ctx: CliContext): void {
           const answer = (await agent.ask({ message: line, ...(options.timeout === undefined ? {} : { timeoutMs: options.timeout }) })) as { text: string | null };
           if (streaming && !ctx.json) out.write("\n");
           streaming = false;
-          if (!ctx.json) out.write(`${path}> ${answer.text ?? "(no message)"}\n`);
+          if (!ctx.json) out.write(`${path}> ${forTerminal(answer.text ?? "(no message)")}\n`);
           prompt();
         }
       } finally {
