@@ -3,6 +3,7 @@ import type { LlmConfig } from "./agent-contract.ts";
 import type { ChatMessage } from "./agent-prompt.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { raceDeadline } from "../limits/deadline.ts";
+import { concat } from "../bytes.ts";
 
 /** Characters of a failed answer's body quoted in the error. */
 const ERROR_DETAIL_MAX_CHARS = 300;
@@ -197,7 +198,7 @@ class LineSplitter {
     let start = 0;
     for (let newline = chunk.indexOf(NEWLINE); newline >= 0; newline = chunk.indexOf(NEWLINE, start)) {
       this.#hold(chunk.subarray(start, newline));
-      lines.push(this.#decoder.decode(joined(this.#held, this.#heldBytes)));
+      lines.push(this.#decoder.decode(concat(this.#held)));
       this.#held = [];
       this.#heldBytes = 0;
       start = newline + 1;
@@ -228,23 +229,12 @@ async function readUpTo(response: Response, maxBytes: number, signal: AbortSigna
     for (let chunk = await body.read(); chunk; chunk = await body.read()) {
       chunks.push(chunk);
       total += chunk.byteLength;
-      if (total > maxBytes) return { bytes: joined(chunks, total), whole: false };
+      if (total > maxBytes) return { bytes: concat(chunks), whole: false };
     }
-    return { bytes: joined(chunks, total), whole: true };
+    return { bytes: concat(chunks), whole: true };
   } finally {
     body.close();
   }
-}
-
-function joined(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1 && parts[0]) return parts[0];
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    bytes.set(part, offset);
-    offset += part.byteLength;
-  }
-  return bytes;
 }
 
 function parseChunk(data: string, url: string): { delta?: string; usage?: Record<string, number>; error?: string } {

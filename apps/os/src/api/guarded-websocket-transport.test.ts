@@ -1,27 +1,16 @@
-import { exports } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
 import { describe, expect, test } from "vitest";
 import type { UnauthenticatedRoot } from "iterate/types";
 import { LIMITS } from "../limits.ts";
 import { GuardedWebSocketTransport } from "./guarded-websocket-transport.ts";
 import { MessageBudget } from "./message-guard.ts";
+import { openApiSocket } from "../../test/api-socket.ts";
 
 // oxlint-disable typescript/no-explicit-any -- the session is driven by raw frames and dynamic stubs
 
-async function openSocket(): Promise<{ socket: WebSocket; closed: Promise<{ code: number; reason: string }> }> {
-  const response = await exports.default.fetch("http://os.test/api", { headers: { upgrade: "websocket" } });
-  expect(response.status).toBe(101);
-  const socket = response.webSocket as unknown as WebSocket & { accept(): void };
-  socket.accept();
-  const closed = new Promise<{ code: number; reason: string }>((done) => {
-    socket.addEventListener("close", (event) => done({ code: event.code, reason: event.reason }));
-  });
-  return { socket, closed };
-}
-
 describe("the WebSocket message guard", () => {
   test(`before authentication, more than API_UNAUTHENTICATED_CHARS_MAX (${LIMITS.API_UNAUTHENTICATED_CHARS_MAX}) characters closes the socket: 1009 INVALID_ARGUMENT`, async () => {
-    const { socket, closed } = await openSocket();
+    const { socket, closed } = await openApiSocket();
     socket.send("x".repeat(LIMITS.API_UNAUTHENTICATED_CHARS_MAX + 1));
     const { code, reason } = await closed;
     expect(code).toBe(1009);
@@ -30,19 +19,19 @@ describe("the WebSocket message guard", () => {
 
   test("a frame that is not a Cap'n Web message closes the socket: 1008 INVALID_ARGUMENT", async () => {
     for (const frame of ["garbage", "{}", '["launch"]', "[1,2]"]) {
-      const { socket, closed } = await openSocket();
+      const { socket, closed } = await openApiSocket();
       socket.send(frame);
       const { code, reason } = await closed;
       expect(code, frame).toBe(1008);
       expect(reason, frame).toContain("[INVALID_ARGUMENT]");
     }
-    const { socket, closed } = await openSocket();
+    const { socket, closed } = await openApiSocket();
     socket.send(new Uint8Array([1, 2, 3]));
     expect((await closed).code).toBe(1008);
   });
 
   test(`a peer that keeps failing to authenticate is cut off after API_UNAUTHENTICATED_MESSAGES_MAX (${LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX}) messages`, async () => {
-    const { socket, closed } = await openSocket();
+    const { socket, closed } = await openApiSocket();
     const root: any = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
     const attempts = Array.from({ length: LIMITS.API_UNAUTHENTICATED_MESSAGES_MAX }, () =>
       root.authenticate({ type: "admin-secret", secret: "wrong" }).then(
@@ -61,7 +50,7 @@ describe("the WebSocket message guard", () => {
   });
 
   test("after authenticate() succeeds the budget relaxes: a message larger than the unauthenticated budget is served", async () => {
-    const { socket } = await openSocket();
+    const { socket } = await openApiSocket();
     const root: any = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
     const session = root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" });
     expect((await session.__describe()).kind).toBe("session");
@@ -107,7 +96,7 @@ describe("the WebSocket message guard", () => {
   });
 
   test("the wire is capnweb's JSON text both ways: a value capnweb encodes arrives decoded, answers come back as JSON frames", async () => {
-    const { socket } = await openSocket();
+    const { socket } = await openApiSocket();
     const frames: string[] = [];
     socket.addEventListener("message", (event) => {
       frames.push(event.data as string);
@@ -127,7 +116,7 @@ describe("the WebSocket message guard", () => {
   });
 
   test("every value capnweb encodes in JSON arrives decoded on the OS side (bigint, Infinity, NaN, bytes, undefined, -0), and an abort from the client ends the session", async () => {
-    const { socket, closed } = await openSocket();
+    const { socket, closed } = await openApiSocket();
     const root: any = newWebSocketRpcSession<UnauthenticatedRoot>(socket);
     const session = root.authenticate({ type: "admin-secret", secret: "workerd-test-secret" });
     const stream = session.streams.get("/wire/values");

@@ -1,21 +1,15 @@
-import { exports } from "cloudflare:workers";
 import { newWebSocketRpcSession } from "capnweb";
 import { describe, expect, test } from "vitest";
 import type { UnauthenticatedRoot } from "iterate/types";
 import { expectCode } from "iterate/stream/test-support";
+import { openApiSocket } from "../../test/api-socket.ts";
 
 // oxlint-disable typescript/no-explicit-any -- the session is driven through dynamic stubs
 
 const ADMIN = { type: "admin-secret", secret: "workerd-test-secret" } as const;
 
 async function openSession(): Promise<{ root: any; closed: Promise<{ code: number; reason: string }> }> {
-  const response = await exports.default.fetch("http://os.test/api", { headers: { upgrade: "websocket" } });
-  expect(response.status).toBe(101);
-  const socket = response.webSocket as unknown as WebSocket & { accept(): void };
-  socket.accept();
-  const closed = new Promise<{ code: number; reason: string }>((done) => {
-    socket.addEventListener("close", (event) => done({ code: event.code, reason: event.reason }));
-  });
+  const { socket, closed } = await openApiSocket();
   return { root: newWebSocketRpcSession<UnauthenticatedRoot>(socket), closed };
 }
 

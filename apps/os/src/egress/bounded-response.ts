@@ -1,5 +1,6 @@
 import { ItxError } from "iterate/errors";
 import { limitDetails, type LimitName } from "../limits.ts";
+import { concat } from "../bytes.ts";
 
 /**
  * The bytes of a response body, read to the end but never past `maxBytes` (LIMIT_EXCEEDED, the
@@ -43,13 +44,7 @@ export async function readBounded(
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concat(chunks);
 }
 
 /** The same response with its body read whole under the bounds of `readBounded`. */

@@ -1,5 +1,5 @@
 import { ItxError } from "iterate/errors";
-import { concat } from "./bytes.ts";
+import { concat } from "../bytes.ts";
 
 export { concat };
 

@@ -1,6 +1,6 @@
 import { ItxError, errorMessage } from "iterate/errors";
 import { LIMITS, limitDetails, type LimitName } from "../limits.ts";
-import { concat } from "./bytes.ts";
+import { concat } from "../bytes.ts";
 
 /**
  * A push's body as read: whole, or (past `GIT_HTTP_BODY_MAX_BYTES`) only its head, which holds the

@@ -1,5 +1,5 @@
 import { readObject } from "isomorphic-git";
-import { concat } from "./bytes.ts";
+import { concat } from "../bytes.ts";
 import type { PackedObjects } from "./packed-objects.ts";
 import type { ObjectStore } from "./repo-tree.ts";
 

@@ -13,7 +13,7 @@
  * first, a push's staged pack among them; `objects/pack` lists nothing.
  */
 import type { PromiseFsClient } from "isomorphic-git";
-import { concat } from "./bytes.ts";
+import { concat } from "../bytes.ts";
 
 const CHUNK_BYTES = 1_048_576;
 /** Chunks `readRange` keeps, most recently read: at most this many MiB of a repository in memory. */
