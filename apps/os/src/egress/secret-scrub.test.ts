@@ -178,6 +178,39 @@ describe("the secret scrub", () => {
     expect(out.length).toBe(16 * 16_384 + "[secret]tail".length);
   });
 
+  test("a stream of tiny chunks behind a long hold-back hashes each byte once and scrubs as a whole body does", () => {
+    // 16 KiB of material spelled with every byte percent-encoded holds back 48 KiB: hashing the
+    // held bytes again on every push made a server answering a byte at a time cost that per byte.
+    const material = "k".repeat(16_384);
+    const list = scrubPatterns([material]);
+    const longest = Math.max(...list.map((pattern) => pattern.bytes.length));
+    expect(longest).toBeGreaterThan(48_000);
+    const body = new TextEncoder().encode(`head ${"k".repeat(16_383)} ${encodeURIComponent(material)} ${"%6B".repeat(16_383)} tail`);
+    const whole = scrubBytes(body, list);
+    expect(new TextDecoder().decode(whole)).toBe(`head ${"k".repeat(16_383)} [secret] ${"%6B".repeat(16_383)} tail`);
+    const scrubber = new ByteScrubber(list);
+    const parts: Uint8Array[] = [];
+    let seed = 11;
+    for (let at = 0; at < body.length; ) {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      // Mostly one to three bytes, now and then a chunk longer than the buffer's room.
+      const size = seed % 97 === 0 ? 70_000 : 1 + (seed % 3);
+      parts.push(scrubber.push(body.subarray(at, at + size)));
+      at += size;
+    }
+    parts.push(scrubber.flush());
+    expect(parts.reduce(concatBytes, new Uint8Array(0))).toEqual(whole);
+    expect(scrubber.hashedBytes).toBe(body.length);
+  });
+
+  test("what a push answers is the caller's own: taking its buffer does not disturb the scrubber", () => {
+    const scrubber = new ByteScrubber(patterns);
+    const first = scrubber.push(bytesOf(`${"x".repeat(5_000)} ${ASCII.slice(0, 5)}`));
+    structuredClone(first.buffer, { transfer: [first.buffer] });
+    const rest = concatBytes(scrubber.push(bytesOf(`${ASCII.slice(5)} after`)), scrubber.flush());
+    expect(new TextDecoder().decode(rest)).toMatch(/\[secret\] after$/);
+  });
+
   test("a material whose tail is a Thue-Morse string (it collides with x^128 under any polynomial hash modulo 2^32) is told apart from a body of x", () => {
     const material = "x".repeat(2_048 - 128) + Array.from({ length: 128 }, (_, i) => (thueMorse(i) ? "y" : "w")).join("");
     const body = new TextEncoder().encode(`${"x".repeat(8_192)}${material}`);

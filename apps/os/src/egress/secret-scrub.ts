@@ -105,27 +105,43 @@ function utf16(text: string, littleEndian: boolean): Uint8Array {
  * Scrubs a byte stream chunk by chunk. Each chunk is answered at once except its last
  * (longest pattern − 1) bytes, which could begin a spelling that the next chunk completes.
  *
- * Where a position's first byte starts a pattern, the window's hash (cut from the chunk's prefix
- * hashes) is compared before its bytes, so bytes are compared only where a spelling very likely
- * is: the work is linear in the bytes and the candidates, whatever the bytes are. Comparing byte
- * by byte at every such position cost the bytes times the patterns' lengths: a project that set
- * its own secret to 16 KiB of one letter, and answered that letter back, held the OS's thread
- * seconds per chunk.
+ * Where a position's first byte starts a pattern, the window's hash (cut from the prefix hashes)
+ * is compared before its bytes, so bytes are compared only where a spelling very likely is: the
+ * work is linear in the bytes and the candidates, whatever the bytes are. Comparing byte by byte
+ * at every such position cost the bytes times the patterns' lengths: a project that set its own
+ * secret to 16 KiB of one letter, and answered that letter back, held the OS's thread seconds per
+ * chunk.
+ *
+ * The held bytes and their prefix hashes stay in a buffer with room after them, so a push hashes
+ * and copies only its own chunk; the held bytes move only when the room runs out, after at least
+ * the hold-back's length of new bytes. Joining and rehashing them on every push cost the
+ * hold-back (up to 3 x SECRET_MATERIAL_MAX_LENGTH) per chunk, however small: a server answering
+ * a byte at a time made each byte cost that much.
  */
 export class ByteScrubber {
   readonly #index: PatternIndex;
-  #carried: Uint8Array = new Uint8Array(0);
+  // The bytes not yet answered are #bytes[#start, #end). #prefix[k] hashes every byte this buffer
+  // received before k, from wherever it began: a window's hash, prefix[end] − prefix[at]·b^length,
+  // does not depend on where that was.
+  #bytes = new Uint8Array(0);
+  #prefix = new Int32Array(1);
+  #start = 0;
+  #end = 0;
+  #hashed = 0;
 
   constructor(patterns: readonly ScrubPattern[]) {
     this.#index = indexOf(patterns);
   }
 
+  /** Bytes hashed so far: each pushed byte once, however the stream is cut into chunks. */
+  get hashedBytes(): number {
+    return this.#hashed;
+  }
+
   /** The scrubbed bytes that can be released now. */
   push(chunk: Uint8Array): Uint8Array {
-    const buffer = concat(this.#carried, chunk);
-    const { output, consumed } = this.#scan(buffer, Math.max(0, buffer.length - this.#index.holdBack));
-    this.#carried = buffer.slice(consumed);
-    return output;
+    this.#take(chunk);
+    return this.#scan(Math.max(this.#start, this.#end - this.#index.holdBack));
   }
 
   /**
@@ -133,43 +149,82 @@ export class ByteScrubber {
    * with more patterns can search them: pushed into it, they are searched as if never held.
    */
   takeHeld(): Uint8Array {
-    const held = this.#carried;
-    this.#carried = new Uint8Array(0);
+    const held = this.#bytes.subarray(this.#start, this.#end);
+    this.#reset();
     return held;
   }
 
   /** The rest, at the end of the stream. */
   flush(): Uint8Array {
-    const buffer = this.#carried;
-    this.#carried = new Uint8Array(0);
-    return this.#scan(buffer, buffer.length).output;
+    const out = this.#scan(this.#end);
+    this.#reset();
+    return out;
   }
 
-  // Looks for spellings starting before `scanEnd` (each is wholly inside `buffer`); at one
-  // position the first pattern in order wins, and a match's bytes are not searched again.
-  #scan(buffer: Uint8Array, scanEnd: number): { output: Uint8Array; consumed: number } {
-    const { byFirstByte, base: b } = this.#index;
-    // prefix[i] hashes buffer[0, i): any window's hash is then two reads and a multiply.
-    const prefix = new Int32Array(buffer.length + 1);
-    for (let j = 0; j < buffer.length; j++) prefix[j + 1] = reduce((prefix[j] as number) * b + (buffer[j] as number));
+  #reset(): void {
+    this.#bytes = new Uint8Array(0);
+    this.#prefix = new Int32Array(1);
+    this.#start = 0;
+    this.#end = 0;
+  }
+
+  // Appends `chunk` after the held bytes and hashes it. Without room, the held bytes move to a new
+  // buffer sized for them, the chunk and as much again as the hold-back (so the next move is at
+  // least that many bytes away), which also lets go of a buffer a big chunk once needed.
+  #take(chunk: Uint8Array): void {
+    if (this.#end + chunk.length > this.#bytes.length) {
+      const held = this.#end - this.#start;
+      const bytes = new Uint8Array(held + chunk.length + this.#index.holdBack + SCRUB_ROOM_BYTES);
+      const prefix = new Int32Array(bytes.length + 1);
+      bytes.set(this.#bytes.subarray(this.#start, this.#end));
+      prefix.set(this.#prefix.subarray(this.#start, this.#end + 1));
+      this.#bytes = bytes;
+      this.#prefix = prefix;
+      this.#start = 0;
+      this.#end = held;
+    }
+    const bytes = this.#bytes;
+    const prefix = this.#prefix;
+    const b = this.#index.base;
+    const from = this.#end;
+    const to = from + chunk.length;
+    bytes.set(chunk, from);
+    for (let j = from; j < to; j++) prefix[j + 1] = reduce((prefix[j] as number) * b + (bytes[j] as number));
+    this.#end = to;
+    this.#hashed += chunk.length;
+  }
+
+  // Looks for spellings starting before `scanEnd` (each is wholly inside the held bytes) and
+  // answers the bytes it is done with; at one position the first pattern in order wins, and a
+  // match's bytes are not searched again.
+  #scan(scanEnd: number): Uint8Array {
+    const { byFirstByte } = this.#index;
+    const bytes = this.#bytes;
+    const prefix = this.#prefix;
+    const limit = this.#end;
     const parts: Uint8Array[] = [];
-    let emitted = 0;
-    let i = 0;
+    let emitted = this.#start;
+    let i = this.#start;
     while (i < scanEnd) {
-      const candidates = byFirstByte[buffer[i] as number];
-      const match = candidates && candidates.length > 0 ? matchAt(buffer, prefix, i, candidates) : undefined;
+      const candidates = byFirstByte[bytes[i] as number];
+      const match = candidates && candidates.length > 0 ? matchAt(bytes, prefix, i, limit, candidates) : undefined;
       if (match) {
-        if (i > emitted) parts.push(buffer.subarray(emitted, i));
+        if (i > emitted) parts.push(bytes.subarray(emitted, i));
         parts.push(match.replacement);
         i += match.bytes.length;
         emitted = i;
       } else i++;
     }
     const consumed = Math.max(i, emitted);
-    if (consumed > emitted) parts.push(buffer.subarray(emitted, consumed));
-    return { output: concat(...parts), consumed };
+    if (consumed > emitted) parts.push(bytes.subarray(emitted, consumed));
+    this.#start = consumed;
+    // Always a copy: a reader may transfer what it is given, and a view would take this buffer with it.
+    return parts.length === 1 ? (parts[0] as Uint8Array).slice() : concat(...parts);
   }
 }
+
+/** Room a scrubber's buffer keeps after its held bytes beyond the hold-back, so tiny patterns do not move tiny buffers on every push. */
+const SCRUB_ROOM_BYTES = 16_384;
 
 /** A pattern as the scan looks for it: with its bytes' hash, and base^length to cut a window's hash out of the prefix hashes. */
 type IndexedPattern = ScrubPattern & { hash: number; shift: number };
@@ -212,11 +267,11 @@ function power(exponent: number, b: number): number {
   return result;
 }
 
-function matchAt(buffer: Uint8Array, prefix: Int32Array, at: number, candidates: readonly IndexedPattern[]): IndexedPattern | undefined {
+function matchAt(buffer: Uint8Array, prefix: Int32Array, at: number, limit: number, candidates: readonly IndexedPattern[]): IndexedPattern | undefined {
   outer: for (const pattern of candidates) {
     const bytes = pattern.bytes;
     const end = at + bytes.length;
-    if (end > buffer.length) continue;
+    if (end > limit) continue;
     const window = reduce((prefix[end] as number) - reduce((prefix[at] as number) * pattern.shift) + MODULUS);
     if (window !== pattern.hash) continue;
     for (let j = 1; j < bytes.length; j++) if (buffer[at + j] !== bytes[j]) continue outer;
@@ -244,6 +299,7 @@ function indexOf(patterns: readonly ScrubPattern[]): PatternIndex {
 }
 
 function concat(...parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 0) return new Uint8Array(0);
   if (parts.length === 1) return parts[0] as Uint8Array;
   const total = parts.reduce((sum, part) => sum + part.length, 0);
   const out = new Uint8Array(total);
