@@ -122,6 +122,11 @@ const PLATFORM_LIMITS = {
    */
   LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS: 1_000,
   LIVE_SUBSCRIBER_EPHEMERAL_MAX_BYTES: 1_048_576,
+  /**
+   * Bytes of ephemeral events waiting behind the live subscribers of every stream one isolate holds
+   * (each subscriber's queue counted). Past it, the subscribers holding the most are closed first.
+   */
+  LIVE_EPHEMERAL_QUEUED_MAX_BYTES: 67_108_864,
   /** How long one call of a live subscriber's callback may take: past it the subscriber is closed, and what it held let go. */
   LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS: 30_000,
   /** Most callers parked in `waitForEvent` on one stream: each is matched against every event committed. */

@@ -26,6 +26,25 @@ function bytesOfEphemeral(event: StreamEvent): number {
   return bytes;
 }
 
+// Ephemeral bytes waiting behind live subscribers of every stream this isolate holds, and the
+// subscribers they wait behind. Locally every stream of every project shares one process: the
+// per-subscriber bounds alone let stuck subscribers with distinct type filters on many streams
+// hold memory without end.
+let queuedEverywhere = 0;
+const queuing = new Set<LiveSubscriber>();
+
+/** Ephemeral bytes queued behind live subscribers in this isolate (tests). */
+export function ephemeralBytesQueued(): number {
+  return queuedEverywhere;
+}
+
+/** The subscriber, of those with ephemeral events waiting in this isolate, that holds the most bytes. */
+function largestQueue(): LiveSubscriber | undefined {
+  let largest: LiveSubscriber | undefined;
+  for (const subscriber of queuing) if (!largest || subscriber.queuedBytes > largest.queuedBytes) largest = subscriber;
+  return largest;
+}
+
 /**
  * One live subscriber: replays durable history after its cursor, then tails. Ephemeral events are
  * queued at the position they were sent and delivered in order with the durable ones. Every send
@@ -35,6 +54,8 @@ function bytesOfEphemeral(event: StreamEvent): number {
  * each once the send before it is answered. A subscriber that falls behind by more ephemeral
  * events than LIVE_SUBSCRIBER_EPHEMERAL_MAX_EVENTS or _BYTES, or whose callback takes longer than
  * LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS to answer a batch, is closed as one whose callback threw.
+ * When the isolate's subscribers together would hold more than LIVE_EPHEMERAL_QUEUED_MAX_BYTES,
+ * the ones holding the most are closed the same way until the new event fits.
  */
 export class LiveSubscriber {
   readonly key: string;
@@ -45,6 +66,7 @@ export class LiveSubscriber {
   #ephemeralBytes = 0;
   #pumping: Promise<void> | undefined;
   #closed = false;
+  #letGoOf = false;
   readonly #onFailure: (subscriber: LiveSubscriber, error: unknown) => void;
 
   constructor(options: {
@@ -85,8 +107,30 @@ export class LiveSubscriber {
       }));
       return;
     }
+    while (queuedEverywhere + bytes > LIMITS.LIVE_EPHEMERAL_QUEUED_MAX_BYTES) {
+      const largest = largestQueue();
+      // Nothing queued anywhere: an event alone is within an append's own bounds.
+      if (!largest) break;
+      largest.#fail(new ItxError("RESOURCE_EXHAUSTED", `live subscribers of this OS hold at most ${LIMITS.LIVE_EPHEMERAL_QUEUED_MAX_BYTES} bytes of ephemeral events, and this one held the most`, {
+        details: limitDetails("LIVE_EPHEMERAL_QUEUED_MAX_BYTES"),
+      }));
+      if (largest === this) return;
+    }
     this.#ephemeral.push(event);
-    this.#ephemeralBytes += bytes;
+    this.#count(bytes);
+  }
+
+  /** UTF-8 bytes of the ephemeral events waiting behind this subscriber. */
+  get queuedBytes(): number {
+    return this.#ephemeralBytes;
+  }
+
+  // Moves this subscriber's queued bytes (and the isolate's) by `delta`.
+  #count(delta: number): void {
+    this.#ephemeralBytes += delta;
+    queuedEverywhere += delta;
+    if (this.#ephemeralBytes > 0) queuing.add(this);
+    else queuing.delete(this);
   }
 
   /** Sends whatever is pending. Safe to call often: one pump runs at a time. */
@@ -103,11 +147,20 @@ export class LiveSubscriber {
     if (this.#closed) return;
     this.#closed = true;
     this.#ephemeral = [];
-    this.#ephemeralBytes = 0;
+    this.#count(-this.#ephemeralBytes);
+    this.#letGo();
+  }
+
+  // Lets go of the client's callback. Closed by another stream of this isolate (the isolate-wide
+  // bound), the callback is not ours to touch from there: workerd refuses I/O on another object's
+  // behalf, so the send in flight lets go of it once it settles.
+  #letGo(): void {
+    if (this.#letGoOf) return;
     try {
       this.#callback[Symbol.dispose]?.();
+      this.#letGoOf = true;
     } catch {
-      // the client may already be gone
+      // the client may already be gone, or this is another object's context
     }
   }
 
@@ -128,7 +181,7 @@ export class LiveSubscriber {
         const due: StreamEvent[] = [];
         while (this.#ephemeral[0] && this.#ephemeral[0].offset <= this.#cursor) {
           const event = this.#ephemeral.shift() as StreamEvent;
-          this.#ephemeralBytes -= bytesOfEphemeral(event);
+          this.#count(-bytesOfEphemeral(event));
           due.push(event);
         }
         if (!(await this.#send(due))) return;
@@ -155,6 +208,7 @@ export class LiveSubscriber {
       return false;
     } finally {
       if (timer !== undefined) clearTimeout(timer);
+      if (this.#closed) this.#letGo();
     }
   }
 

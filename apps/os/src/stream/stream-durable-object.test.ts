@@ -9,6 +9,7 @@ import { CAPABILITY_PROVIDED, CAPABILITY_REVOKED, STREAM_CORE_VERSION, SUBSCRIPT
 import { CONTROL_EVENTS } from "./write-authority.ts";
 import { expectCode } from "iterate/stream/test-support";
 import { LIMITS } from "../limits.ts";
+import { ephemeralBytesQueued } from "./live-subscribers.ts";
 import { RUN_REQUESTED, RUN_SETTLED } from "../capability-host/itx-contract.ts";
 
 let counter = 0;
@@ -343,6 +344,52 @@ describe("live subscribers that do not keep up", () => {
       for (let i = 0; i < 4; i++) await stream.append({ events: [{ type: "demo/tick", ephemeral: true }], stamp });
       await expect.poll(() => got.reduce((sum, n) => sum + n, 0), { timeout: 5_000 }).toBe(4);
       expect((await stream.info()).liveSubscribers).toBe(1);
+    } finally {
+      Object.assign(limits, saved);
+      for (const release of releases) release();
+    }
+  });
+
+  test("LIVE_EPHEMERAL_QUEUED_MAX_BYTES: stuck subscribers on many streams together hold at most the isolate's bound; the one holding the most is closed first, and a keeping-up subscriber elsewhere stays", async () => {
+    const limits = LIMITS as Record<string, number>;
+    const saved = { ...limits };
+    // Each stuck subscriber may hold 4 KB, the isolate 8 KB; an event here is about 1.06 KB as JSON.
+    // The stuck subscribers have distinct type filters, so no queued event is shared.
+    Object.assign(limits, { LIVE_SUBSCRIBER_EPHEMERAL_MAX_BYTES: 4_000, LIVE_EPHEMERAL_QUEUED_MAX_BYTES: 8_000 });
+    const releases: Array<() => void> = [];
+    try {
+      const streams = [freshStream(), freshStream(), freshStream()];
+      const stuckCalls: number[][] = streams.map(() => []);
+      for (const [i, stream] of streams.entries()) {
+        // Takes the first batch and never answers it.
+        await stream.subscribe({ key: "stuck", types: [`demo/t${i}`], callback: (batch: StreamEvent[]) => new Promise<void>((resolve) => void ((stuckCalls[i] as number[]).push(batch.length), releases.push(resolve))) });
+      }
+      const slow = freshStream();
+      const slowGot: number[] = [];
+      await slow.subscribe({ key: "slow", callback: (batch: StreamEvent[]) => new Promise<void>((resolve) => setTimeout(() => (slowGot.push(batch.length), resolve()), 20)) });
+      const payload = { text: "x".repeat(900) };
+      // Each takes one in flight; then stream 0 queues three, streams 1 and 2 two each: about 7.4 KB.
+      for (const [i, count] of [[0, 4], [1, 3], [2, 3]] as const) {
+        for (let n = 0; n < count; n++) await (streams[i] as ReturnType<typeof freshStream>).append({ events: [{ type: `demo/t${i}`, payload, ephemeral: true }], stamp });
+        await expect.poll(() => (stuckCalls[i] as number[]).length).toBe(1);
+      }
+      expect(ephemeralBytesQueued()).toBeGreaterThan(7_000);
+      expect(ephemeralBytesQueued()).toBeLessThanOrEqual(8_000);
+      for (const stream of streams) expect((await stream.info()).liveSubscribers).toBe(1);
+      // One more on stream 2 would make about 8.5 KB: stream 0, holding the most, is closed, and stream 2 queues it.
+      await (streams[2] as ReturnType<typeof freshStream>).append({ events: [{ type: "demo/t2", payload, ephemeral: true }], stamp });
+      await expect.poll(async () => (await (streams[0] as ReturnType<typeof freshStream>).info()).liveSubscribers, { timeout: 5_000 }).toBe(0);
+      expect((await (streams[1] as ReturnType<typeof freshStream>).info()).liveSubscribers).toBe(1);
+      expect((await (streams[2] as ReturnType<typeof freshStream>).info()).liveSubscribers).toBe(1);
+      expect(ephemeralBytesQueued()).toBeLessThanOrEqual(8_000);
+      expect(ephemeralBytesQueued()).toBeGreaterThan(5_000);
+      // A subscriber that keeps up is not the largest, and gets everything.
+      for (let n = 0; n < 3; n++) await slow.append({ events: [{ type: "demo/tick", ephemeral: true }], stamp });
+      await expect.poll(() => slowGot.reduce((sum, k) => sum + k, 0), { timeout: 5_000 }).toBe(3);
+      expect((await slow.info()).liveSubscribers).toBe(1);
+      for (const stream of [...streams, slow]) await stream.unsubscribe("stuck");
+      await slow.unsubscribe("slow");
+      expect(ephemeralBytesQueued()).toBe(0);
     } finally {
       Object.assign(limits, saved);
       for (const release of releases) release();
