@@ -393,3 +393,42 @@ describe("attack pass: this machine's debuggers", () => {
     }
   });
 });
+
+describe("attack pass: the local OS's own routes", () => {
+  // docs/security.md, Egress: a local OS lets scripts reach loopback, where the OS itself listens.
+  // Its admin secret there is a known word, and wrangler's local explorer (on by default) answered
+  // any SQL in any Durable Object on the same port: one project's script read and rewrote another's
+  // streams and secrets. The explorer is off; a request egress sends is marked and refused there.
+  const { baseUrl, adminSecret } = target();
+  const batch = [
+    ["push", ["pipeline", 0, ["authenticate"], [{ type: "admin-secret", secret: adminSecret }]]],
+    ["push", ["pipeline", 1, ["projects", "list"], []]],
+    ["pull", 2],
+  ].map((message) => JSON.stringify(message)).join("\n");
+  const explorer = `${baseUrl}/cdn-cgi/local/explorer/api/local/workers`;
+
+  test("a script reaches neither the OS's API with the admin secret nor the local explorer, on any road; from outside the API still answers", async ({ project: { itx } }) => {
+    // From here (not through egress) the batch is served, and the explorer is not there.
+    const outside = await fetch(`${baseUrl}/api`, { method: "POST", body: batch });
+    expect(outside.status).toBe(200);
+    expect(await outside.text()).toContain('"resolve",2');
+    expect((await fetch(explorer)).status).toBe(404);
+    const seen = await itx.run(`async (itx) => {
+      const roads = {
+        direct: (url, init) => fetch(url, init),
+        pipe: (url, init) => itx.fetch(url, init),
+        // A header naming the placeholder word sends a bare fetch through the OS's pipe.
+        runnerToPipe: (url, init) => fetch(url, { ...init, headers: { "x-note": "getSecret" } }),
+      };
+      const out = {};
+      for (const [name, send] of Object.entries(roads)) {
+        const api = await send(${JSON.stringify(`${baseUrl}/api`)}, { method: "POST", body: ${JSON.stringify(batch)} });
+        const sql = await send(${JSON.stringify(explorer)}, { method: "GET" });
+        out[name] = [api.status, (await api.json()).code, sql.status];
+      }
+      return out;
+    }`);
+    const refused = [403, "PERMISSION_DENIED", 403];
+    expect(seen).toEqual({ direct: refused, pipe: refused, runnerToPipe: refused });
+  });
+});

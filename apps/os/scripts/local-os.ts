@@ -98,6 +98,11 @@ export const QUIET_WRANGLER_ENV = {
   // fsync per batch: it roughly doubles the cost of a hop. The deployment has observability off
   // (wrangler.jsonc), so local runs match it; X_LOCAL_OBSERVABILITY=true turns it back on.
   X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
+  // wrangler's local explorer (on by default) answers /cdn-cgi/local/explorer/api on the OS's own
+  // port with no credential: it lists every Durable Object and runs any SQL in it. A script's
+  // egress may reach loopback here, so it could read and rewrite every project's streams and
+  // secrets. Always off, whatever the environment says.
+  X_LOCAL_EXPLORER: "false",
 };
 
 /** How many times a local OS whose ports were chosen here is started again when one was taken first. */

@@ -1,3 +1,4 @@
+import { ItxError } from "iterate/errors";
 import { serveCapnWeb } from "./api/api-route.ts";
 import { UnauthenticatedRootRpcTarget } from "./api/unauthenticated-root.ts";
 import { routeToCapability } from "./ingress/capability-ingress.ts";
@@ -9,6 +10,8 @@ import { handshakeOf } from "./auth/handshake.ts";
 import { serveDashboard } from "./dashboard-assets.ts";
 import { STREAMS_ROUTE_PREFIX, serveStreams } from "./streams-http/streams-route.ts";
 import { serveProjectMcp } from "./mcp/project-mcp-route.ts";
+import { privateAddressPolicy } from "./egress/address-guard.ts";
+import { refusesEgressMark } from "./egress/egress-rules.ts";
 
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
 export { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
@@ -37,6 +40,10 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   const url = new URL(request.url);
   const routed = (await routeToCapability(request, env)) ?? (await routeToProjectWorker(request, env));
   if (routed) return routed;
+  // Project hosts above are public; the OS's own routes are not for code the OS runs (egress-rules.ts).
+  if (refusesEgressMark(request.headers, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES))) {
+    throw new ItxError("PERMISSION_DENIED", "a request sent by code this OS runs (its egress) does not reach the OS's own routes: use itx instead");
+  }
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
   if (url.pathname.startsWith(STREAMS_ROUTE_PREFIX)) return serveStreams(request, env, ctx);
   const mcp = await serveProjectMcp(request, env);

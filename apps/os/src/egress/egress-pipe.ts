@@ -3,7 +3,7 @@ import { unwrapCoded } from "../api/coded-result.ts";
 import { PRINTABLE_ASCII, placeholdersIn, substitute } from "../secret/secret-path.ts";
 import type { SecretDurableObject } from "../secret/secret-durable-object.ts";
 import { privateAddressPolicy, type PrivateAddressPolicy } from "./address-guard.ts";
-import { requestRefusal } from "./egress-rules.ts";
+import { markEgress, requestRefusal } from "./egress-rules.ts";
 import { noteMaterialsUsed } from "./materials-in-use.ts";
 import { scrubHeaders, scrubPatterns, scrubStream, scrubText } from "./secret-scrub.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
@@ -43,7 +43,8 @@ export function assertPublicDestination(url: URL, policy: PrivateAddressPolicy, 
 export async function sendThroughPipe(env: Env, scope: EgressScope, input: unknown, init?: unknown): Promise<Response> {
   const request = toRequest(input, init);
   const url = new URL(request.url);
-  assertPublicDestination(url, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES), request.headers);
+  const policy = privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES);
+  assertPublicDestination(url, policy, request.headers);
 
   // Placeholders are read and substituted in header values only. A body is sent as written: a
   // destination may keep what it is sent and answer it to a later request (a gist, a message, a
@@ -66,6 +67,7 @@ export async function sendThroughPipe(env: Env, scope: EgressScope, input: unkno
     noteMaterialsUsed(scope, materials.values());
     substituteHeaders(headers, materials);
   }
+  markEgress(headers, policy);
   // The body travels as it came, with its length. Redirects are not followed: one could lead past the guard.
   const response = await fetch(new Request(request, { headers, redirect: "manual" }));
   return materials.size > 0 ? scrub(response, [...materials.values()]) : response;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { placeholdersIn } from "../secret/secret-path.ts";
 import { networkFilterOf, privateAddressPolicy } from "./address-guard.ts";
-import { mayCarryPlaceholder, requestRefusal } from "./egress-rules.ts";
+import { EGRESS_MARK_HEADER, markEgress, mayCarryPlaceholder, refusesEgressMark, requestRefusal } from "./egress-rules.ts";
 
 // What the pipe would substitute in a request: placeholders in header values (egress-pipe.ts).
 // A request for which this finds any must never leave directly.
@@ -65,6 +65,22 @@ describe("the checks both roads share", () => {
     }
     // A deployment reaches no private address: a WebSocket to a public host is not refused here.
     expect(requestRefusal(new URL("https://example.com/socket"), privateAddressPolicy(undefined), upgrade)).toBeUndefined();
+  });
+
+  test("while private addresses are reachable every request carries the egress mark, over any value the code wrote, and the OS refuses it; a deployment does neither", () => {
+    for (const policy of [privateAddressPolicy("loopback"), privateAddressPolicy("1"), privateAddressPolicy("nas.lan")]) {
+      const headers = new Headers({ [EGRESS_MARK_HEADER]: "0", "x-other": "kept" });
+      markEgress(headers, policy);
+      expect(headers.get(EGRESS_MARK_HEADER)).toBe("1");
+      expect(headers.get("x-other")).toBe("kept");
+      expect(refusesEgressMark(headers, policy)).toBe(true);
+      expect(refusesEgressMark(new Headers({ "x-other": "kept" }), policy)).toBe(false);
+    }
+    const deployment = privateAddressPolicy("0");
+    const headers = new Headers();
+    markEgress(headers, deployment);
+    expect([...headers]).toEqual([]);
+    expect(refusesEgressMark(new Headers({ [EGRESS_MARK_HEADER]: "1" }), deployment)).toBe(false);
   });
 
   test("the runner's network filter follows the policy; a policy of named hosts has none (nothing leaves directly)", () => {

@@ -35,6 +35,25 @@ export function requestRefusal(url: URL, policy: PrivateAddressPolicy, headers: 
   return undefined;
 }
 
+/**
+ * The header every request egress sends carries while the policy lets it reach private addresses
+ * (a local OS): set last on both roads, over anything the code wrote. The OS Worker refuses a
+ * request that carries it on the OS's own routes (`refusesEgressMark`), so code the OS runs cannot
+ * use the local OS's API, sign-in or git over loopback (the local admin secret is a known word).
+ * A name can resolve to 127.0.0.1, so the mark does not depend on the host either.
+ */
+export const EGRESS_MARK_HEADER = "x-iterate-egress";
+
+/** Sets the egress mark on `headers` (a copy the road sends) when `policy` reaches private addresses. */
+export function markEgress(headers: Headers, policy: PrivateAddressPolicy): void {
+  if (policy.kind !== "none") headers.set(EGRESS_MARK_HEADER, "1");
+}
+
+/** Whether the OS, whose own egress follows `policy`, refuses `headers` on its routes: they carry the mark its egress sets. */
+export function refusesEgressMark(headers: Headers, policy: PrivateAddressPolicy): boolean {
+  return policy.kind !== "none" && headers.has(EGRESS_MARK_HEADER);
+}
+
 const MARKER = PLACEHOLDER_MARKER.toLowerCase();
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { errorCode } from "iterate/errors";
 import { DirectEgressVerdicts, sendDirect } from "./direct-egress.ts";
+import { EGRESS_MARK_HEADER } from "../egress/egress-rules.ts";
 
 // A network binding that records what it was asked to send and answers 204: the direct road's only
 // way out, so what it never saw was never sent.
@@ -67,5 +68,9 @@ describe("sendDirect", () => {
     const [out] = sent as [Request];
     expect([out.method, out.url, out.redirect, out.headers.get("x-other")]).toEqual(["PUT", "http://127.0.0.1:9/x?y=1", "manual", "1"]);
     expect([...new Uint8Array(await out.arrayBuffer())]).toEqual([0, 1, 2, 255, ...spelled]);
+    // Marked as the OS's egress, as the pipe marks it, whatever the code wrote there.
+    expect(out.headers.get(EGRESS_MARK_HEADER)).toBe("1");
+    await sendDirect(network, new Request("http://127.0.0.1:9/", { headers: { [EGRESS_MARK_HEADER]: "no" } }), null, "loopback");
+    expect(sent[1]?.headers.get(EGRESS_MARK_HEADER)).toBe("1");
   });
 });

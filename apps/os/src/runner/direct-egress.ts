@@ -5,7 +5,7 @@
 // Loaded without a bundler: imports only import-free modules the OS's pipe uses too, so the scheme
 // and address checks and the placeholder test are the pipe's own code, not a copy.
 import { privateAddressPolicy, type PrivateAddressPolicy } from "../egress/address-guard.ts";
-import { mayCarryPlaceholder, requestRefusal } from "../egress/egress-rules.ts";
+import { markEgress, mayCarryPlaceholder, requestRefusal } from "../egress/egress-rules.ts";
 import type { DirectEgressVerdict } from "./runner-protocol.ts";
 
 /**
@@ -58,9 +58,12 @@ function policyOf(value: string): PrivateAddressPolicy {
  */
 export async function sendDirect(network: Fetcher, request: Request, body: ArrayBuffer | null, policy: string): Promise<Response | undefined> {
   const url = new URL(request.url);
-  const refusal = requestRefusal(url, policyOf(policy), request.headers);
+  const rules = policyOf(policy);
+  const refusal = requestRefusal(url, rules, request.headers);
   if (refusal) throw coded(refusal);
   if (mayCarryPlaceholder(request.url, request.headers)) return undefined;
   const hasBody = request.method !== "GET" && request.method !== "HEAD" && body !== null;
-  return network.fetch(url.toString(), { method: request.method, headers: request.headers, body: hasBody ? body : null, redirect: "manual" });
+  const headers = new Headers(request.headers);
+  markEgress(headers, rules);
+  return network.fetch(url.toString(), { method: request.method, headers, body: hasBody ? body : null, redirect: "manual" });
 }
