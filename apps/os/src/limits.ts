@@ -218,6 +218,11 @@ const PLATFORM_LIMITS = {
   SECRET_EGRESS_URLS_MAX: 32,
   /** Largest request body egress carries at all: it is held in memory while the chain is asked. */
   EGRESS_BODY_MAX_BYTES: 10_485_760,
+  /**
+   * How long egress waits for a request body to arrive whole. The body comes from the code that
+   * sends it (a stream it writes as slowly as it likes), and is read before the chain is asked.
+   */
+  EGRESS_BODY_READ_TIMEOUT_MS: 30_000,
   /** Distinct materials one run may use. Past it the run's result is withheld (it is fail-closed, not forgotten). */
   RUN_MATERIALS_MAX: 64,
   /**

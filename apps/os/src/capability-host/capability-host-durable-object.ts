@@ -106,6 +106,10 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
     }
     if (!event) throw new ItxError("INTERNAL", "the stream answered no event for a provide");
     if (kind === "live") this.#live.set(event.offset, { value: kept, connectionId: request.caller.connectionId as string });
+    // The provide replaced whatever was mounted at its path (its own value too, when a later
+    // provide got there first): a live value kept for a mount no longer in the table is let go,
+    // or it would keep its provider's stub, and this object in memory (`mayRelease`), for good.
+    this.#forgetReplaced(await this.#state());
     // A new mount may shadow what descendants remember of the chain: they forget before we answer.
     await this.#chain.tellWatchers();
     // A new `fetch` shadow: runs that were told to send directly from the runner stop, before we answer.
@@ -339,6 +343,12 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   #ancestors(state: ItxState): string[] {
     if (state.born) return state.born.ancestors;
     return this.#path === "/" ? [] : ["/"];
+  }
+
+  #forgetReplaced(state: ItxState): void {
+    const mounted = new Set<number>();
+    for (const mount of Object.values(state.mounts)) if (mount.kind === "live") mounted.add(mount.providedAtOffset);
+    for (const offset of [...this.#live.keys()]) if (!mounted.has(offset)) this.#forget(offset);
   }
 
   #forget(providedAtOffset: number): void {

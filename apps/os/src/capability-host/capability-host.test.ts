@@ -72,6 +72,28 @@ describe("capability host", () => {
     expect((await host.describeOwn()).capabilities.map((capability) => capability.path)).toEqual([["later"]]);
   });
 
+  test("a live mount replaced at its path lets its value go: once the last live mount is revoked, the host lets its stream's session go", async () => {
+    const projectId = await freshProject();
+    const coordinate = `${projectId}:/`;
+    const stream = streamStub(env.STREAM, coordinate);
+    const host = hostStub(env, projectId, "/");
+    await host.provide({ path: ["clock"], capability: () => 1, caller });
+    await host.provide({ path: ["clock"], capability: () => 2, caller });
+    const { providedAtOffset } = await host.provide({ path: ["clock"], capability: () => 3, caller });
+    expect(await host.invoke({ path: ["clock"], args: [], caller })).toBe(3);
+    const release = () => runInDurableObject(env.STREAM.getByName(coordinate), (instance: StreamDurableObject) => instance.releaseIdleSessions(0));
+    const delivered = async () => expect.poll(async () => (await stream.info()).processors[0]?.cursor).toBe(await stream.head());
+    await host.revoke({ path: ["clock"], providedAtOffset, caller });
+    await delivered();
+    // Before, the two replaced values stayed kept: the host held its session (and its memory) for good.
+    expect(await release()).toBe(1);
+    // A live mount replaced by a recipe lets go the same way.
+    await host.provide({ path: ["dial"], capability: () => 4, caller });
+    await host.provide({ path: ["dial"], capability: recipe("/dial"), caller });
+    await delivered();
+    expect(await release()).toBe(1);
+  });
+
   test("closing the provider's connection appends capability-disconnected for its mounts only", async () => {
     const projectId = await freshProject();
     const host = hostStub(env, projectId, "/");

@@ -7,16 +7,19 @@ import { markEgress, requestRefusal } from "./egress-rules.ts";
 import { noteMaterialsUsed } from "./materials-in-use.ts";
 import { scrubHeaders, scrubPatterns, scrubStream, scrubText } from "./secret-scrub.ts";
 import { LIMITS, limitDetails } from "../limits.ts";
+import { readRequestBody } from "../limits/request-body.ts";
 
 
-/** Reads a request's body once and answers a maker of identical requests. */
+/**
+ * Reads a request's body once and answers a maker of identical requests. The body is read as it
+ * arrives and refused as soon as it passes EGRESS_BODY_MAX_BYTES (or its declared length does),
+ * and must arrive within EGRESS_BODY_READ_TIMEOUT_MS: a stream with no length could otherwise be
+ * read whole into memory, however long, before its size was looked at.
+ */
 export async function bufferedRequest(request: Request): Promise<() => Request> {
-  const body = request.body ? await request.arrayBuffer() : null;
-  if (body && body.byteLength > LIMITS.EGRESS_BODY_MAX_BYTES) {
-    throw new ItxError("INVALID_ARGUMENT", `an egress request body is at most ${LIMITS.EGRESS_BODY_MAX_BYTES} bytes`, {
-      details: limitDetails("EGRESS_BODY_MAX_BYTES"),
-    });
-  }
+  const max = LIMITS.EGRESS_BODY_MAX_BYTES;
+  const tooLarge = () => new ItxError("INVALID_ARGUMENT", `an egress request body is at most ${max} bytes`, { details: limitDetails("EGRESS_BODY_MAX_BYTES") });
+  const body = request.body ? await readRequestBody(request, max, LIMITS.EGRESS_BODY_READ_TIMEOUT_MS, tooLarge) : null;
   return () => new Request(request.url, { method: request.method, headers: request.headers, body, redirect: "manual" });
 }
 
