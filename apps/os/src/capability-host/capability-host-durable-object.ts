@@ -348,7 +348,7 @@ export class CapabilityHostDurableObject extends StreamProcessorDurableObject<En
   #forgetReplaced(state: ItxState): void {
     const mounted = new Set<number>();
     for (const mount of Object.values(state.mounts)) if (mount.kind === "live") mounted.add(mount.providedAtOffset);
-    for (const offset of [...this.#live.keys()]) if (!mounted.has(offset)) this.#forget(offset);
+    for (const offset of this.#live.keys()) if (!mounted.has(offset)) this.#forget(offset);
   }
 
   #forget(providedAtOffset: number): void {

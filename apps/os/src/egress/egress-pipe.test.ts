@@ -35,26 +35,26 @@ describe("substituteHeaders", () => {
   });
 });
 
-describe("bufferedRequest", () => {
-  // A body the sending code streams with no length: its size was looked at only once it was all
-  // in memory, however large (EGRESS_BODY_MAX_BYTES, EGRESS_BODY_READ_TIMEOUT_MS).
-  function streamed(chunks: number, chunkBytes: number, delayMs = 0): { request: Request; pulls: () => number; cancelled: () => boolean } {
-    let pulls = 0;
-    let cancelled = false;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        pulls += 1;
-        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-        if (pulls > chunks) controller.close();
-        else controller.enqueue(new Uint8Array(chunkBytes).fill(0x61));
-      },
-      cancel() {
-        cancelled = true;
-      },
-    });
-    return { request: new Request("https://example.com/upload", { method: "POST", body }), pulls: () => pulls, cancelled: () => cancelled };
-  }
+// A body the sending code streams with no length: its size was looked at only once it was all
+// in memory, however large (EGRESS_BODY_MAX_BYTES, EGRESS_BODY_READ_TIMEOUT_MS).
+function streamed(chunks: number, chunkBytes: number, delayMs = 0): { request: Request; pulls: () => number; cancelled: () => boolean } {
+  let pulls = 0;
+  let cancelled = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      pulls += 1;
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      if (pulls > chunks) controller.close();
+      else controller.enqueue(new Uint8Array(chunkBytes).fill(0x61));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  return { request: new Request("https://example.com/upload", { method: "POST", body }), pulls: () => pulls, cancelled: () => cancelled };
+}
 
+describe("bufferedRequest", () => {
   test("EGRESS_BODY_MAX_BYTES: a streamed body is refused once it passes the limit, with the rest never read", async () => {
     const limits = LIMITS as Record<string, number>;
     const saved = { ...limits };
