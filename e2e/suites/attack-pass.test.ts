@@ -424,11 +424,13 @@ describe("attack pass: the local OS's own routes", () => {
       for (const [name, send] of Object.entries(roads)) {
         const api = await send(${JSON.stringify(`${baseUrl}/api`)}, { method: "POST", body: ${JSON.stringify(batch)} });
         const sql = await send(${JSON.stringify(explorer)}, { method: "GET" });
-        out[name] = [api.status, (await api.json()).code, sql.status];
+        const health = await send(${JSON.stringify(`${baseUrl}/health`)}, { method: "GET" });
+        out[name] = [api.status, (await api.json()).code, sql.status, health.status];
       }
       return out;
     }`);
-    const refused = [403, "PERMISSION_DENIED", 403];
+    // /health holds nothing and still answers (a script may check that the OS is up).
+    const refused = [403, "PERMISSION_DENIED", 403, 200];
     expect(seen).toEqual({ direct: refused, pipe: refused, runnerToPipe: refused });
   });
 });

@@ -40,8 +40,9 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   const url = new URL(request.url);
   const routed = (await routeToCapability(request, env)) ?? (await routeToProjectWorker(request, env));
   if (routed) return routed;
-  // Project hosts above are public; the OS's own routes are not for code the OS runs (egress-rules.ts).
-  if (refusesEgressMark(request.headers, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES))) {
+  // Project hosts above are public; the OS's own routes, but for /health (no credential, nothing
+  // to read), are not for code the OS runs (egress-rules.ts).
+  if (url.pathname !== "/health" && refusesEgressMark(request.headers, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES))) {
     throw new ItxError("PERMISSION_DENIED", "a request sent by code this OS runs (its egress) does not reach the OS's own routes: use itx instead");
   }
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
