@@ -23,6 +23,8 @@ export const SUBSCRIPTION_DELIVERY_HALTED = "events.iterate.com/itx/subscription
 export interface WokenUserProcessor {
   checkpoint: number;
   processEventBatch: (events: StreamEvent[]) => Promise<{ offset: number }>;
+  /** The stream's session is idle: this host lets go of what it loaded (see `#release`). */
+  release: () => Promise<boolean>;
 }
 
 type CodedFailure = { __itxCodedFailure: { code: string; message: string } };
@@ -53,6 +55,8 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
   #facetHash: string | undefined;
   /** This object's open session into the runner (local OS only), for its calls on the processor's facet. */
   readonly #runner = new HeldRunner();
+  /** Calls on that session now. */
+  #runnerCalls = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -67,7 +71,7 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
       await this.#refresh();
       await this.#refuseIfHalted();
       const checkpoint = offsetOf(await this.#call(["processorCheckpoint"], []), Number.MAX_SAFE_INTEGER);
-      return { checkpoint, processEventBatch: (events: StreamEvent[]) => this.#batch(events) };
+      return { checkpoint, processEventBatch: (events: StreamEvent[]) => this.#batch(events), release: async () => this.#release() };
     });
   }
 
@@ -100,6 +104,17 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
       const { key, className, path } = this.#address;
       return { key, className, stream: path, offset, state, version, skipped: typeof skipped === "number" ? skipped : 0, ...(halted ? { halted } : {}) };
     });
+  }
+
+  // Without a release, a stream held its session into this host for good, and so both objects in
+  // memory, this one with its own copy of the project's worker (up to BUNDLE_OUTPUT_MAX_CHARS):
+  // a project subscribing many streams pinned as many copies. Everything here is read again on
+  // the next wake or batch (`#refresh`), so an idle session lets it all go.
+  #release(): boolean {
+    this.#worker = undefined;
+    // A snapshot or check may still be calling on the runner session: it is let go only when none is.
+    if (this.#runnerCalls === 0) this.#runner.release();
+    return true;
   }
 
   async #batch(events: StreamEvent[]): Promise<{ offset: number }> {
@@ -176,7 +191,12 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
     // Locally the facet lives in the runner process: code in it that never yields holds that process, not the OS.
     if (this.env.RUNNER) {
       const facet = runnerFacet(projectId, path, facetKey, className);
-      return invokeInRunner(this.env.RUNNER, builtLoad(worker.built, worker.isolate), { facet, path: member, args }, worker.isolate, this.#runner);
+      this.#runnerCalls += 1;
+      try {
+        return await invokeInRunner(this.env.RUNNER, builtLoad(worker.built, worker.isolate), { facet, path: member, args }, worker.isolate, this.#runner);
+      } finally {
+        this.#runnerCalls -= 1;
+      }
     }
     // A facet keeps the class it started with: other code restarts it (its storage stays).
     if (this.#facetHash !== undefined && this.#facetHash !== worker.hash) this.ctx.facets.abort(facetKey, new Error("its code changed"));

@@ -107,6 +107,10 @@ describe("config-repo processors", () => {
     const woken = throwCoded<WokenUserProcessor>(await host.wakeStreamProcessor({ name: "hoarder", coordinate: `${projectId}:/inbox` }));
     expect(woken.checkpoint).toBe(head);
     expect(await woken.processEventBatch(events)).toEqual({ offset: head });
+    // An idle stream lets its session go: the host drops what it loaded (a copy of the worker) and
+    // loads it again for the next batch. Without a release the stream kept both objects in memory.
+    expect(await woken.release()).toBe(true);
+    expect(await woken.processEventBatch(events)).toEqual({ offset: head });
     // The host dies: its replacement finds the state the facet committed.
     await runInDurableObject(host, (_instance, state) => state.abort("test: the host dies")).catch(() => undefined);
     snapshot = await processors(projectId, "/inbox").snapshot("hoarder");

@@ -137,6 +137,12 @@ export class HeldRunner {
     if (open?.stub === session) this.#forget(open);
   }
 
+  /** Lets the held session go (its owner is idle): the next call opens another. */
+  release(): void {
+    const open = this.#open;
+    if (open) this.#forget(open);
+  }
+
   /** Ends the held session for good: its owner ended. Later calls go on the binding. */
   close(): void {
     this.#closed = true;
