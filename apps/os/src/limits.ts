@@ -74,6 +74,12 @@ const PLATFORM_LIMITS = {
   /** Characters of a built project worker kept in the project's own storage (a SQLite row holds at most 2 MB); a larger one is not kept. */
   PROJECT_ARTIFACT_MAX_CHARS: 1_900_000,
   /**
+   * Characters of those larger project workers kept in memory in one isolate, every project's
+   * together (each project keeps its newest). Past it the least recently used is let go, and that
+   * project builds its worker again on its next request. Locally every project shares one process.
+   */
+  PROJECT_ARTIFACTS_IN_MEMORY_MAX_CHARS: 50_331_648,
+  /**
    * Readiness probes of one build a runner death may stop before the build counts as failed. The
    * runner is shared: another project's code can kill it under a probe, so one death is not the
    * worker's fault; a worker whose own probe kills the runner every time fails after this many.

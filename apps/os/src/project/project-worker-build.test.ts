@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, test } from "vitest";
 import { LIMITS } from "../limits.ts";
-import { ArtifactStore } from "./project-worker-build.ts";
+import { ArtifactStore, artifactCharsInMemory } from "./project-worker-build.ts";
 
 const artifact = (hash: string, chars: number) => ({ hash, mainModule: "main.js", modules: { "main.js": "x".repeat(chars) } });
 
@@ -26,5 +26,41 @@ describe("the project's artifact store", () => {
       expect(restarted.get("small")).toEqual(small);
       expect(restarted.get("larger")).toBeUndefined();
     });
+  });
+
+  test("PROJECT_ARTIFACTS_IN_MEMORY_MAX_CHARS: every project's large artifacts together stay within the isolate's bound; the least recently used is let go first", async () => {
+    const limits = LIMITS as Record<string, number>;
+    const saved = { ...limits };
+    const chars = LIMITS.PROJECT_ARTIFACT_MAX_CHARS + 1;
+    // Room for two large artifacts (each a little longer as JSON than its module).
+    Object.assign(limits, { PROJECT_ARTIFACTS_IN_MEMORY_MAX_CHARS: 2 * chars + 1_000 });
+    try {
+      const before = artifactCharsInMemory();
+      // Each project's store lives in its own object: it is used there (its SQLite is that object's).
+      const objects = ["a", "b", "c"].map((name) => env.STREAM.getByName(`prj_artifacts_${name}${Date.now()}:/`));
+      const stores = new Map<number, ArtifactStore>();
+      const inProject = <T>(i: number, work: (store: ArtifactStore) => T): Promise<T> =>
+        runInDurableObject(objects[i] as DurableObjectStub, (_instance, state) => {
+          const store = stores.get(i) ?? new ArtifactStore(state.storage.sql);
+          stores.set(i, store);
+          return work(store);
+        });
+      await inProject(0, (a) => a.put(artifact("a1", chars)));
+      await inProject(1, (b) => b.put(artifact("b1", chars)));
+      // a is used again: b is now the least recently used.
+      expect(await inProject(0, (a) => a.get("a1")?.hash)).toBe("a1");
+      await inProject(2, (c) => c.put(artifact("c1", chars)));
+      expect(await inProject(1, (b) => b.get("b1"))).toBeUndefined();
+      expect(await inProject(0, (a) => a.get("a1")?.hash)).toBe("a1");
+      expect(await inProject(2, (c) => c.get("c1")?.hash)).toBe("c1");
+      expect(artifactCharsInMemory() - before).toBeLessThanOrEqual(2 * chars + 1_000);
+      // A project's newer artifact replaces its older one in the count.
+      await inProject(0, (a) => a.put(artifact("a2", chars)));
+      expect(await inProject(0, (a) => a.get("a1"))).toBeUndefined();
+      expect(await inProject(2, (c) => c.get("c1")?.hash)).toBe("c1");
+      expect(artifactCharsInMemory() - before).toBeLessThanOrEqual(2 * chars + 1_000);
+    } finally {
+      Object.assign(limits, saved);
+    }
   });
 });
