@@ -51,6 +51,12 @@ export const PROTOCOL_LIMITS = {
    * them all, so every other project's live reads were refused. One more is 503 with Retry-After.
    */
   STREAMS_HTTP_LIVE_REQUESTS_PER_CALLER_MAX: 1_000,
+  /**
+   * Longest one SSE response (`live=sse`) stays open; the client reconnects from its last offset,
+   * as after any drop. Every write to the response waits at most until then: a client that stops
+   * reading is cut off here, so it cannot hold its live slot and the page waiting for it forever.
+   */
+  STREAMS_HTTP_SSE_MAX_MS: 60_000,
   /** Idempotent producers remembered per stream; past it the least recently active is forgotten (its next write must start again at seq 0). */
   STREAMS_HTTP_PRODUCERS_MAX: 1_000,
   /**

@@ -2,9 +2,34 @@ import { HEADERS as H, type ProtocolAnswer, type ProtocolRequest } from "./proto
 import { base64, isTextMode } from "./message-mapping.ts";
 import { formatOffset, parseOffset, type ReadFrom } from "./offsets.ts";
 import { responseCursor } from "./request-parsing.ts";
+import { LIMITS } from "../limits.ts";
+import { raceDeadline } from "../limits/deadline.ts";
 
-/** Longest one SSE response stays open; the client reconnects from its last offset (as after any drop). */
-export const SSE_MAX_MS = 60_000;
+/**
+ * Writes `bytes` if the client takes them by `deadline` (epoch ms): false when it does not (it
+ * stopped reading, and backpressure holds the write) or the write failed (it went away).
+ */
+async function writeBy(writer: WritableStreamDefaultWriter<Uint8Array>, bytes: Uint8Array, deadline: number): Promise<boolean> {
+  const write = writer.write(bytes).then(
+    () => true,
+    () => false,
+  );
+  return raceDeadline(write, deadline - Date.now(), () => false);
+}
+
+/** Calls `callback` the first time only; what it throws is dropped (nothing may throw out of the pump). */
+function once(callback: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    try {
+      callback();
+    } catch {
+      // The response has ended either way.
+    }
+  };
+}
 
 /** One SSE event. Every line of a payload gets its own data: prefix, so no payload can end an event or start one. */
 function frame(event: string, data: string): string {
@@ -14,7 +39,8 @@ function frame(event: string, data: string): string {
 /**
  * The SSE live mode: each page of events is one `data` event (a JSON array in JSON mode, text for
  * text streams, base64 otherwise) followed by a `control` event with the next offset, so every
- * data event can be parsed alone. Ends after the control event that reports the stream closed.
+ * data event can be parsed alone. Ends after the control event that reports the stream closed,
+ * or at STREAMS_HTTP_SSE_MAX_MS: a write the client has not taken by then cuts the response off.
  * `onEnd` is called once, when the response has ended (or was never an event stream).
  */
 export async function serveSse(
@@ -25,16 +51,17 @@ export async function serveSse(
   waitMs: number,
   onEnd: () => void = () => undefined,
 ): Promise<Response> {
+  const end = once(onEnd);
   // The first step runs before answering, so a missing stream is a 404 and not an empty event stream.
   let head: ProtocolAnswer;
   try {
     head = await read({ op: "head" });
   } catch (error) {
-    onEnd();
+    end();
     throw error;
   }
   if (head.status !== 200) {
-    onEnd();
+    end();
     return new Response(typeof head.body === "string" ? head.body : null, { status: head.status, headers: { "content-type": "text/plain" } });
   }
   const contentType = head.headers["content-type"] ?? "application/json";
@@ -46,12 +73,14 @@ export async function serveSse(
   const encoder = new TextEncoder();
 
   const pump = async () => {
-    const started = Date.now();
+    // Read at use time, so a test may lower it.
+    const deadline = Date.now() + LIMITS.STREAMS_HTTP_SSE_MAX_MS;
     let after = startAfter;
     // The first step answers at once (a reader learns where it stands); later ones wait for news.
     let wait = 0;
+    let cutOff = false;
     try {
-      while (!request.signal.aborted && Date.now() - started < SSE_MAX_MS) {
+      while (!request.signal.aborted && Date.now() < deadline) {
         const answer = await read({ op: "read", from: { after }, offsetParam: formatOffset(after), live: "sse", waitMs: wait });
         wait = waitMs;
         if (!answer.sse) break;
@@ -67,16 +96,23 @@ export async function serveSse(
           control.streamCursor = responseCursor(query.cursor);
           if (upToDate) control.upToDate = true;
         }
-        // One write per step: a data event and its control event reach the client together.
-        await writer.write(encoder.encode(out + frame("control", JSON.stringify(control))));
+        // One write per step: a data event and its control event reach the client together. A
+        // client that does not take it by the deadline (or is gone) is cut off.
+        if (!(await writeBy(writer, encoder.encode(out + frame("control", JSON.stringify(control))), deadline))) {
+          cutOff = true;
+          break;
+        }
         if (closed) break;
         after = last;
       }
     } catch {
-      // The client went away (the write failed) or the stream did: end the response.
+      // A read of the stream failed (or a page could not be framed): end the response.
     }
-    await writer.close().catch(() => undefined);
-    onEnd();
+    // close() would wait behind a write the client never took; abort() drops it and errors the body.
+    // A close has no write to wait for, and is bounded all the same: the slot goes back by the deadline.
+    if (cutOff) void writer.abort(new Error("the SSE client did not read in time (STREAMS_HTTP_SSE_MAX_MS)")).catch(() => undefined);
+    else await raceDeadline(writer.close().catch(() => undefined), deadline - Date.now(), () => undefined);
+    end();
   };
   ctx.waitUntil(pump());
   const headers: Record<string, string> = { "content-type": "text/event-stream", "cache-control": "no-cache" };

@@ -94,6 +94,34 @@ describe("/streams answers callers who are not allowed, or send nonsense, like a
   });
 });
 
+describe("STREAMS_HTTP_SSE_MAX_MS: an SSE response ends at its deadline", () => {
+  test("a client that opens an SSE response and never reads it is cut off at STREAMS_HTTP_SSE_MAX_MS, and its live slot is given back", async () => {
+    const { slug, token } = await projectWithToken("route-sse-stuck");
+    const headers = { authorization: `Bearer ${token}`, "content-type": "text/plain" };
+    const url = `${ORIGIN}/streams/${slug}/flood`;
+    expect((await exports.default.fetch(url, { method: "PUT", headers })).status).toBe(201);
+    const limits = LIMITS as Record<string, number>;
+    const saved = { ...limits };
+    Object.assign(limits, { STREAMS_HTTP_SSE_MAX_MS: 300 });
+    let response: Response | undefined;
+    try {
+      const before = LIVE_REQUESTS.open;
+      // Opened, and its body never read: the pump's writes back up behind it.
+      response = await exports.default.fetch(`${url}?offset=-1&live=sse`, { headers });
+      expect(response.status).toBe(200);
+      expect(LIVE_REQUESTS.open).toBe(before + 1);
+      // 4 MiB for it, more than the response takes unread: a write of it waits past the deadline.
+      const payload = "x".repeat(LIMITS.STREAMS_HTTP_BODY_MAX_BYTES);
+      for (let i = 0; i < 8; i++) expect((await exports.default.fetch(url, { method: "POST", headers, body: payload })).status).toBe(204);
+      // The pump ended anyway, and gave its slot back.
+      await expect.poll(() => LIVE_REQUESTS.open, { timeout: 10_000 }).toBe(before);
+    } finally {
+      Object.assign(limits, saved);
+      await response?.body?.cancel().catch(() => undefined);
+    }
+  });
+});
+
 describe("/streams never serves a page that runs on the OS's origin", () => {
   test("a stream created as text/html is served as written, sandboxed with no script, on every kind of answer", async () => {
     const { slug, token } = await projectWithToken("route-html");
