@@ -26,22 +26,55 @@ function bytesOfEphemeral(event: StreamEvent): number {
   return bytes;
 }
 
-// Ephemeral bytes waiting behind live subscribers of every stream this isolate holds, and the
-// subscribers they wait behind. Locally every stream of every project shares one process: the
-// per-subscriber bounds alone let stuck subscribers with distinct type filters on many streams
-// hold memory without end.
+// Ephemeral events waiting behind live subscribers of every stream this isolate holds. Locally
+// every stream of every project shares one process: the per-subscriber bounds alone let stuck
+// subscribers with distinct type filters on many streams hold memory without end. An event goes
+// to all of a stream's subscribers as one object, so it is counted once however many hold it
+// (counting it per holder let one stream's 256 subscribers of the same events look like 256
+// times the memory, and close other projects' subscribers for it).
 let queuedEverywhere = 0;
+const holders = new WeakMap<StreamEvent, number>();
+// The subscribers with events waiting. Held strongly, so their events are always let go through
+// them: a subscriber whose stream object was dropped is found by `orphaned` and abandoned.
 const queuing = new Set<LiveSubscriber>();
 
-/** Ephemeral bytes queued behind live subscribers in this isolate (tests). */
+/** Bytes of distinct ephemeral events queued behind live subscribers in this isolate (tests). */
 export function ephemeralBytesQueued(): number {
   return queuedEverywhere;
 }
 
-/** The subscriber, of those with ephemeral events waiting in this isolate, that holds the most bytes. */
-function largestQueue(): LiveSubscriber | undefined {
+/** Bytes `event` adds to the isolate's count if one more subscriber queues it: none if another already does. */
+function bytesAdded(event: StreamEvent): number {
+  return (holders.get(event) ?? 0) === 0 ? bytesOfEphemeral(event) : 0;
+}
+
+function hold(event: StreamEvent): void {
+  const count = holders.get(event) ?? 0;
+  if (count === 0) queuedEverywhere += bytesOfEphemeral(event);
+  holders.set(event, count + 1);
+}
+
+function release(event: StreamEvent): void {
+  const count = holders.get(event) ?? 0;
+  if (count <= 1) {
+    holders.delete(event);
+    if (count === 1) queuedEverywhere -= bytesOfEphemeral(event);
+  } else holders.set(event, count - 1);
+}
+
+/**
+ * The subscriber, of those with ephemeral events waiting in this isolate, whose queue is the
+ * largest. Subscribers whose stream object was dropped are abandoned on the way.
+ */
+function largestQueue(now: number): LiveSubscriber | undefined {
   let largest: LiveSubscriber | undefined;
-  for (const subscriber of queuing) if (!largest || subscriber.queuedBytes > largest.queuedBytes) largest = subscriber;
+  for (const subscriber of queuing) {
+    if (subscriber.orphaned(now)) {
+      subscriber.abandon();
+      continue;
+    }
+    if (!largest || subscriber.queuedBytes > largest.queuedBytes) largest = subscriber;
+  }
   return largest;
 }
 
@@ -67,6 +100,8 @@ export class LiveSubscriber {
   #pumping: Promise<void> | undefined;
   #closed = false;
   #letGoOf = false;
+  /** When a send last began or was answered, or the queue last became non-empty. */
+  #activeAt = 0;
   readonly #onFailure: (subscriber: LiveSubscriber, error: unknown) => void;
 
   constructor(options: {
@@ -107,17 +142,21 @@ export class LiveSubscriber {
       }));
       return;
     }
-    while (queuedEverywhere + bytes > LIMITS.LIVE_EPHEMERAL_QUEUED_MAX_BYTES) {
-      const largest = largestQueue();
-      // Nothing queued anywhere: an event alone is within an append's own bounds.
-      if (!largest) break;
-      largest.#fail(new ItxError("RESOURCE_EXHAUSTED", `live subscribers of this OS hold at most ${LIMITS.LIVE_EPHEMERAL_QUEUED_MAX_BYTES} bytes of ephemeral events, and this one held the most`, {
+    while (queuedEverywhere + bytesAdded(event) > LIMITS.LIVE_EPHEMERAL_QUEUED_MAX_BYTES) {
+      const largest = largestQueue(Date.now());
+      // Abandoning dropped streams' subscribers may have made room; nothing queued anywhere: an
+      // event alone is within an append's own bounds.
+      if (!largest || queuedEverywhere + bytesAdded(event) <= LIMITS.LIVE_EPHEMERAL_QUEUED_MAX_BYTES) break;
+      largest.#fail(new ItxError("RESOURCE_EXHAUSTED", `live subscribers of this OS hold at most ${LIMITS.LIVE_EPHEMERAL_QUEUED_MAX_BYTES} bytes of ephemeral events, and this one's queue was the largest`, {
         details: limitDetails("LIVE_EPHEMERAL_QUEUED_MAX_BYTES"),
       }));
       if (largest === this) return;
     }
+    if (this.#ephemeral.length === 0) this.#activeAt = Date.now();
     this.#ephemeral.push(event);
-    this.#count(bytes);
+    this.#ephemeralBytes += bytes;
+    hold(event);
+    queuing.add(this);
   }
 
   /** UTF-8 bytes of the ephemeral events waiting behind this subscriber. */
@@ -125,12 +164,27 @@ export class LiveSubscriber {
     return this.#ephemeralBytes;
   }
 
-  // Moves this subscriber's queued bytes (and the isolate's) by `delta`.
-  #count(delta: number): void {
-    this.#ephemeralBytes += delta;
-    queuedEverywhere += delta;
-    if (this.#ephemeralBytes > 0) queuing.add(this);
-    else queuing.delete(this);
+  /**
+   * Whether this subscriber's stream is gone: events have waited here, with no send begun or
+   * answered, for twice the deadline its stream puts on every send. A stream that still exists
+   * closes a subscriber whose send is late; only a dropped stream object leaves one like this.
+   */
+  orphaned(now: number): boolean {
+    return this.#ephemeral.length > 0 && now - this.#activeAt > 2 * LIMITS.LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS;
+  }
+
+  /** Ends this subscriber as one whose send ran past its deadline: its stream is gone (`largestQueue`). */
+  abandon(): void {
+    const ms = LIMITS.LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS;
+    this.#fail(new ItxError("TIMEOUT", `a live subscriber's callback answers a batch within ${ms} ms`, { details: { ...limitDetails("LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS"), timeoutMs: ms } }));
+  }
+
+  // Lets go of every event waiting here (the isolate's count follows).
+  #dropQueue(): void {
+    for (const event of this.#ephemeral) release(event);
+    this.#ephemeral = [];
+    this.#ephemeralBytes = 0;
+    queuing.delete(this);
   }
 
   /** Sends whatever is pending. Safe to call often: one pump runs at a time. */
@@ -146,8 +200,7 @@ export class LiveSubscriber {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#ephemeral = [];
-    this.#count(-this.#ephemeralBytes);
+    this.#dropQueue();
     this.#letGo();
   }
 
@@ -181,9 +234,11 @@ export class LiveSubscriber {
         const due: StreamEvent[] = [];
         while (this.#ephemeral[0] && this.#ephemeral[0].offset <= this.#cursor) {
           const event = this.#ephemeral.shift() as StreamEvent;
-          this.#count(-bytesOfEphemeral(event));
+          this.#ephemeralBytes -= bytesOfEphemeral(event);
+          release(event);
           due.push(event);
         }
+        if (this.#ephemeral.length === 0) queuing.delete(this);
         if (!(await this.#send(due))) return;
         continue;
       }
@@ -200,6 +255,7 @@ export class LiveSubscriber {
         reject(new ItxError("TIMEOUT", `a live subscriber's callback answers a batch within ${ms} ms`, { details: { ...limitDetails("LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS"), timeoutMs: ms } }));
       }, LIMITS.LIVE_SUBSCRIBER_CALLBACK_TIMEOUT_MS);
     });
+    this.#activeAt = Date.now();
     try {
       await Promise.race([this.#callback(events), deadline]);
       return !this.#closed;
@@ -207,6 +263,7 @@ export class LiveSubscriber {
       this.#fail(error);
       return false;
     } finally {
+      this.#activeAt = Date.now();
       if (timer !== undefined) clearTimeout(timer);
       if (this.#closed) this.#letGo();
     }
