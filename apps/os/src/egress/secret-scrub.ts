@@ -141,7 +141,12 @@ export class ByteScrubber {
   /** The scrubbed bytes that can be released now. */
   push(chunk: Uint8Array): Uint8Array {
     this.#take(chunk);
-    return this.#scan(Math.max(this.#start, this.#end - this.#index.holdBack));
+    const out = this.#scan(Math.max(this.#start, this.#end - this.#index.holdBack));
+    // A big chunk made a big buffer: what is held now is at most the hold-back, so it moves to one
+    // sized for the stream's usual pushes rather than keeping five times the big one's size.
+    const usual = this.#end - this.#start + this.#index.holdBack + SCRUB_ROOM_BYTES;
+    if (this.#bytes.length > 4 * usual) this.#move(usual);
+    return out;
   }
 
   /**
@@ -170,18 +175,12 @@ export class ByteScrubber {
 
   // Appends `chunk` after the held bytes and hashes it. Without room, the held bytes move to a new
   // buffer sized for them, the chunk and as much again as the hold-back (so the next move is at
-  // least that many bytes away), which also lets go of a buffer a big chunk once needed.
+  // least that many bytes away). The first push takes only what it needs: most scrubs are one
+  // value pushed once (a header, each string of a result), and room for them cost more than the scan.
   #take(chunk: Uint8Array): void {
     if (this.#end + chunk.length > this.#bytes.length) {
-      const held = this.#end - this.#start;
-      const bytes = new Uint8Array(held + chunk.length + this.#index.holdBack + SCRUB_ROOM_BYTES);
-      const prefix = new Int32Array(bytes.length + 1);
-      bytes.set(this.#bytes.subarray(this.#start, this.#end));
-      prefix.set(this.#prefix.subarray(this.#start, this.#end + 1));
-      this.#bytes = bytes;
-      this.#prefix = prefix;
-      this.#start = 0;
-      this.#end = held;
+      const room = this.#bytes.length === 0 ? 0 : this.#index.holdBack + SCRUB_ROOM_BYTES;
+      this.#move(this.#end - this.#start + chunk.length + room);
     }
     const bytes = this.#bytes;
     const prefix = this.#prefix;
@@ -192,6 +191,19 @@ export class ByteScrubber {
     for (let j = from; j < to; j++) prefix[j + 1] = reduce((prefix[j] as number) * b + (bytes[j] as number));
     this.#end = to;
     this.#hashed += chunk.length;
+  }
+
+  // Moves the held bytes and their prefix hashes to the start of a new buffer of `capacity` bytes.
+  #move(capacity: number): void {
+    const held = this.#end - this.#start;
+    const bytes = new Uint8Array(capacity);
+    const prefix = new Int32Array(capacity + 1);
+    bytes.set(this.#bytes.subarray(this.#start, this.#end));
+    prefix.set(this.#prefix.subarray(this.#start, this.#end + 1));
+    this.#bytes = bytes;
+    this.#prefix = prefix;
+    this.#start = 0;
+    this.#end = held;
   }
 
   // Looks for spellings starting before `scanEnd` (each is wholly inside the held bytes) and
