@@ -71,12 +71,16 @@ const PLATFORM_LIMITS = {
 
   // ---- Projects ----
   PROJECT_SLUG_MAX_LENGTH: 63,
-  /** Characters of a built project worker kept in the project's own storage (a SQLite row holds at most 2 MB); a larger one is not kept. */
+  /**
+   * Characters (and UTF-8 bytes) of a built project worker kept in one row of the project's own
+   * storage (a SQLite row holds at most 2 MB); a larger one is kept in parts, and in memory.
+   */
   PROJECT_ARTIFACT_MAX_CHARS: 1_900_000,
   /**
    * Characters of those larger project workers kept in memory in one isolate, every project's
    * together (each project keeps its newest). Past it the least recently used is let go, and that
-   * project builds its worker again on its next request. Locally every project shares one process.
+   * project reads its worker from its parts again on its next request. Locally every project
+   * shares one process.
    */
   PROJECT_ARTIFACTS_IN_MEMORY_MAX_CHARS: 50_331_648,
   /**

@@ -15,7 +15,8 @@ import { HeldRunner } from "../worker-loader/runner-client.ts";
 import { CONFIG_TEMPLATE_FILES } from "./config-template.generated.ts";
 import { CONFIG_BRANCH, CONFIG_REPO, type ProjectState } from "./project-contract.ts";
 import { ProjectProcessor, type ProjectEffects } from "./project-processor.ts";
-import { ArtifactStore, artifactKey, buildConfigWorker, CONFIG_WORKER_INCLUDE, workerFiles } from "./project-worker-build.ts";
+import { artifactKey, buildConfigWorker, CONFIG_WORKER_INCLUDE, workerFiles } from "./project-worker-build.ts";
+import { ArtifactStore } from "./artifact-store.ts";
 import { callConfigWorker, probeConfigWorker } from "./project-worker-call.ts";
 
 /**
