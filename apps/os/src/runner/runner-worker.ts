@@ -7,6 +7,7 @@
 // modules of their own): import nothing but `cloudflare:workers`, types and import-free modules.
 import { DurableObject, RpcTarget, WorkerEntrypoint, exports } from "cloudflare:workers";
 import { DirectEgressVerdicts, sendDirect } from "./direct-egress.ts";
+import { smallBody } from "./small-body.ts";
 import { unwrapCallback, type DirectEgressVerdict, type LentToken, type RunnerAnswer, type RunnerApi, type RunnerCall, type RunnerCallbacks, type RunnerCalls, type RunnerLoad, type RunnerSessionWatch } from "./runner-protocol.ts";
 
 interface RunnerEnv {
@@ -312,7 +313,10 @@ export class ScopeEgressEntrypoint extends WorkerEntrypoint<RunnerEnv, { id: str
     // A stream pumped across the processes costs round trips of its own: small requests (most of
     // them carry no body) travel as bytes, and small answers come back the same way.
     if (!(length <= this.env.EGRESS_INLINE_MAX_BYTES)) return unwrapCallback(await this.env.OS.egress(token, request));
-    const body = request.body === null ? null : await request.arrayBuffer();
+    // The length is the loaded code's word: a body longer than it takes the streaming road too.
+    const read = request.body === null ? null : await smallBody(request.body, this.env.EGRESS_INLINE_MAX_BYTES);
+    if (read instanceof ReadableStream) return unwrapCallback(await this.env.OS.egress(token, new Request(request.url, { method: request.method, headers: request.headers, body: read, redirect: request.redirect })));
+    const body = read;
     // No shadow to consult and no secret to spend: the request leaves from here (direct-egress.ts).
     const { DIRECT_EGRESS_POLICY: policy, NETWORK: network } = this.env;
     if (policy !== undefined && network !== undefined && verdicts.allows(lent.get(id)?.tokens.values() ?? [], policy)) {

@@ -5,6 +5,7 @@ import type { CallbackAnswer, EgressAnswer, InlineRequest, LentToken, RunnerCall
 import type { IsolateProps } from "./isolate-props.ts";
 import { borrowed } from "./runner-client.ts";
 import { UNTRUSTED_LIMITS } from "./untrusted-limits.ts";
+import { readBounded } from "../egress/bounded-response.ts";
 
 // The Worker's loopback entrypoints: how code loaded into isolates (here, or in the runner) reaches
 // the OS. Each builds the itx its props (or the props its token lends) allow, and nothing more.
@@ -56,7 +57,12 @@ export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements R
       const encoded = (response.headers.get("content-encoding") ?? "identity") !== "identity";
       const length = response.body === null ? 0 : Number(response.headers.get("content-length") ?? Number.NaN);
       if (encoded || !(length <= UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES)) return { response };
-      const body = response.body === null ? null : await response.arrayBuffer();
+      // The length is the answerer's word (a fetch shadow is code too): the body is read no further
+      // than it, and a body longer than its own length is refused, not read whole.
+      const body =
+        response.body === null
+          ? null
+          : (await readBounded(response, UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES, "RUNNER_EGRESS_INLINE_MAX_BYTES", UNTRUSTED_LIMITS.CALL_TIMEOUT_MS)).slice().buffer;
       return { inline: { status: response.status, statusText: response.statusText, headers: [...response.headers], body } };
     });
   }

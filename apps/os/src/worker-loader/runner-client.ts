@@ -19,8 +19,8 @@ type OpenSession = RunnerRoad & Disposable;
 // one runs in a request context of its own.
 const lent = new Map<LentToken, IsolateProps>();
 
-/** Lends `props` for the length of `work`: the runner's callbacks for that call name the token. */
-async function lending<T>(props: IsolateProps, work: (token: LentToken) => Promise<T>): Promise<T> {
+/** Lends `props` for the length of `work`: the runner's callbacks for that call name the token (exported for tests). */
+export async function lending<T>(props: IsolateProps, work: (token: LentToken) => Promise<T>): Promise<T> {
   const token = crypto.randomUUID() + crypto.randomUUID();
   lent.set(token, props);
   try {
