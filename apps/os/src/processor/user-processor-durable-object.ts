@@ -36,6 +36,9 @@ interface HaltRecord {
   error: { code: string; message: string };
 }
 
+/** The project's certified worker as this host loaded it. */
+type Loaded = CertifiedWorker & { built: BuiltWorker };
+
 const FAILURES_KEY = "failures";
 const HALTED_KEY = "halted";
 
@@ -50,13 +53,14 @@ const HALTED_KEY = "halted";
  */
 export class UserProcessorDurableObject extends DurableObject<Env> {
   readonly #address: UserProcessorAddress;
-  #worker: (CertifiedWorker & { built: BuiltWorker }) | undefined;
+  #worker: Loaded | undefined;
   /** The artifact the in-process facet was started from. */
   #facetHash: string | undefined;
   /** This object's open session into the runner (local OS only), for its calls on the processor's facet. */
   readonly #runner = new HeldRunner();
-  /** Calls on that session now. */
+  /** Calls on that session now, and whether it is to be let go once they are done. */
   #runnerCalls = 0;
+  #releaseRunner = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -68,9 +72,9 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
     return answerCoded(async () => {
       const { projectId, path, key } = this.#address;
       if (input.name !== key || input.coordinate !== `${projectId}:${path}`) throw new ItxError("NOT_FOUND", `this host folds ${path} as ${key}, nothing else`);
-      await this.#refresh();
-      await this.#refuseIfHalted();
-      const checkpoint = offsetOf(await this.#call(["processorCheckpoint"], []), Number.MAX_SAFE_INTEGER);
+      const worker = await this.#refresh();
+      await this.#refuseIfHalted(worker.hash);
+      const checkpoint = offsetOf(await this.#call(worker, ["processorCheckpoint"], []), Number.MAX_SAFE_INTEGER);
       return { checkpoint, processEventBatch: (events: StreamEvent[]) => this.#batch(events), release: async () => this.#release() };
     });
   }
@@ -78,9 +82,9 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
   /** Loads the processor and asks its checkpoint: `itx.processor.subscribe` fails now, not at the first event. */
   check(): Promise<Coded<{ offset: number }>> {
     return asCoded(async () => {
-      await this.#refresh();
+      const worker = await this.#refresh();
       try {
-        return { offset: offsetOf(await this.#call(["processorCheckpoint"], []), Number.MAX_SAFE_INTEGER) };
+        return { offset: offsetOf(await this.#call(worker, ["processorCheckpoint"], []), Number.MAX_SAFE_INTEGER) };
       } catch (error) {
         const code = errorCode(error);
         if (code === "UNAVAILABLE" || code === "TIMEOUT" || code === "RESOURCE_EXHAUSTED") throw error;
@@ -92,8 +96,8 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
   /** The processor's committed state, and its halt when delivery is halted. */
   snapshot(): Promise<Coded<UserProcessorSnapshot>> {
     return asCoded(async () => {
-      await this.#refresh();
-      const answer = await this.#call(["processorSnapshot"], []);
+      const worker = await this.#refresh();
+      const answer = await this.#call(worker, ["processorSnapshot"], []);
       const text = JSON.stringify(answer) ?? "";
       if (text.length > LIMITS.USER_PROCESSOR_SNAPSHOT_MAX_CHARS) {
         throw new ItxError("LIMIT_EXCEEDED", `the processor's state is over ${LIMITS.USER_PROCESSOR_SNAPSHOT_MAX_CHARS} characters`, { details: limitDetails("USER_PROCESSOR_SNAPSHOT_MAX_CHARS") });
@@ -112,36 +116,43 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
   // the next wake or batch (`#refresh`), so an idle session lets it all go.
   #release(): boolean {
     this.#worker = undefined;
-    // A snapshot or check may still be calling on the runner session: it is let go only when none is.
-    if (this.#runnerCalls === 0) this.#runner.release();
+    // A snapshot or check may still be calling on the runner session: it is let go when the last is done.
+    this.#releaseRunner = true;
+    if (this.#runnerCalls === 0) this.#letRunnerGo();
     return true;
   }
 
+  #letRunnerGo(): void {
+    this.#releaseRunner = false;
+    this.#runner.release();
+  }
+
+  // The worker is taken once per batch and used throughout (a release meanwhile does not change
+  // which code a failure is charged to).
   async #batch(events: StreamEvent[]): Promise<{ offset: number }> {
-    await this.#refresh();
-    await this.#refuseIfHalted();
+    const worker = await this.#refresh();
+    await this.#refuseIfHalted(worker.hash);
     const first = events[0]?.offset ?? 0;
     try {
       // The user's code may answer anything: never past what it was given.
-      const offset = offsetOf(await this.#call(["processorBatch"], [events]), events.at(-1)?.offset ?? 0);
+      const offset = offsetOf(await this.#call(worker, ["processorBatch"], [events]), events.at(-1)?.offset ?? 0);
       await this.ctx.storage.delete(FAILURES_KEY);
       return { offset };
     } catch (error) {
-      await this.#failed(first, error);
+      await this.#failed(first, error, worker.hash);
       throw error;
     }
   }
 
   // Failures of the same batch are counted; at the limit the subscription halts with a fact, and
   // the stream's retries are refused at once until the worker's code changes.
-  async #failed(offset: number, error: unknown): Promise<void> {
+  async #failed(offset: number, error: unknown, hash: string): Promise<void> {
     const prior = await this.ctx.storage.get<{ offset: number; count: number }>(FAILURES_KEY);
     const count = prior?.offset === offset ? prior.count + 1 : 1;
     if (count < LIMITS.USER_PROCESSOR_FAILURES_MAX) {
       await this.ctx.storage.put(FAILURES_KEY, { offset, count });
       return;
     }
-    const hash = this.#worker?.hash ?? "";
     const halted: HaltRecord = { offset, hash, error: { code: errorCode(error) ?? "SCRIPT_FAILED", message: errorMessage(error).slice(0, 2_000) } };
     await this.ctx.storage.put(HALTED_KEY, halted);
     await this.ctx.storage.delete(FAILURES_KEY);
@@ -163,10 +174,10 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
     }
   }
 
-  async #refuseIfHalted(): Promise<void> {
+  async #refuseIfHalted(hash: string): Promise<void> {
     const halted = await this.ctx.storage.get<HaltRecord>(HALTED_KEY);
     if (!halted) return;
-    if (halted.hash !== this.#worker?.hash) {
+    if (halted.hash !== hash) {
       await this.ctx.storage.delete(HALTED_KEY);
       return;
     }
@@ -174,18 +185,21 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
   }
 
   // The project's certified worker now: a commit that changed it is picked up by the next batch.
-  async #refresh(): Promise<void> {
+  // Answered as well as kept, so a caller uses the one it got even if a release drops it meanwhile.
+  async #refresh(): Promise<Loaded> {
     const project = this.env.PROJECT.getByName(`${this.#address.projectId}:/`);
-    const answer = throwCoded<CertifiedWorker | null>(await relay(project.certifiedWorker(this.#worker?.hash)));
+    const known = this.#worker;
+    const answer = throwCoded<CertifiedWorker | null>(await relay(project.certifiedWorker(known?.hash)));
     if (answer === null) throw new ItxError("UNAVAILABLE", "the project has no worker yet");
-    if (answer.built) this.#worker = { ...answer, built: answer.built };
-    else if (this.#worker) this.#worker = { ...this.#worker, isolate: answer.isolate };
+    let worker: Loaded;
+    if (answer.built) worker = { ...answer, built: answer.built };
+    else if (known) worker = { ...known, isolate: answer.isolate };
     else throw new ItxError("UNAVAILABLE", "the project's worker was not handed over");
+    this.#worker = worker;
+    return worker;
   }
 
-  async #call(member: string[], args: unknown[]): Promise<unknown> {
-    const worker = this.#worker;
-    if (!worker) throw new ItxError("UNAVAILABLE", "the project has no worker yet");
+  async #call(worker: Loaded, member: string[], args: unknown[]): Promise<unknown> {
     const { projectId, path, className } = this.#address;
     const facetKey = processorFacetKey(this.#address);
     // Locally the facet lives in the runner process: code in it that never yields holds that process, not the OS.
@@ -196,6 +210,7 @@ export class UserProcessorDurableObject extends DurableObject<Env> {
         return await invokeInRunner(this.env.RUNNER, builtLoad(worker.built, worker.isolate), { facet, path: member, args }, worker.isolate, this.#runner);
       } finally {
         this.#runnerCalls -= 1;
+        if (this.#runnerCalls === 0 && this.#releaseRunner) this.#letRunnerGo();
       }
     }
     // A facet keeps the class it started with: other code restarts it (its storage stays).
