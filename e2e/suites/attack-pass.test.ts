@@ -1,4 +1,5 @@
 import { createServer } from "node:http";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { describe, expect } from "vitest";
 import { withItx, type Handle } from "iterate/client";
 import { expectCode } from "iterate/stream/test-support";
@@ -432,5 +433,35 @@ describe("attack pass: the local OS's own routes", () => {
     // /health holds nothing and still answers (a script may check that the OS is up).
     const refused = [403, "PERMISSION_DENIED", 403, 200];
     expect(seen).toEqual({ direct: refused, pipe: refused, runnerToPipe: refused });
+  });
+
+  test("a script opens no raw socket (cloudflare:sockets) to this machine: workerd's debug ports speak Cap'n Proto to anyone who connects", async ({ project: { itx } }) => {
+    let connections = 0;
+    const server = createNetServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const seen = await itx.run(`async () => {
+        try {
+          const { connect } = await import("cloudflare:sockets");
+          const socket = connect({ hostname: "127.0.0.1", port: ${port} });
+          await socket.opened;
+          const writer = socket.writable.getWriter();
+          await writer.write(new TextEncoder().encode("hello"));
+          return "connected";
+        } catch (error) {
+          return "refused: " + String(error?.message ?? error).slice(0, 120);
+        }
+      }`);
+      expect(seen).toMatch(/^refused: /);
+      // Give a connection that did get through time to arrive.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise<void>((closed) => server.close(() => closed()));
+    }
   });
 });

@@ -15,11 +15,12 @@ import { findWorkerdSocket, answersAsOs } from "./workerd-socket.ts";
 import { formatWorkerSocket, WORKER_SOCKET_ENV } from "./worker-socket.ts";
 import { ensureDashboardBuilt } from "./dashboard-build.ts";
 import { BENCH_MAIN, withBench } from "./bench-config.ts";
+import { LOCAL_ADMIN_SECRET } from "../src/auth/public-secret-guard.ts";
 
 export { freePort };
 
-/** The admin secret `pnpm dev` uses when ITERATE_ADMIN_SECRET is unset. Local use only. */
-export const LOCAL_ADMIN_SECRET = "iterate-local-admin-secret";
+/** The admin secret `pnpm dev` uses when ITERATE_ADMIN_SECRET is unset. Local use only: the OS then answers only this machine's own clients (src/auth/public-secret-guard.ts). */
+export { LOCAL_ADMIN_SECRET };
 
 /**
  * The key secret material is encrypted under when ITERATE_SECRETS_KEY is unset. Only this local

@@ -12,6 +12,7 @@ import { STREAMS_ROUTE_PREFIX, serveStreams } from "./streams-http/streams-route
 import { serveProjectMcp } from "./mcp/project-mcp-route.ts";
 import { privateAddressPolicy } from "./egress/address-guard.ts";
 import { refusesEgressMark } from "./egress/egress-rules.ts";
+import { publicSecretRefusal } from "./auth/public-secret-guard.ts";
 
 export { StreamDurableObject } from "./stream/stream-durable-object.ts";
 export { CapabilityHostDurableObject } from "./capability-host/capability-host-durable-object.ts";
@@ -44,6 +45,10 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   // to read), are not for code the OS runs (egress-rules.ts).
   if (url.pathname !== "/health" && refusesEgressMark(request.headers, privateAddressPolicy(env.EGRESS_ALLOW_PRIVATE_ADDRESSES))) {
     throw new ItxError("PERMISSION_DENIED", "a request sent by code this OS runs (its egress) does not reach the OS's own routes: use itx instead");
+  }
+  const refusal = url.pathname === "/health" ? undefined : publicSecretRefusal(request, env.ITERATE_ADMIN_SECRET);
+  if (refusal !== undefined) {
+    throw new ItxError("PERMISSION_DENIED", `this OS runs with the public local admin secret, so it answers only this machine's own clients: ${refusal} (set ITERATE_ADMIN_SECRET to serve others)`);
   }
   if (url.pathname.startsWith("/git/")) return serveGit(request, env);
   if (url.pathname.startsWith(STREAMS_ROUTE_PREFIX)) return serveStreams(request, env, ctx);
