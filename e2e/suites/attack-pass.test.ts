@@ -8,6 +8,7 @@ import { mounted, test } from "../harness/fixtures.ts";
 import { target } from "../harness/os.ts";
 import { newProject } from "../harness/projects.ts";
 import { listenOnLoopback } from "../harness/loopback-server.ts";
+import { LOCAL_ADMIN_SECRET } from "@iterate/os/local-os";
 
 // An attack pass on the trust boundary (docs/security.md). Each test states the documented
 // property it probes; a failing test is a finding.
@@ -433,6 +434,25 @@ describe("attack pass: the local OS's own routes", () => {
     // /health holds nothing and still answers (a script may check that the OS is up).
     const refused = [403, "PERMISSION_DENIED", 403, 200];
     expect(seen).toEqual({ direct: refused, pipe: refused, runnerToPipe: refused });
+  });
+
+  test.skipIf(adminSecret !== LOCAL_ADMIN_SECRET)("with the public local admin secret, another site's page and a rebound DNS name reach none of the OS's routes; this machine's own clients do", async () => {
+    const post = (headers: Record<string, string>) => fetch(`${baseUrl}/api`, { method: "POST", body: batch, headers });
+    // What a browser adds to a request from a page of another site (a form, a fetch, a WebSocket).
+    const foreign: Array<Record<string, string>> = [{ origin: "https://evil.example" }, { origin: "null" }, { host: "rebound.evil.example" }];
+    for (const headers of foreign) {
+      const answer = await post(headers);
+      expect(answer.status, JSON.stringify(headers)).toBe(403);
+      expect(await answer.json()).toMatchObject({ code: "PERMISSION_DENIED" });
+    }
+    for (const origin of [new URL(baseUrl).origin, "http://localhost:5173"]) {
+      const mine = await post({ origin });
+      expect(mine.status, origin).toBe(200);
+      expect(await mine.text()).toContain('"resolve",2');
+    }
+    // A link to the dashboard from elsewhere still opens it.
+    const linked = await fetch(`${baseUrl}/`, { headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" } });
+    expect(linked.status).not.toBe(403);
   });
 
   test("a script opens no raw socket (cloudflare:sockets) to this machine: workerd's debug ports speak Cap'n Proto to anyone who connects", async ({ project: { itx } }) => {

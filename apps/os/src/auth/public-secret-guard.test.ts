@@ -10,24 +10,29 @@ function refused(init: { url?: string; method?: string; headers?: Record<string,
 
 describe("an OS with the public local admin secret answers only this machine's own clients", () => {
 
-  test("Node clients, the CLI and the OS's own pages pass; other sites' pages and rebound names do not", () => {
+  test("Node clients, the CLI and pages of this machine pass; other sites' pages and rebound names do not", () => {
     expect(refused()).toBeUndefined();
     expect(refused({ url: "http://localhost:8787/api" })).toBeUndefined();
     expect(refused({ url: "http://[::1]:8787/api" })).toBeUndefined();
-    expect(refused({ headers: { origin: "http://127.0.0.1:8787", "sec-fetch-site": "same-origin" } })).toBeUndefined();
-    expect(refused({ url: "http://hello.localhost:8787/" })).toBeUndefined();
-    // A WebSocket or fetch from any site the developer visits.
-    expect(refused({ headers: { origin: "https://evil.example" } })).toMatch(/another site/);
-    expect(refused({ method: "POST", headers: { "sec-fetch-site": "cross-site" } })).toMatch(/another site/);
-    expect(refused({ headers: { origin: "null" } })).toMatch(/another site/);
-    // A cross-site form's POST navigation could run an /api batch; a link to the dashboard cannot.
-    expect(refused({ method: "POST", headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" } })).toMatch(/another site/);
-    expect(refused({ url: "http://127.0.0.1:8787/", headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" } })).toBeUndefined();
+    expect(refused({ method: "POST", headers: { origin: "http://127.0.0.1:8787", "sec-fetch-site": "same-origin" } })).toBeUndefined();
+    // A page served from this machine (a dev server on another port) is this machine's client.
+    expect(refused({ headers: { origin: "http://localhost:5173", upgrade: "websocket" } })).toBeUndefined();
+    expect(refused({ method: "POST", url: "http://hello.localhost:8787/" })).toBeUndefined();
+    // A WebSocket or a post (a fetch, a form) from any site the developer visits.
+    expect(refused({ headers: { origin: "https://evil.example", upgrade: "websocket" } })).toMatch(/a page of/);
+    expect(refused({ method: "POST", headers: { origin: "https://evil.example" } })).toMatch(/a page of/);
+    expect(refused({ method: "POST", headers: { origin: "https://127.0.0.1.evil.example" } })).toMatch(/a page of/);
+    // An opaque origin (a sandboxed frame any site can make) is nobody's.
+    expect(refused({ method: "POST", headers: { origin: "null" } })).toMatch(/a page of/);
     // DNS rebinding: the page is same-origin with what it reaches, but the name is the site's own.
-    expect(refused({ headers: { host: "rebound.evil.example:8787", origin: "http://rebound.evil.example:8787" } })).toMatch(/not this machine's/);
-    expect(refused({ headers: { host: "192.168.1.20:8787" } })).toMatch(/not this machine's/);
+    expect(refused({ method: "POST", headers: { host: "rebound.evil.example:8787", origin: "http://rebound.evil.example:8787" } })).toMatch(/not this machine's/);
+    expect(refused({ headers: { host: "192.168.1.20:8787", authorization: "Bearer x" } })).toMatch(/not this machine's/);
+    // What carries no credentials is not held to it: preflights, the dashboard's files, links.
+    expect(refused({ method: "OPTIONS", headers: { origin: "https://evil.example" } })).toBeUndefined();
+    expect(refused({ url: "http://127.0.0.1:8787/repl-sandbox", headers: { origin: "null", "sec-fetch-site": "cross-site" } })).toBeUndefined();
+    expect(refused({ headers: { origin: "https://evil.example", authorization: "Bearer x" } })).toMatch(/a page of/);
     // Another secret: the rule is off (a deployment, or a local OS with ITERATE_ADMIN_SECRET set).
-    expect(publicSecretRefusal(new Request("https://os.example.com/api", { headers: { origin: "https://app.example" } }), "something-else")).toBeUndefined();
+    expect(publicSecretRefusal(new Request("https://os.example.com/api", { method: "POST", headers: { origin: "https://app.example" } }), "something-else")).toBeUndefined();
   });
 
   test("the Worker refuses such a request on its routes with PERMISSION_DENIED, before any credential is looked at, and still answers /health", async () => {
