@@ -1,4 +1,5 @@
-// Imports nothing: the runner (runner-worker.ts) loads it without a bundler.
+// Imports only import-free modules: the runner (runner-worker.ts) loads it without a bundler.
+import { concat } from "../bytes.ts";
 
 /**
  * `body` read whole when it holds at most `max` bytes; otherwise a stream of all of it (the bytes
@@ -17,13 +18,7 @@ export async function smallBody(body: ReadableStream<Uint8Array>, max: number): 
     total += value.byteLength;
     if (total > max) return rest(chunks, reader);
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out.buffer;
+  return concat(chunks).buffer as ArrayBuffer;
 }
 
 function rest(read: Uint8Array[], reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {

@@ -62,7 +62,7 @@ export class RunnerCallbackEntrypoint extends WorkerEntrypoint<Env> implements R
       const body =
         response.body === null
           ? null
-          : (await readBounded(response, UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES, "RUNNER_EGRESS_INLINE_MAX_BYTES", UNTRUSTED_LIMITS.CALL_TIMEOUT_MS)).slice().buffer;
+          : (await readBounded(response, UNTRUSTED_LIMITS.RUNNER_EGRESS_INLINE_MAX_BYTES, "RUNNER_EGRESS_INLINE_MAX_BYTES", UNTRUSTED_LIMITS.CALL_TIMEOUT_MS)).buffer as ArrayBuffer;
       return { inline: { status: response.status, statusText: response.statusText, headers: [...response.headers], body } };
     });
   }
