@@ -39,6 +39,15 @@ const PLATFORM_LIMITS = {
    */
   API_SESSION_OUTSTANDING_CALLS_MAX: 10_000,
   /**
+   * Characters of answers one session holds unreleased: every answer sent for a call the client
+   * has not released yet (capnweb keeps the result until then), and for an HTTP batch the whole
+   * response. The OS pulls every call's answer as soon as it is ready, so a client that pushes
+   * large reads and never pulls or releases them is cut off here (RESOURCE_EXHAUSTED) rather than
+   * held only to the count above. Fits a few of the largest answers (a REPO_SNAPSHOT_MAX_BYTES
+   * snapshot) in flight at once.
+   */
+  API_SESSION_HELD_RESULTS_MAX_CHARS: 67_108_864,
+  /**
    * Bytes of one HTTP batch body. A batch is read whole before anything in it authenticates, so
    * it is held to the unauthenticated budget; its lines count against API_UNAUTHENTICATED_MESSAGES_MAX.
    */

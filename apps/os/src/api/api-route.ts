@@ -1,12 +1,12 @@
-import { RpcSession, newHttpBatchRpcResponse, type RpcSessionOptions } from "capnweb";
+import { RpcSession, type RpcSessionOptions } from "capnweb";
 import { ItxError, errorCode } from "iterate/errors";
 import { LIMITS, limitDetails } from "../limits.ts";
 import { readRequestBody } from "../limits/request-body.ts";
 import { logUncoded } from "../logging/log-limiter.ts";
 import { codedErrorResponse } from "./coded-response.ts";
 import { Connection } from "./connection.ts";
+import { serveBatch } from "./batch-session.ts";
 import { GuardedWebSocketTransport } from "./guarded-websocket-transport.ts";
-import { MessageBudget } from "./message-guard.ts";
 
 /**
  * Terminates Cap'n Web for one request: a WebSocket upgrade becomes a long-lived session, any
@@ -62,7 +62,7 @@ export async function serveCapnWeb(
   }
   const connection = new Connection("http-batch", waitUntil);
   try {
-    return await newHttpBatchRpcResponse(new Request(request.url, { method: "POST", body: lines.join("\n") }), makeRoot(connection), SESSION_OPTIONS);
+    return await serveBatch(lines, makeRoot(connection), SESSION_OPTIONS);
   } catch (error) {
     return codedErrorResponse(error, "uncaught error serving an /api batch");
   } finally {
@@ -70,9 +70,8 @@ export async function serveCapnWeb(
   }
 }
 
-// The body, within API_HTTP_BATCH_MAX_BYTES and API_BODY_READ_TIMEOUT_MS, as lines that each passed
-// the message guard. A batch is read whole before it authenticates, so every line counts against
-// the unauthenticated budget.
+// The body, within API_HTTP_BATCH_MAX_BYTES and API_BODY_READ_TIMEOUT_MS, as lines. A batch is
+// read whole before it authenticates, so `serveBatch` holds every line to the unauthenticated budget.
 async function readBatch(request: Request): Promise<string[]> {
   const limit = LIMITS.API_HTTP_BATCH_MAX_BYTES;
   const tooLarge = () =>
@@ -84,13 +83,8 @@ async function readBatch(request: Request): Promise<string[]> {
   } catch {
     throw new ItxError("INVALID_ARGUMENT", "a Cap'n Web batch is UTF-8 text");
   }
-  const lines = text === "" ? [] : text.split("\n");
-  const budget = new MessageBudget(() => false);
-  for (const line of lines) {
-    const refused = budget.admit(line);
-    if (refused) throw refused;
-  }
-  return lines;
+  // Each line passes the message guard in `serveBatch`.
+  return text === "" ? [] : text.split("\n");
 }
 
 const SESSION_OPTIONS: RpcSessionOptions = {

@@ -1,5 +1,6 @@
 import type { RpcTransportWithCustomEncoding } from "capnweb";
 import { ItxError } from "iterate/errors";
+import { HeldResults } from "./held-results.ts";
 import { MessageBudget } from "./message-guard.ts";
 
 /** WebSocket close codes: 1008 policy violation, 1009 message too big (RFC 6455). */
@@ -17,11 +18,19 @@ const CLOSE_TOO_BIG = 1009;
  * "jsonCompatible" level: it hands capnweb the parsed message, and writes capnweb's outgoing
  * messages as JSON itself. The wire is the same as capnweb's own WebSocket transport; each
  * incoming message is parsed once instead of twice.
+ *
+ * Every call's answer is weighed (`HeldResults`): behind each push the transport hands capnweb a
+ * pull of the same call, so capnweb sends the answer as soon as it is ready whether or not the
+ * client asked for it. A client's own pull then finds the answer already on its way (capnweb
+ * pulls an export once). capnweb's client takes an answer it did not pull like one it did: it
+ * keeps the resolution and releases the call, so a pipelined handle resolves to its stub and a
+ * call nobody awaits stops holding its result.
  */
 export class GuardedWebSocketTransport implements RpcTransportWithCustomEncoding {
   readonly encodingLevel = "jsonCompatible";
   readonly #webSocket: WebSocket;
   readonly #budget: MessageBudget;
+  readonly #held = new HeldResults();
   readonly #queue: unknown[][] = [];
   #waiting: { resolve: (message: unknown[]) => void; reject: (error: unknown) => void } | undefined;
   #error: unknown;
@@ -41,8 +50,17 @@ export class GuardedWebSocketTransport implements RpcTransportWithCustomEncoding
   /** Writes one message; answers its length in characters, as capnweb counts a string transport's. */
   send(message: unknown): number {
     if (this.#error !== undefined) return 0;
-    if (Array.isArray(message) && (message[0] === "resolve" || message[0] === "reject") && typeof message[1] === "number") this.#budget.answered(message[1]);
     const text = JSON.stringify(message);
+    if (Array.isArray(message) && (message[0] === "resolve" || message[0] === "reject") && typeof message[1] === "number") {
+      const id = message[1];
+      this.#budget.answered(id);
+      const refused = this.#held.answering(id, text.length);
+      if (refused) {
+        this.#fail(refused);
+        this.#close(CLOSE_POLICY, refused.message);
+        return 0;
+      }
+    }
     this.#webSocket.send(text);
     return text.length;
   }
@@ -72,6 +90,17 @@ export class GuardedWebSocketTransport implements RpcTransportWithCustomEncoding
       this.#close(tooBig ? CLOSE_TOO_BIG : CLOSE_POLICY, refused.message);
       return;
     }
+    this.#deliver(message);
+    const [kind, id] = message;
+    if (kind === "push") {
+      // Pull every call at once, so its answer is weighed as soon as it is ready (see the class comment).
+      const call = this.#budget.lastCallId;
+      this.#held.pushed(call);
+      this.#deliver(["pull", call]);
+    } else if (kind === "release" && typeof id === "number") this.#held.released(id);
+  }
+
+  #deliver(message: unknown[]): void {
     if (this.#waiting) {
       this.#waiting.resolve(message);
       this.#waiting = undefined;

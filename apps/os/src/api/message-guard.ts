@@ -62,6 +62,11 @@ export class MessageBudget {
     return this.#count(parsed) ?? parsed;
   }
 
+  /** The id capnweb gives the last push, stream or pipe taken (0 before the first). */
+  get lastCallId(): number {
+    return this.#nextExport - 1;
+  }
+
   /**
    * The OS sent its answer (resolve or reject) to the client's call `id`. A stream call is
    * released by capnweb itself once answered, so it stops counting here; a push or pipe counts
