@@ -81,7 +81,8 @@ export async function serveSse(
     let cutOff = false;
     try {
       while (!request.signal.aborted && Date.now() < deadline) {
-        const answer = await read({ op: "read", from: { after }, offsetParam: formatOffset(after), live: "sse", waitMs: wait });
+        // A wait for news never runs past the deadline.
+        const answer = await read({ op: "read", from: { after }, offsetParam: formatOffset(after), live: "sse", waitMs: Math.max(0, Math.min(wait, deadline - Date.now())) });
         wait = waitMs;
         if (!answer.sse) break;
         const { last, upToDate, closed, count } = answer.sse;

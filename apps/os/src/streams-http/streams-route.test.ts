@@ -122,6 +122,28 @@ describe("STREAMS_HTTP_SSE_MAX_MS: an SSE response ends at its deadline", () => 
   });
 });
 
+describe("STREAMS_HTTP_SSE_MAX_MS bounds the waits too", () => {
+  test("an SSE response on a quiet stream ends at its deadline, not a whole wait for news after it", async () => {
+    const { slug, token } = await projectWithToken("route-sse-quiet");
+    const headers = { authorization: `Bearer ${token}`, "content-type": "text/plain" };
+    const url = `${ORIGIN}/streams/${slug}/quiet`;
+    expect((await exports.default.fetch(url, { method: "PUT", headers })).status).toBe(201);
+    const limits = LIMITS as Record<string, number>;
+    const saved = { ...limits };
+    Object.assign(limits, { STREAMS_HTTP_SSE_MAX_MS: 300 });
+    try {
+      const started = Date.now();
+      const response = await exports.default.fetch(`${url}?offset=-1&live=sse`, { headers });
+      expect(response.status).toBe(200);
+      // Read to the end: the first step answers at once; the wait after it is cut to the deadline.
+      expect(await response.text()).toContain("event: control");
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      Object.assign(limits, saved);
+    }
+  });
+});
+
 describe("/streams never serves a page that runs on the OS's origin", () => {
   test("a stream created as text/html is served as written, sandboxed with no script, on every kind of answer", async () => {
     const { slug, token } = await projectWithToken("route-html");
