@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { LIMITS } from "../limits.ts";
 import { serveBatch } from "./batch-session.ts";
 import { GuardedWebSocketTransport } from "./guarded-websocket-transport.ts";
+import { HeldResults } from "./held-results.ts";
 import { openApiSocket } from "../../test/api-socket.ts";
 
 // oxlint-disable typescript/no-explicit-any -- sessions driven by raw frames and dynamic stubs
@@ -88,6 +89,20 @@ describe("answers a session holds unreleased (API_SESSION_HELD_RESULTS_MAX_CHARS
       client.send(JSON.stringify(["pull", i]));
     }
     expect((await closed).reason).toContain("RESOURCE_EXHAUSTED");
+  });
+
+  test("answers to promises the OS exported inside an answer (negative ids) count too, until the client releases them", () => {
+    // capnweb sends such an answer unasked (it resolves every promise it exports) and keeps it until released.
+    const held = new HeldResults();
+    expect(held.answering(-3, 15_000)).toBeUndefined();
+    expect(held.chars).toBe(15_000);
+    expect(held.answering(-4, 6000)?.details).toEqual({ limit: "API_SESSION_HELD_RESULTS_MAX_CHARS" });
+    held.released(-3);
+    expect(held.chars).toBe(0);
+    expect(held.answering(-4, 6000)).toBeUndefined();
+    // A positive id is weighed only while it is a call the client has not released.
+    expect(held.answering(9, 6000)).toBeUndefined();
+    expect(held.chars).toBe(6000);
   });
 
   test("releases give the room back: a client that releases each answer makes any number of large calls", async () => {

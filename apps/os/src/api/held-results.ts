@@ -42,7 +42,9 @@ export class HeldResults {
    * released (or not a push of the client's) weighs nothing here, since capnweb no longer holds it.
    */
   answering(id: number, chars: number): ItxError<"RESOURCE_EXHAUSTED"> | undefined {
-    const before = this.#held.get(id);
+    // A negative id is a promise the OS exported inside an earlier answer: capnweb sends its
+    // answer unasked and keeps it until the client releases that id, like a call's.
+    const before = this.#held.get(id) ?? (id < 0 ? 0 : undefined);
     if (before === undefined) return undefined;
     const refused = this.#room(chars);
     if (refused) return refused;
